@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Sums vitest JSON reports (one per package, written by @dsv4-kv/vitest-preset) into the one closing line CI
+// reads: "N passed, N failed, N skipped". Exit code 1 when any test failed, any suite failed to load, or a
+// package that has tests left no report (a crashed runner must not read as green).
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const root = resolve(process.argv[2] ?? ".");
+let passed = 0, failed = 0, skipped = 0;
+const problems = [];
+for (const group of ["packages", "tooling"]) {
+  const dir = join(root, group);
+  if (!existsSync(dir)) continue;
+  for (const name of readdirSync(dir)) {
+    const pkgDir = join(dir, name);
+    if (!existsSync(join(pkgDir, "test"))) continue;
+    const report = join(pkgDir, ".vitest", "report.json");
+    if (!existsSync(report)) { problems.push(`${group}/${name}: no vitest report (runner crashed or never ran)`); continue; }
+    const data = JSON.parse(readFileSync(report, "utf8"));
+    for (const file of data.testResults ?? []) {
+      if (file.status === "failed" && (file.assertionResults ?? []).length === 0) {
+        problems.push(`${group}/${name}: ${file.name}: ${String(file.message ?? "suite failed to load").split("\n")[0]}`);
+        failed += 1;
+      }
+      for (const t of file.assertionResults ?? []) {
+        if (t.status === "passed") passed += 1;
+        else if (t.status === "failed") failed += 1;
+        else skipped += 1; // skipped, pending, todo
+      }
+    }
+  }
+}
+for (const p of problems) console.log(`problem: ${p}`);
+const missingReports = problems.some((p) => p.includes("no vitest report"));
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 || missingReports || passed === 0 ? 1 : 0);

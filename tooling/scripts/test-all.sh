@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace on a fresh machine (no pnpm needed beforehand):
+# installs pnpm and the locked dependencies, builds (the CUDA addon too when nvcc is present), runs each
+# package's vitest suite through turbo, then prints one line "N passed, N failed, N skipped" counted from the
+# vitest JSON reports. Exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source tooling/scripts/ensure-pnpm.sh
+pnpm install --frozen-lockfile >&2 || { echo "0 passed, 1 failed"; exit 1; }
+# Old reports must not be counted: turbo restores .vitest/ from its cache for packages it does not rerun.
+rm -rf packages/*/.vitest tooling/*/.vitest
+pnpm exec turbo run test --continue --concurrency=2
+turbo_rc=$?
+node tooling/scripts/summarize-vitest.mjs .
+summary_rc=$?
+if [ $turbo_rc -ne 0 ] && [ $summary_rc -eq 0 ]; then echo "turbo failed (exit $turbo_rc) outside the tests: see above" >&2; exit $turbo_rc; fi
+exit $summary_rc
