@@ -1,1 +1,53 @@
-export {};
+export { PlannerError, type PlannerErrorCode } from "./errors.js";
+export {
+  type CompressRatio,
+  SUPPORTED_RATIOS,
+  SPECULATIVE_RING_SIZE,
+  NON_SPECULATIVE_RING_SIZE,
+  windowSize,
+  writePad,
+  maxServedDraftTokens,
+  type PadFormula,
+  padForFormula,
+  earliestFutureRead,
+  firstWritePos,
+} from "./pad.js";
+export {
+  COMPRESS_PLAN_BYTES,
+  WRITE_PLAN_BYTES,
+  DECODE_PLAN_BYTES,
+  INVALID_SEQ_LEN,
+  INVALID_RAGGED_ID,
+  INVALID_COMPRESS_PLAN,
+  INVALID_WRITE_PLAN,
+  type CompressPlanRecord,
+  type WritePlanRecord,
+  type DecodePlanRecord,
+  packWriteRaggedId,
+  unpackWriteRaggedId,
+  CompressPlanTable,
+  WritePlanTable,
+  DecodePlanTable,
+} from "./records.js";
+export {
+  type IntegerArray,
+  type ReqToToken,
+  type FullToState,
+  type RingOptions,
+  DEFAULT_IDENTITY_TOKENS_PER_REQ,
+  MAX_NUM_Q_TOKENS,
+  UPSTREAM_DEVICE_BATCH_LIMIT,
+  validateRing,
+} from "./inputs.js";
+export { type SlotMaps, SlotResolver, pagedRingSlot, requestRingSlot, legacySlot, legacyPage } from "./addressing.js";
+export {
+  type PlannerPath,
+  type PrefillPlanOptions,
+  type PrefillPlan,
+  type LegacyPrefillPlanOptions,
+  planPrefill,
+  planPrefillStage0,
+  planPrefillLegacy,
+  stage0Into,
+} from "./prefill.js";
+export { type DecodePlanOptions, type LegacyDecodePlanOptions, planDecode, planDecodeLegacy } from "./decode.js";

@@ -1,0 +1,73 @@
+/**
+ * Decode planning (spec §6, §7): one DecodePlan per request, whether or not it compresses this step.
+ * Upstream's decode planner validates nothing but the req-ring/ratio pairing; we validate the ring as the
+ * prefill planner does, and `S >= 1`.
+ */
+import { SlotResolver, legacyPage, legacySlot, type SlotMaps } from "./addressing.js";
+import { PlannerError } from "./errors.js";
+import { INT32_MAX, toIntArray, validateRing, type IntegerArray, type RingOptions } from "./inputs.js";
+import { DecodePlanTable } from "./records.js";
+
+export interface DecodePlanOptions extends RingOptions, SlotMaps {
+  /** `S` per request, including the token decoded now (so `S >= 1`). */
+  seqLens: IntegerArray;
+  reqPoolIndices?: IntegerArray;
+}
+
+function decodeInputs(seqLensIn: IntegerArray, ridsIn: IntegerArray | undefined): { seqLens: Int32Array; rids: Int32Array | Float64Array } {
+  const seqLens = toIntArray("seqLens", seqLensIn, 1, INT32_MAX) as Int32Array;
+  if (seqLens.length === 0) throw new PlannerError("BATCH_SIZE", "seqLens.length", 0, "a decode plan needs at least one request");
+  const rids = ridsIn === undefined ? Int32Array.from({ length: seqLens.length }, (_, i) => i) : toIntArray("reqPoolIndices", ridsIn, 0, Number.MAX_SAFE_INTEGER);
+  if (rids.length !== seqLens.length) {
+    throw new PlannerError("INVALID_ARGUMENT", "reqPoolIndices.length", rids.length, `must equal seqLens.length ${seqLens.length}`);
+  }
+  return { seqLens, rids };
+}
+
+/** `{S, slot(S-1), page(max(S-1-cr, 0)), page(S-1)}` per request. */
+export function planDecode(options: DecodePlanOptions): DecodePlanTable {
+  validateRing(options);
+  const cr = options.compressRatio;
+  const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
+  const resolver = new SlotResolver(cr, options.ringSize, options.swaPageSize, options.useReqRing ?? false, options);
+  const plan = DecodePlanTable.allocate(seqLens.length);
+  const w = plan.words;
+  const s = plan.signedWords;
+  for (let i = 0; i < seqLens.length; i++) {
+    const seqLen = seqLens[i]!;
+    const rid = rids[i]!;
+    const p1 = seqLen - 1;
+    const p0 = p1 - cr > 0 ? p1 - cr : 0;
+    const writeLoc = resolver.slot(rid, p1);
+    w[i * 4] = seqLen;
+    s[i * 4 + 1] = writeLoc;
+    s[i * 4 + 2] = Math.trunc(resolver.slot(rid, p0) / cr);
+    s[i * 4 + 3] = Math.trunc(writeLoc / cr);
+  }
+  return plan;
+}
+
+export interface LegacyDecodePlanOptions {
+  compressRatio: number;
+  seqLens: IntegerArray;
+  reqPoolIndices?: IntegerArray;
+}
+
+/** Legacy decode (§7): `{S, legacySlot(rid, S-1), legacyPage(rid, max(S-1-cr, 0)), legacyPage(rid, S-1)}`. */
+export function planDecodeLegacy(options: LegacyDecodePlanOptions): DecodePlanTable {
+  const cr = options.compressRatio;
+  if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
+  const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
+  const plan = DecodePlanTable.allocate(seqLens.length);
+  for (let i = 0; i < seqLens.length; i++) {
+    const seqLen = seqLens[i]!;
+    const rid = rids[i]!;
+    if (rid * 128 + 127 > INT32_MAX) {
+      throw new PlannerError("INT32_OVERFLOW", `reqPoolIndices[${i}]`, rid, "legacy slot rid*ringSize + p%ringSize does not fit int32");
+    }
+    const p1 = seqLen - 1;
+    const p0 = p1 - cr > 0 ? p1 - cr : 0;
+    plan.set(i, { seqLen, writeLoc: legacySlot(cr, rid, p1), readPage0: legacyPage(cr, rid, p0), readPage1: legacyPage(cr, rid, p1) });
+  }
+  return plan;
+}

@@ -1,0 +1,78 @@
+/**
+ * Input normalisation and validation shared by every planner entry point. Upstream narrows int64 inputs to
+ * int32 and trusts them; we refuse anything that would not survive that narrowing or would index out of range.
+ */
+import { PlannerError } from "./errors.js";
+
+/** Integer arrays as users hold them: plain arrays, typed arrays, or int64 tensors as BigInt64Array. */
+export type IntegerArray = ArrayLike<number> | ArrayLike<bigint> | BigInt64Array;
+
+/** `req_to_token`: a dense row-major int32 matrix, or the identity map `r * tokensPerReq + p`. */
+export type ReqToToken =
+  | { data: ArrayLike<number>; stride: number }
+  | { identity: { tokensPerReq: number } };
+
+/** `full_to_state`: full-pool location to SWA location, or the identity. */
+export type FullToState = IntegerArray | "identity";
+
+export const DEFAULT_IDENTITY_TOKENS_PER_REQ = 2048;
+export const MAX_NUM_Q_TOKENS = 65535; // ragged ids are uint16 in CompressPlan and in packed WritePlan ids
+export const UPSTREAM_DEVICE_BATCH_LIMIT = 1024; // one block of 1024 threads, one thread per request
+export const INT32_MAX = 0x7fffffff;
+
+/** Reads element i of an IntegerArray as a JS number, refusing non-integers and values outside int64-safe range. */
+export function toIntArray(field: string, values: IntegerArray, min: number, max: number): Int32Array | Float64Array {
+  const n = values.length;
+  const out = max <= INT32_MAX && min >= -INT32_MAX - 1 ? new Int32Array(n) : new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const raw = values[i] as number | bigint | undefined;
+    const v = typeof raw === "bigint" ? Number(raw) : raw;
+    if (typeof v !== "number" || !Number.isInteger(v)) {
+      throw new PlannerError("INVALID_ARGUMENT", `${field}[${i}]`, raw, "must be an integer");
+    }
+    if (v < min || v > max) {
+      throw new PlannerError(v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT", `${field}[${i}]`, raw, `must be in [${min}, ${max}]`);
+    }
+    out[i] = v;
+  }
+  return out;
+}
+
+export function requireInteger(field: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value)) {
+    throw new PlannerError("INVALID_ARGUMENT", field, value, "must be an integer");
+  }
+  if (value < min || value > max) {
+    throw new PlannerError("INVALID_ARGUMENT", field, value, `must be in [${min}, ${max}]`);
+  }
+  return value;
+}
+
+export interface RingOptions {
+  /** 4 or 128. */
+  compressRatio: number;
+  /** Raw-token slots per ring (per SWA page for paged c4, per request otherwise). */
+  ringSize: number;
+  /** Tokens per SWA page. */
+  swaPageSize: number;
+  /** c4 only: address a request-scoped ring `rid * ringSize + p % ringSize` instead of the paged SWA ring. */
+  useReqRing?: boolean;
+}
+
+/** §5.2 checks 2, 3 and 5: ratio, req-ring only for c4, ring divides the SWA page and is a whole number of chunks. */
+export function validateRing(o: RingOptions): void {
+  if (o.compressRatio !== 4 && o.compressRatio !== 128) {
+    throw new PlannerError("INVALID_RATIO", "compressRatio", o.compressRatio, "must be 4 or 128 (the compress planner serves c4 and c128 only)");
+  }
+  if (o.useReqRing && o.compressRatio !== 4) {
+    throw new PlannerError("REQ_RING_NEEDS_C4", "useReqRing", true, "a request ring is a c4 option; c128 always uses its request ring (set useReqRing only with compressRatio 4)");
+  }
+  requireInteger("ringSize", o.ringSize, 1, INT32_MAX);
+  requireInteger("swaPageSize", o.swaPageSize, 1, INT32_MAX);
+  if (o.ringSize % o.compressRatio !== 0) {
+    throw new PlannerError("INVALID_RING", "ringSize", o.ringSize, `must be a multiple of compressRatio ${o.compressRatio} (a state page is ${o.compressRatio} consecutive slots)`);
+  }
+  if (o.swaPageSize % o.ringSize !== 0) {
+    throw new PlannerError("INVALID_RING", "swaPageSize", o.swaPageSize, `must be a multiple of ringSize ${o.ringSize} (each SWA page owns whole rings)`);
+  }
+}

@@ -1,0 +1,362 @@
+/**
+ * Prefill / verify planning (spec §5): which positions of a batch compress (PlanC), which raw tokens are
+ * persisted into the ring (PlanW), then stage-1 location finalisation.
+ *
+ * Both upstream paths are mirrored:
+ *  - `host`: the CPU host loop. Rows are batch-major, positions ascending; without `useCudaGraph` the tables hold
+ *    exactly the valid rows, with it they are padded with invalid rows to `numQTokens`.
+ *  - `device`: the contract of the GPU kernel. Always `numQTokens` rows, valid rows first (the kernel's order is
+ *    unspecified; this mirror emits the host order), the same multiset as the host loop.
+ */
+import { SlotResolver, legacyPage, legacySlot, type SlotMaps } from "./addressing.js";
+import { PlannerError } from "./errors.js";
+import {
+  MAX_NUM_Q_TOKENS,
+  INT32_MAX,
+  UPSTREAM_DEVICE_BATCH_LIMIT,
+  requireInteger,
+  toIntArray,
+  validateRing,
+  type IntegerArray,
+  type RingOptions,
+} from "./inputs.js";
+import { firstWritePos, windowSize, writePad as derivedWritePad } from "./pad.js";
+import { CompressPlanTable, INVALID_RAGGED_ID, INVALID_SEQ_LEN, WritePlanTable } from "./records.js";
+
+export type PlannerPath = "host" | "device";
+
+export interface PrefillPlanOptions extends RingOptions, SlotMaps {
+  /** `S` per request: sequence length after this batch (int64 upstream). */
+  seqLens: IntegerArray;
+  /** `E` per request: tokens in this batch. */
+  extendLens: IntegerArray;
+  /** Request-pool index per batch entry; default `0..B-1`. */
+  reqPoolIndices?: IntegerArray;
+  /** Rows of the ragged input; default the sum of `extendLens`. */
+  numQTokens?: number;
+  /** Host path only: pad both tables to `numQTokens` rows (a CUDA-graph bucket). */
+  useCudaGraph?: boolean;
+  /** Which upstream path to mirror; default `host`. */
+  path?: PlannerPath;
+  /**
+   * Override the write pad. For simulation and regression tests only (e.g. the pre-fix pads); production
+   * callers leave it unset and get `writePad(compressRatio, ringSize)`.
+   */
+  writePadOverride?: number;
+  /** Device path: most requests per call. Upstream's single-block kernel: 1024. */
+  deviceBatchLimit?: number;
+}
+
+export interface PrefillPlan {
+  planC: CompressPlanTable;
+  planW: WritePlanTable;
+  /** Valid rows of each table (they come first). */
+  numCompress: number;
+  numWrite: number;
+  writePad: number;
+  path: PlannerPath;
+  /** Device path only: which kernel-0 path upstream would take (uniform: every E equal and in [1, 32]). */
+  devicePath?: "uniform" | "general";
+}
+
+interface NormalizedPrefill {
+  cr: number;
+  ringSize: number;
+  swaPageSize: number;
+  useReqRing: boolean;
+  seqLens: Int32Array;
+  extendLens: Int32Array;
+  rids: Int32Array | Float64Array;
+  numQ: number;
+  batch: number;
+  pad: number;
+  path: PlannerPath;
+  useCudaGraph: boolean;
+}
+
+/** §5.2 validation, with the device-path checks upstream skipped (§16) added. */
+function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPrefill {
+  const path = o.path ?? "host";
+  if (path !== "host" && path !== "device") throw new PlannerError("INVALID_ARGUMENT", "path", path, 'must be "host" or "device"');
+  if (legacy) {
+    if (o.compressRatio !== 4 && o.compressRatio !== 128) {
+      throw new PlannerError("INVALID_RATIO", "compressRatio", o.compressRatio, "must be 4 or 128");
+    }
+  } else {
+    validateRing(o);
+  }
+  const seqLens = toIntArray("seqLens", o.seqLens, 0, INT32_MAX) as Int32Array;
+  const extendLens = toIntArray("extendLens", o.extendLens, -INT32_MAX - 1, INT32_MAX) as Int32Array;
+  const batch = seqLens.length;
+  if (extendLens.length !== batch) {
+    throw new PlannerError("INVALID_ARGUMENT", "extendLens.length", extendLens.length, `must equal seqLens.length ${batch}`);
+  }
+  const rids = o.reqPoolIndices === undefined ? Int32Array.from({ length: batch }, (_, i) => i) : toIntArray("reqPoolIndices", o.reqPoolIndices, 0, Number.MAX_SAFE_INTEGER);
+  if (rids.length !== batch) {
+    throw new PlannerError("INVALID_ARGUMENT", "reqPoolIndices.length", rids.length, `must equal seqLens.length ${batch}`);
+  }
+  let extendSum = 0;
+  for (let b = 0; b < batch; b++) extendSum += Math.max(0, extendLens[b]!);
+  const numQ = o.numQTokens ?? extendSum;
+  requireInteger("numQTokens", numQ, 0, Number.MAX_SAFE_INTEGER);
+  if (batch === 0 || numQ === 0) {
+    throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, "a prefill plan needs at least one request and one token (upstream launches a zero-block grid)");
+  }
+  if (!(batch <= numQ && numQ <= MAX_NUM_Q_TOKENS)) {
+    throw new PlannerError("NUM_Q_TOKENS", "numQTokens", numQ, `must satisfy batch size ${batch} <= numQTokens <= ${MAX_NUM_Q_TOKENS} (ragged ids are 16-bit)`);
+  }
+  if (path === "device" && !legacy) {
+    const limit = o.deviceBatchLimit ?? UPSTREAM_DEVICE_BATCH_LIMIT;
+    if (batch > limit) {
+      throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${limit} requests per call`);
+    }
+  }
+  // Host loop: 0 < E <= S per request in order, then sum(E) == numQ. Device path: upstream checks none of this;
+  // we refuse E < 0, E > S and sum(E) > numQ (which would write past the numQ-row tables). E == 0 stays legal
+  // there: a zero-length entry contributes nothing and upstream's ragged regression test relies on it.
+  for (let b = 0; b < batch; b++) {
+    const e = extendLens[b]!;
+    const s = seqLens[b]!;
+    const minE = path === "host" || legacy ? 1 : 0;
+    if (e < minE) {
+      throw new PlannerError("EXTEND_LEN", `extendLens[${b}]`, e, minE === 1 ? "must be > 0 (every request in a prefill batch extends by at least one token)" : "must be >= 0");
+    }
+    if (e > s) {
+      throw new PlannerError("EXTEND_LEN", `extendLens[${b}]`, e, `must be <= seqLens[${b}] = ${s} (the prefix S - E cannot be negative)`);
+    }
+  }
+  if (path === "host" || legacy) {
+    if (extendSum !== numQ) {
+      throw new PlannerError("EXTEND_SUM", "numQTokens", numQ, `must equal the sum of extendLens (${extendSum}) on the host path`);
+    }
+  } else if (extendSum > numQ) {
+    throw new PlannerError("EXTEND_SUM", "numQTokens", numQ, `must be >= the sum of extendLens (${extendSum}); the plan tables have numQTokens rows`);
+  }
+  let pad = legacy ? 0 : derivedWritePad(o.compressRatio, o.ringSize);
+  if (o.writePadOverride !== undefined) pad = requireInteger("writePadOverride", o.writePadOverride, 0, INT32_MAX);
+  return {
+    cr: o.compressRatio,
+    ringSize: o.ringSize,
+    swaPageSize: o.swaPageSize,
+    useReqRing: o.useReqRing ?? false,
+    seqLens,
+    extendLens,
+    rids,
+    numQ,
+    batch,
+    pad,
+    path,
+    useCudaGraph: o.useCudaGraph ?? false,
+  };
+}
+
+/**
+ * Stage 0 (§3 rules), written straight into the table words. Emits, per request, compress events at every
+ * `p` with `(p+1) % cr == 0` and writes at every `p >= firstWritePos` plus (paged c4) the last `cr` positions of
+ * every SWA page; both in ascending position. Works on ranges rather than testing every token, so its cost is
+ * per row, not per token. Returns [numCompress, numWrite].
+ */
+export function stage0Into(
+  cr: number,
+  swaPageSize: number,
+  pad: number,
+  tailClause: boolean,
+  seqLens: ArrayLike<number>,
+  extendLens: ArrayLike<number>,
+  cWords: Uint32Array,
+  cSigned: Int32Array,
+  wWords: Uint32Array,
+  wSigned: Int32Array,
+): [number, number] {
+  const window = windowSize(cr);
+  const overlap = cr === 4 ? cr : 0;
+  let nc = 0;
+  let nw = 0;
+  let base = 0;
+  const batch = seqLens.length;
+  for (let b = 0; b < batch; b++) {
+    const s = seqLens[b]!;
+    const e = extendLens[b]!;
+    const prefix = s - e;
+    const firstW = Math.min(Math.trunc(s / cr) * cr - overlap, s - pad);
+    // compress events: first p >= prefix with (p + 1) % cr == 0
+    const rem = (prefix + 1) % cr;
+    for (let p = rem === 0 ? prefix : prefix + cr - rem; p < s; p += cr) {
+      const j = p - prefix;
+      const bufferLen = window - (j + 1 < window ? j + 1 : window);
+      const w4 = nc << 2;
+      cWords[w4] = p + 1;
+      cWords[w4 + 1] = ((base + j) & 0xffff) | (bufferLen << 16);
+      cSigned[w4 + 2] = -1;
+      cSigned[w4 + 3] = b;
+      nc++;
+    }
+    const packedBatch = (b & 0xffff) << 16;
+    const mainStart = firstW > prefix ? firstW : prefix;
+    if (tailClause) {
+      // SWA-page tail clause: [k*SPS + SPS - cr, (k+1)*SPS) for every page k, below the main range
+      const limit = mainStart < s ? mainStart : s;
+      for (let t = Math.trunc(prefix / swaPageSize) * swaPageSize + swaPageSize - cr; t < limit; t += swaPageSize) {
+        const lo = t > prefix ? t : prefix;
+        const hi = t + cr < limit ? t + cr : limit;
+        for (let p = lo; p < hi; p++) {
+          wWords[nw << 1] = ((base + p - prefix) | packedBatch) >>> 0;
+          wSigned[(nw << 1) + 1] = p + 1;
+          nw++;
+        }
+      }
+    }
+    for (let p = mainStart; p < s; p++) {
+      wWords[nw << 1] = ((base + p - prefix) | packedBatch) >>> 0;
+      wSigned[(nw << 1) + 1] = p + 1;
+      nw++;
+    }
+    base += e;
+  }
+  return [nc, nw];
+}
+
+/** Stage 1 (§5.6): replace batch indices and positions by state pages and slots; fill padding rows. */
+function stage1(
+  cr: number,
+  resolver: SlotResolver,
+  rids: ArrayLike<number>,
+  planC: CompressPlanTable,
+  numCompress: number,
+  planW: WritePlanTable,
+  numWrite: number,
+): void {
+  const cw = planC.words;
+  const cs = planC.signedWords;
+  for (let i = 0; i < numCompress; i++) {
+    const bufferLen = cw[i * 4 + 1]! >>> 16;
+    // A row whose window is entirely in the ragged input keeps its stage-0 (-1, batch) pair: upstream
+    // stores nothing for it (the `bufferLen == 0` trap).
+    if (bufferLen === 0) continue;
+    const rid = rids[cs[i * 4 + 3]!]!;
+    const q = cw[i * 4]! - 1;
+    const q0 = q - cr > 0 ? q - cr : 0;
+    cs[i * 4 + 2] = Math.trunc(resolver.slot(rid, q0) / cr);
+    cs[i * 4 + 3] = Math.trunc(resolver.slot(rid, q) / cr);
+  }
+  for (let i = numCompress; i < planC.rowCount; i++) setInvalidC(cw, cs, i);
+  const ww = planW.words;
+  const ws = planW.signedWords;
+  for (let i = 0; i < numWrite; i++) {
+    const packed = ww[i * 2]!;
+    const rid = rids[packed >>> 16]!;
+    const p = ws[i * 2 + 1]! - 1;
+    ww[i * 2] = packed & 0xffff;
+    ws[i * 2 + 1] = resolver.slot(rid, p);
+  }
+  for (let i = numWrite; i < planW.rowCount; i++) setInvalidW(ww, ws, i);
+}
+
+function setInvalidC(cw: Uint32Array, cs: Int32Array, i: number): void {
+  cw[i * 4] = INVALID_SEQ_LEN;
+  cw[i * 4 + 1] = 0;
+  cs[i * 4 + 2] = -1;
+  cs[i * 4 + 3] = -1;
+}
+function setInvalidW(ww: Uint32Array, ws: Int32Array, i: number): void {
+  ww[i * 2] = INVALID_RAGGED_ID;
+  ws[i * 2 + 1] = -1;
+}
+
+/** Stage-0 rows as upstream's first pass leaves them (batch index in readPage1, packed write ids, p+1). */
+export function planPrefillStage0(options: PrefillPlanOptions): PrefillPlan {
+  const n = normalizePrefill(options, false);
+  return runStage0(n, options).plan;
+}
+
+function runStage0(n: NormalizedPrefill, _options: PrefillPlanOptions): { plan: PrefillPlan } {
+  const tail = n.cr === 4 && !n.useReqRing;
+  // At most one event and one write per token, so numQ rows always suffice.
+  const planC = CompressPlanTable.allocate(n.numQ);
+  const planW = WritePlanTable.allocate(n.numQ);
+  const [nc, nw] = stage0Into(n.cr, n.swaPageSize, n.pad, tail, n.seqLens, n.extendLens, planC.words, planC.signedWords, planW.words, planW.signedWords);
+  const padded = n.path === "device" || n.useCudaGraph;
+  const c = padded ? planC : new CompressPlanTable(planC.bytes.subarray(0, nc * 16));
+  const w = padded ? planW : new WritePlanTable(planW.bytes.subarray(0, nw * 8));
+  for (let i = nc; i < c.rowCount; i++) setInvalidC(c.words, c.signedWords, i);
+  for (let i = nw; i < w.rowCount; i++) setInvalidW(w.words, w.signedWords, i);
+  const plan: PrefillPlan = { planC: c, planW: w, numCompress: nc, numWrite: nw, writePad: n.pad, path: n.path };
+  if (n.path === "device") plan.devicePath = devicePathOf(n.extendLens);
+  return { plan };
+}
+
+function devicePathOf(extendLens: Int32Array): "uniform" | "general" {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const e of extendLens) {
+    if (e < min) min = e;
+    if (e > max) max = e;
+  }
+  return min === max && max > 0 && max <= 32 ? "uniform" : "general";
+}
+
+/**
+ * Plans a prefill, chunk or verify batch: stage 0 and stage 1, byte-exact with upstream V-current.
+ * Throws `PlannerError` naming the field, value and rule for any input upstream would refuse, and for the
+ * device-path inputs upstream silently mis-handles.
+ */
+export function planPrefill(options: PrefillPlanOptions): PrefillPlan {
+  const n = normalizePrefill(options, false);
+  const { plan } = runStage0(n, options);
+  const resolver = new SlotResolver(n.cr, n.ringSize, n.swaPageSize, n.useReqRing, options);
+  stage1(n.cr, resolver, n.rids, plan.planC, plan.numCompress, plan.planW, plan.numWrite);
+  return plan;
+}
+
+export interface LegacyPrefillPlanOptions {
+  compressRatio: number;
+  seqLens: IntegerArray;
+  extendLens: IntegerArray;
+  reqPoolIndices?: IntegerArray;
+  numQTokens?: number;
+  useCudaGraph?: boolean;
+}
+
+/**
+ * Legacy prefill planner (§7): per-request non-paged ring (c4 `rid*8 + p%8`, c128 `rid*128 + p%128`), no pad,
+ * no tail clause, host path only, and stage 1 fills both pages of every valid compress row.
+ */
+export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPlan {
+  const cr = options.compressRatio;
+  const ringSize = cr === 4 ? 8 : 128;
+  const n = normalizePrefill({ ...options, ringSize, swaPageSize: ringSize, path: "host" }, true);
+  const planC = CompressPlanTable.allocate(n.numQ);
+  const planW = WritePlanTable.allocate(n.numQ);
+  const [nc, nw] = stage0Into(cr, ringSize, 0, false, n.seqLens, n.extendLens, planC.words, planC.signedWords, planW.words, planW.signedWords);
+  const c = n.useCudaGraph ? planC : new CompressPlanTable(planC.bytes.subarray(0, nc * 16));
+  const w = n.useCudaGraph ? planW : new WritePlanTable(planW.bytes.subarray(0, nw * 8));
+  const cw = c.words;
+  const cs = c.signedWords;
+  for (let i = 0; i < nc; i++) {
+    const rid = legacyRid(n.rids[cs[i * 4 + 3]!]!);
+    const q = cw[i * 4]! - 1;
+    const q0 = q - cr > 0 ? q - cr : 0;
+    cs[i * 4 + 2] = legacyPage(cr, rid, q0);
+    cs[i * 4 + 3] = legacyPage(cr, rid, q);
+  }
+  for (let i = nc; i < c.rowCount; i++) setInvalidC(cw, cs, i);
+  const ww = w.words;
+  const ws = w.signedWords;
+  for (let i = 0; i < nw; i++) {
+    const packed = ww[i * 2]!;
+    const rid = legacyRid(n.rids[packed >>> 16]!);
+    const p = ws[i * 2 + 1]! - 1;
+    ww[i * 2] = packed & 0xffff;
+    ws[i * 2 + 1] = legacySlot(cr, rid, p);
+  }
+  for (let i = nw; i < w.rowCount; i++) setInvalidW(ww, ws, i);
+  return { planC: c, planW: w, numCompress: nc, numWrite: nw, writePad: 0, path: "host" };
+}
+
+function legacyRid(rid: number): number {
+  // Legacy slots are rid*8 (c4) or rid*128 (c128) in int32: refuse what would wrap.
+  if (rid * 128 + 127 > INT32_MAX) {
+    throw new PlannerError("INT32_OVERFLOW", "reqPoolIndices", rid, "legacy slot rid*ringSize + p%ringSize does not fit int32");
+  }
+  return rid;
+}
