@@ -51,3 +51,13 @@ export {
   stage0Into,
 } from "./prefill.js";
 export { type DecodePlanOptions, type LegacyDecodePlanOptions, planDecode, planDecodeLegacy } from "./decode.js";
+export {
+  type ResidencyConfig,
+  type ResidencyViolation,
+  type ViolationKind,
+  type ResidencyScenario,
+  type ResidencyReport,
+  RingResidencySimulator,
+  runResidencyScenario,
+} from "./residency.js";
+export { SeededRandom } from "./random.js";
