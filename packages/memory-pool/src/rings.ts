@@ -1,0 +1,72 @@
+/**
+ * Ring sizes of the compress-state pools (spec §4). The write pad comes from @dsv4-kv/planner (`writePad`), the
+ * single source of truth; it is re-exported here only for convenience.
+ */
+import { NON_SPECULATIVE_RING_SIZE, SPECULATIVE_RING_SIZE, maxServedDraftTokens, windowSize, writePad } from "@dsv4-kv/planner";
+import { ONLINE_C128_RING_SIZE } from "./banks.js";
+import { MemoryPoolError, requireInt } from "./errors.js";
+
+export { writePad, windowSize, maxServedDraftTokens };
+
+/** Compress ratios with a compress-state ring. Ratio 2 exists only in DeepSeek-V4.1 (Gen C, §4.1). */
+export type StateRatio = 2 | 4 | 128;
+
+export interface RingSizeOptions {
+  /** Any speculative algorithm configured. */
+  isSpeculative: boolean;
+  /** Verify width; only ratio 2's speculative ring depends on it. */
+  numDraftTokens?: number;
+  /** `SGLANG_OPT_USE_ONLINE_COMPRESS` as effective on this platform (the caller forces it off on HIP). */
+  onlineC128?: boolean;
+  /** `SGLANG_EXPERIMENTAL_ONLINE_C128_MTP`. */
+  onlineC128Mtp?: boolean;
+}
+
+/** Number of bits of a positive integer (Python's int.bit_length). */
+function bitLength(value: number): number {
+  return value <= 0 ? 0 : Math.floor(Math.log2(value)) + 1;
+}
+
+/**
+ * `getCompressStateRingSize` (§4.1): c4 8/16, c128 128/256 (non-speculative / speculative), online c128 1.
+ * Ratio 2: 2 without speculation; with it the smallest power of two >= 2 + numDraftTokens, `1 << bitLength(D + 1)`.
+ * Throws ONLINE_C128_MTP (V-S9) for online c128 with speculation unless the experimental MTP switch is on.
+ */
+export function compressStateRingSize(ratio: number, options: RingSizeOptions): number {
+  const { isSpeculative } = options;
+  if (ratio === 128 && options.onlineC128) {
+    if (isSpeculative && !options.onlineC128Mtp) {
+      throw new MemoryPoolError(
+        "ONLINE_C128_MTP",
+        "onlineC128",
+        true,
+        "online c128 does not support MTP unless SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1 (turn online compress off, or enable the experimental switch)",
+        "online c128 does not support MTP: online compress (SGLANG_OPT_USE_ONLINE_COMPRESS) with a speculative algorithm requires SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1; turn online compress off or set the experimental switch",
+      );
+    }
+    return ONLINE_C128_RING_SIZE;
+  }
+  if (ratio === 4 || ratio === 128) {
+    return isSpeculative ? SPECULATIVE_RING_SIZE[ratio] : NON_SPECULATIVE_RING_SIZE[ratio];
+  }
+  if (ratio === 2) {
+    if (!isSpeculative) return 2;
+    const numDraftTokens = options.numDraftTokens ?? 0;
+    requireInt("numDraftTokens", numDraftTokens, 0);
+    return 1 << bitLength(numDraftTokens + 1);
+  }
+  throw new MemoryPoolError("INVALID_RATIO", "ratio", ratio, "compress-state rings exist for ratios 2, 4 and 128 only");
+}
+
+/** Write pad of a ring, `getCompressStateWritePad` (§4.2), delegated to the planner. */
+export function compressStateWritePad(ratio: number, ringSize: number): number {
+  return writePad(ratio, ringSize);
+}
+
+/** SWA ring of the unified-KV layout (§4.3): `window + (speculative ? numDraftTokens - 1 : 0)`. */
+export function swaRingSize(window: number, isSpeculative: boolean, numDraftTokens = 0): number {
+  requireInt("window", window, 1);
+  if (!isSpeculative) return window;
+  requireInt("numDraftTokens", numDraftTokens, 1);
+  return window + numDraftTokens - 1;
+}

@@ -1,0 +1,60 @@
+/**
+ * Slot and location math of the DSV4 pools (spec §5.5). Units: locations and rows are indices, never bytes.
+ * The sentinel row of an offline compress-state pool is its last row, addressed as -1 (§5.3): every negative
+ * input location maps to -1.
+ */
+import { MemoryPoolError, requireInt } from "./errors.js";
+
+/** -1 addresses the sentinel (always-cleared) last row of a compress-state pool. */
+export const SENTINEL_STATE_ROW = -1;
+
+/**
+ * SWA location -> c4 compress-state row (paged ring): each SWA page of `swaPageSize` tokens owns one ring of
+ * `ringSize` rows, so `row = (swaLoc // swaPageSize) * ringSize + swaLoc mod ringSize`. Negative -> -1.
+ */
+export function swaLocToC4StateRow(swaLoc: number, swaPageSize: number, ringSize: number): number {
+  requireInt("swaPageSize", swaPageSize, 1);
+  requireInt("ringSize", ringSize, 1);
+  if (!Number.isSafeInteger(swaLoc)) throw new MemoryPoolError("INVALID_ARGUMENT", "swaLoc", swaLoc, "must be an integer");
+  if (swaLoc < 0) return SENTINEL_STATE_ROW;
+  return Math.floor(swaLoc / swaPageSize) * ringSize + (swaLoc % ringSize);
+}
+
+/**
+ * (request slot, position) -> offline c128 compress-state row (request-scoped ring):
+ * `reqIdx * ringSize + pos mod ringSize`. Negative position -> -1.
+ */
+export function c128OfflineStateRow(reqIdx: number, position: number, ringSize: number): number {
+  requireInt("reqIdx", reqIdx, 0);
+  requireInt("ringSize", ringSize, 1);
+  if (!Number.isSafeInteger(position)) throw new MemoryPoolError("INVALID_ARGUMENT", "position", position, "must be an integer");
+  if (position < 0) return SENTINEL_STATE_ROW;
+  return reqIdx * ringSize + (position % ringSize);
+}
+
+/** Rows `[start, end)` cleared (kv 0, score -inf) when request `reqIdx` is freed: its whole c128 ring. */
+export function c128OfflineRequestRows(reqIdx: number, ringSize: number): { startRow: number; endRow: number } {
+  requireInt("reqIdx", reqIdx, 0);
+  requireInt("ringSize", ringSize, 1);
+  return { startRow: reqIdx * ringSize, endRow: (reqIdx + 1) * ringSize };
+}
+
+/** Online c128 without MTP: one accumulator row per request slot, `row = reqIdx` (bank 0; see banks.ts). */
+export function c128OnlineStateRow(reqIdx: number): number {
+  requireInt("reqIdx", reqIdx, 0);
+  return reqIdx;
+}
+
+/** Unified-KV (Gen C) c4 state row: `reqIdx * ringSize + pos mod ringSize`. */
+export function unifiedC4StateRow(reqIdx: number, position: number, ringSize: number): number {
+  return c128OfflineStateRow(reqIdx, position, ringSize);
+}
+
+/**
+ * HiSparse: full location `f` produces a c4 compressed entry iff `(f + 1) mod 4 == 0` (the 4th token of a chunk
+ * completes it), and that entry's index is `f // 4`. Returns null when `f` completes no entry.
+ */
+export function fullLocToC4CompressedIndex(fullLoc: number): number | null {
+  requireInt("fullLoc", fullLoc, 0);
+  return (fullLoc + 1) % 4 === 0 ? Math.floor(fullLoc / 4) : null;
+}
