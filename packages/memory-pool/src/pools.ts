@@ -1,0 +1,217 @@
+/**
+ * Pool shapes and bytes as `DeepSeekV4TokenToKVPool` allocates them (spec §5). Everything here is an allocation,
+ * not an estimate: the sizing module compares these against the configurator's coefficient.
+ */
+import { attentionHeadDim, ceilDiv, indexerBytesPerToken, kvBytesPerToken, kvPageAlignBytes, offlineStateRowElements, type KvHeadDims } from "./bytes.js";
+import { onlineC128BankLayout, requireStateDtypeBytes, ONLINE_C128_RING_SIZE } from "./banks.js";
+import { MemoryPoolError, requireInt } from "./errors.js";
+
+export type PoolDtype = "uint8" | "float32" | "bfloat16";
+
+/** One allocated pool: `layers` tensors of `shapePerLayer`. */
+export interface PoolShape {
+  name: string;
+  dtype: PoolDtype;
+  layers: number;
+  shapePerLayer: number[];
+  bytesPerLayer: number;
+  totalBytes: number;
+  /** Bytes one more allocation unit (page or padded row group) of this pool costs across its layers. */
+  unitBytes: number;
+}
+
+export interface SingleKvPoolOptions {
+  name?: string;
+  /** Tokens (or compressed entries) the pool addresses. */
+  size: number;
+  /** Tokens per page of this pool (P for SWA, P/4 for c4, P/128 for c128). */
+  pageTokens: number;
+  layers: number;
+  dims: KvHeadDims;
+}
+
+/**
+ * `DeepSeekV4SingleKVPool` (§5.1): pages of `ceilDiv(pageTokens·584, 576)·576` bytes, `(size + pageTokens + 1) //
+ * pageTokens` pages (one extra page because slot 0 is a null slot).
+ */
+export function singleKvPool(o: SingleKvPoolOptions): PoolShape {
+  requireInt("size", o.size, 0);
+  requireInt("pageTokens", o.pageTokens, 1);
+  requireInt("layers", o.layers, 0);
+  const bytesPerToken = kvBytesPerToken(o.dims);
+  if (!Number.isInteger(bytesPerToken)) {
+    throw new MemoryPoolError("KV_LAYOUT", "qkNopeHeadDim", o.dims.qkNopeHeadDim, "must be a multiple of 64 (one fp8 scale byte per 64 nope values)");
+  }
+  const align = kvPageAlignBytes(o.dims);
+  const bytesPerPage = ceilDiv(o.pageTokens * bytesPerToken, align) * align;
+  const numPages = Math.floor((o.size + o.pageTokens + 1) / o.pageTokens);
+  return shape(o.name ?? "kv", "uint8", o.layers, [numPages, bytesPerPage], 1, bytesPerPage);
+}
+
+/** Bytes per page of a single KV pool (149,760 at P = 256; 37,440 at 64; 1,728 at 2). */
+export function kvBytesPerPage(pageTokens: number, dims: KvHeadDims): number {
+  return singleKvPool({ size: 0, pageTokens, layers: 1, dims }).shapePerLayer[1]!;
+}
+
+export interface IndexerPoolOptions {
+  name?: string;
+  size: number;
+  pageTokens: number;
+  layers: number;
+  indexerBytesPerToken: number;
+}
+
+/** `DeepSeekV4IndexerPool` (§5.2): pages of `pageTokens · indexerBytesPerToken` bytes, same page count rule. */
+export function indexerPool(o: IndexerPoolOptions): PoolShape {
+  requireInt("size", o.size, 0);
+  requireInt("pageTokens", o.pageTokens, 1);
+  requireInt("layers", o.layers, 0);
+  const pageBytes = o.pageTokens * o.indexerBytesPerToken;
+  const numPages = Math.floor((o.size + o.pageTokens + 1) / o.pageTokens);
+  return shape(o.name ?? "indexer", "uint8", o.layers, [numPages, pageBytes], 1, pageBytes);
+}
+
+export interface CompressStatePoolOptions {
+  name?: string;
+  /** Rows the pool addresses (c4: SWA pages · ring; c128: request slots · ring, or slots online). */
+  size: number;
+  ringSize: number;
+  ratio: 4 | 128;
+  /** A for attention state, I for indexer state. */
+  headDim: number;
+  online?: boolean;
+  stateDtypeBytes: number;
+  /** Online MTP banks (max_speculative_num_draft_tokens), 0 without MTP. */
+  onlineMtpMaxDraftTokens?: number;
+  layers: number;
+}
+
+/**
+ * `CompressStatePool` (§5.3). Offline: `size + ringSize + 1` rows (one dummy ring for page 0, one sentinel row),
+ * rounded up to a multiple of the ratio because the fused compressor reshapes rows by ratio. Online (c128 only):
+ * ring 1 and `(size + 2) · (1 + banks)` rows of `3·headDim`.
+ */
+export function compressStatePool(o: CompressStatePoolOptions): PoolShape {
+  requireInt("size", o.size, 0);
+  requireInt("ringSize", o.ringSize, 1);
+  requireInt("layers", o.layers, 0);
+  requireStateDtypeBytes(o.stateDtypeBytes);
+  const dtype: PoolDtype = o.stateDtypeBytes === 4 ? "float32" : "bfloat16";
+  if (o.online) {
+    if (o.ratio !== 128) throw new MemoryPoolError("INVALID_RATIO", "ratio", o.ratio, "online compress state exists for ratio 128 only");
+    if (o.ringSize !== ONLINE_C128_RING_SIZE) {
+      throw new MemoryPoolError("ONLINE_RING", "ringSize", o.ringSize, "online compress requires ring_size=1");
+    }
+    const layout = onlineC128BankLayout({
+      statePoolSize: o.size,
+      maxDraftTokens: o.onlineMtpMaxDraftTokens ?? 0,
+      attentionHeadDim: o.headDim,
+      stateDtypeBytes: o.stateDtypeBytes,
+    });
+    // One more request slot adds one row to every bank.
+    return shape(o.name ?? "c128 online state", dtype, o.layers, [layout.totalRows, layout.rowElements], o.stateDtypeBytes, layout.rowBytes * (1 + layout.draftBankCount));
+  }
+  const lastDim = offlineStateRowElements(o.headDim, o.ratio === 4);
+  const rows = ceilDiv(o.size + o.ringSize + 1, o.ratio) * o.ratio;
+  return shape(o.name ?? `c${o.ratio} state`, dtype, o.layers, [rows, lastDim], o.stateDtypeBytes, o.ratio * lastDim * o.stateDtypeBytes);
+}
+
+function shape(name: string, dtype: PoolDtype, layers: number, shapePerLayer: number[], elementBytes: number, unitBytesPerLayer: number): PoolShape {
+  const bytesPerLayer = shapePerLayer.reduce((a, b) => a * b, 1) * elementBytes;
+  return { name, dtype, layers, shapePerLayer, bytesPerLayer, totalBytes: bytesPerLayer * layers, unitBytes: unitBytesPerLayer * layers };
+}
+
+/** Inputs of the composite per-worker pool (§5.4), as the configurator passes them. */
+export interface CompositePoolOptions {
+  dims: KvHeadDims;
+  /** Compress ratios of this worker's layers (the PP-local slice; `[0]` for the draft worker). */
+  stageRatios: readonly number[];
+  swaSize: number;
+  c4Size: number;
+  c128Size: number;
+  c4StatePoolSize: number;
+  c128StatePoolSize: number;
+  pageSize: number;
+  swaPageSize?: number;
+  numReqSlots: number;
+  ringSizeC4: number;
+  ringSizeC128: number;
+  onlineC128: boolean;
+  onlineMtpMaxDraftTokens: number;
+  stateDtypeBytes: number;
+  indexerFp4?: boolean;
+  platform?: "cuda" | "hip" | "npu";
+}
+
+export interface CompositePool {
+  pools: PoolShape[];
+  totalBytes: number;
+  /** c4 logical size = c128Size · 32 (the indexer's token count, never shrunk by HiSparse). */
+  c4LogicalSize: number;
+  /** c128 state pool size after `max(given, slots·R128)` (or `slots` online). */
+  c128StatePoolSize: number;
+  layerCounts: { total: number; ratio0: number; ratio4: number; ratio128: number };
+}
+
+/** Counts layers per ratio; throws "Unsupported compression ratio: X" for anything but 0, 4, 128. */
+export function countLayers(ratios: readonly number[]): { total: number; ratio0: number; ratio4: number; ratio128: number } {
+  const counts = { total: ratios.length, ratio0: 0, ratio4: 0, ratio128: 0 };
+  ratios.forEach((ratio, i) => {
+    if (ratio === 0) counts.ratio0++;
+    else if (ratio === 4) counts.ratio4++;
+    else if (ratio === 128) counts.ratio128++;
+    else throw new MemoryPoolError("INVALID_RATIO", `compressRatios[${i}]`, ratio, `Unsupported compression ratio: ${ratio} (the CUDA pool knows 0, 4 and 128)`);
+  });
+  return counts;
+}
+
+/**
+ * `DeepSeekV4TokenToKVPool` on the separate-KV CUDA path (§5.4): SWA KV for every layer, c4 KV + indexer +
+ * two c4 states per c4 layer, c128 KV + c128 state per c128 layer.
+ */
+export function compositePool(o: CompositePoolOptions): CompositePool {
+  const swaPageSize = o.swaPageSize ?? o.pageSize;
+  requireInt("pageSize", o.pageSize, 1);
+  requireInt("swaPageSize", swaPageSize, 1);
+  if (o.pageSize % swaPageSize !== 0) {
+    throw new MemoryPoolError("SWA_PAGE_SIZE", "pageSize", o.pageSize, `must be a multiple of swaPageSize ${swaPageSize}`);
+  }
+  if ((o.platform ?? "cuda") !== "npu" && swaPageSize !== 256) {
+    throw new MemoryPoolError("PAGE_SIZE", "pageSize", swaPageSize, "In paged swa mode, page_size must be 256 (set --page-size 256)");
+  }
+  const counts = countLayers(o.stageRatios);
+  const A = attentionHeadDim(o.dims);
+  const c4LogicalSize = o.c128Size * 32;
+  const c128StatePoolSize = o.onlineC128 ? Math.max(o.c128StatePoolSize, o.numReqSlots) : Math.max(o.c128StatePoolSize, o.numReqSlots * o.ringSizeC128);
+  const pools: PoolShape[] = [singleKvPool({ name: "SWA KV", size: o.swaSize, pageTokens: swaPageSize, layers: counts.total, dims: o.dims })];
+  if (counts.ratio4 > 0) {
+    pools.push(
+      singleKvPool({ name: "C4 KV", size: o.c4Size, pageTokens: o.pageSize / 4, layers: counts.ratio4, dims: o.dims }),
+      indexerPool({ name: "C4 indexer K", size: c4LogicalSize, pageTokens: o.pageSize / 4, layers: counts.ratio4, indexerBytesPerToken: indexerBytesPerToken(o.dims.indexHeadDim, o.indexerFp4) }),
+      compressStatePool({ name: "C4 attention state", size: o.c4StatePoolSize, ringSize: o.ringSizeC4, ratio: 4, headDim: A, stateDtypeBytes: o.stateDtypeBytes, layers: counts.ratio4 }),
+      compressStatePool({ name: "C4 indexer state", size: o.c4StatePoolSize, ringSize: o.ringSizeC4, ratio: 4, headDim: o.dims.indexHeadDim, stateDtypeBytes: o.stateDtypeBytes, layers: counts.ratio4 }),
+    );
+  }
+  if (counts.ratio128 > 0) {
+    pools.push(
+      singleKvPool({ name: "C128 KV", size: o.c128Size, pageTokens: o.pageSize / 128, layers: counts.ratio128, dims: o.dims }),
+      compressStatePool({
+        name: o.onlineC128 ? "C128 online state" : "C128 attention state",
+        size: c128StatePoolSize,
+        ringSize: o.ringSizeC128,
+        ratio: 128,
+        headDim: A,
+        online: o.onlineC128,
+        onlineMtpMaxDraftTokens: o.onlineMtpMaxDraftTokens,
+        stateDtypeBytes: o.stateDtypeBytes,
+        layers: counts.ratio128,
+      }),
+    );
+  }
+  return { pools, totalBytes: pools.reduce((s, p) => s + p.totalBytes, 0), c4LogicalSize, c128StatePoolSize, layerCounts: counts };
+}
+
+/** The draft (MTP) worker's pool (§5.4): one SWA layer of the same S tokens, nothing else. */
+export function draftWorkerPool(o: { dims: KvHeadDims; swaSize: number; pageSize: number }): PoolShape {
+  return singleKvPool({ name: "draft SWA KV", size: o.swaSize, pageTokens: o.pageSize, layers: 1, dims: o.dims });
+}
