@@ -78,6 +78,7 @@ Context::Context(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Context>(inf
                "Context(device): device " + std::to_string(dev) + " does not exist (" + std::to_string(count) +
                    " device(s))");
   DSV4KV_CUDA_TRY(env, cudaSetDevice(dev));
+  DSV4KV_CUDA_TRY(env, cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
   DSV4KV_CUDA_TRY(env, cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   alive_ = true;
 #else
@@ -91,8 +92,11 @@ void Context::Release() {
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
+    if (ws_) cudaFree(ws_);
   }
   stream_ = nullptr;
+  ws_ = nullptr;
+  ws_bytes_ = 0;
 #endif
   alive_ = false;
 }
@@ -117,6 +121,29 @@ void Context::Activate(Napi::Env env) const {
   DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
 #else
   NoCuda(env, "Context.activate");
+#endif
+}
+
+void* Context::Workspace(Napi::Env env, size_t bytes) {
+  if (!alive_) ThrowTyped(env, "ERR_DSV4KV_CONTEXT", "Context was destroyed");
+#if DSV4KV_HAVE_CUDA
+  if (bytes > ws_bytes_) {
+    DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
+    DSV4KV_CUDA_TRY(env, cudaStreamSynchronize(stream_));
+    if (ws_) {
+      void* old = ws_;
+      ws_ = nullptr;
+      ws_bytes_ = 0;
+      DSV4KV_CUDA_TRY(env, cudaFree(old));
+    }
+    size_t want = bytes < 4096 ? 4096 : bytes + bytes / 2;  // grow geometrically, never shrink
+    DSV4KV_CUDA_TRY(env, cudaMalloc(&ws_, want));
+    ws_bytes_ = want;
+  }
+  return ws_;
+#else
+  (void)bytes;
+  NoCuda(env, "Context.workspace");
 #endif
 }
 

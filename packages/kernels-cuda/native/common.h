@@ -68,6 +68,10 @@ class Context : public Napi::ObjectWrap<Context> {
   cudaStream_t stream() const { return stream_; }
 #endif
   bool alive() const { return alive_; }
+  int smCount() const { return sm_count_; }
+  // A grow-only device scratch buffer owned by the context (freed with it). Valid until the next call that asks for
+  // more; use it only for work that is complete (synchronised) before returning to JS.
+  void* Workspace(Napi::Env env, size_t bytes);
 
  private:
   Napi::Value Synchronize(const Napi::CallbackInfo& info);
@@ -76,6 +80,9 @@ class Context : public Napi::ObjectWrap<Context> {
   void Release();
   int device_ = 0;
   bool alive_ = false;
+  int sm_count_ = 0;
+  void* ws_ = nullptr;
+  size_t ws_bytes_ = 0;
 #if DSV4KV_HAVE_CUDA
   cudaStream_t stream_ = nullptr;
 #endif

@@ -1,3 +1,370 @@
+// JS bindings of the compress planner. The TS layer (src/planner.ts) validates the options with the planner
+// package's rules (PlannerError) before calling in; everything here is re-checked up front anyway, so a wrong call
+// from JS becomes a JS error and never a launch with bad shapes.
+//
+//   planPrefill(ctx, cfg, inputs, out)         host arrays in, `out` (Uint8Array, numQ*24 + 32 bytes) filled:
+//                                              [CompressPlan numQ x 16][WritePlan numQ x 8][PlanStatus 32]
+//   planPrefillDevice(ctx, cfg, bufs)          device-resident inputs/outputs; enqueues on ctx's stream, no sync
+//                                              (CUDA-graph capturable); errors land in bufs.status (PlanStatus)
+//   planDecode(ctx, cfg, inputs, out)          out: batch*16 + 32 bytes: [DecodePlan batch x 16][PlanStatus 32]
+//   planDecodeDevice(ctx, cfg, bufs)
+//   bench(ctx, kind, cfg, inputs, opts)        CUDA-event timings: eager back-to-back and CUDA-graph replay
+//
+// cfg: { batch, numQ, pad, tail, hostRules, cr, ring, sps, reqStyle, legacy, r2tStride, r2tRows, f2sLen }
+// inputs: { seqLens: Int32Array, extendLens?: Int32Array, rids?: BigInt64Array, r2t?: Int32Array, f2s?: Int32Array }
 #include "planner/planner_binding.h"
+
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "common.h"
-void RegisterPlanner(Napi::Env, Napi::Object) {}
+#if DSV4KV_HAVE_CUDA
+#include "planner/plan_launch.h"
+#else
+#include "planner/plan_kernels.cuh"
+namespace dsv4kv {
+constexpr int32_t kMaxGpuBatch = 16384;
+}
+#endif
+
+namespace dsv4kv {
+namespace {
+
+constexpr int32_t kMaxNumQ = 65535;  // ragged ids are 16-bit in CompressPlan and in the stage-0 WritePlan packing
+
+int64_t GetInt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
+  Napi::Value v = o.Get(key);
+  if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
+  if (!v.IsNumber()) ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key + " must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) && d == static_cast<double>(static_cast<int64_t>(d))))
+    ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key + " = " + std::to_string(d) + " must be an integer in [" +
+                                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int64_t>(d);
+}
+
+SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
+  SlotParams s{};
+  s.cr = static_cast<int32_t>(GetInt(env, cfg, "cr", 4, 128));
+  if (s.cr != 4 && s.cr != 128) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.cr must be 4 or 128");
+  s.legacy = static_cast<int32_t>(GetInt(env, cfg, "legacy", 0, 1));
+  s.ring = static_cast<int32_t>(GetInt(env, cfg, "ring", 1, INT_MAX));
+  s.sps = static_cast<int32_t>(GetInt(env, cfg, "sps", 1, INT_MAX));
+  s.req_style = static_cast<int32_t>(GetInt(env, cfg, "reqStyle", 0, 1));
+  // Ring geometry (§5.2): R % cr == 0 (a page is cr slots) and SPS % R == 0 (pages own whole rings). The tail
+  // clause's closed form needs cr <= SPS, which follows: SPS >= R >= cr.
+  if (!s.legacy && (s.ring % s.cr != 0 || s.sps % s.ring != 0))
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: ring must be a multiple of cr and sps a multiple of ring");
+  s.r2t_stride = GetInt(env, cfg, "r2tStride", 1, INT_MAX);
+  s.r2t_rows = GetInt(env, cfg, "r2tRows", 0, INT_MAX);
+  s.f2s_len = GetInt(env, cfg, "f2sLen", 0, (int64_t{1} << 40));
+  return s;
+}
+
+struct HostInput {
+  const uint8_t* data = nullptr;
+  size_t bytes = 0;
+};
+
+HostInput OptionalHost(Napi::Env env, Napi::Object o, const char* key, size_t need, const char* what) {
+  HostInput h;
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return h;
+  HostView hv = HostViewOf(env, v, key);
+  if (hv.bytes != need)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("inputs.") + key + " holds " + std::to_string(hv.bytes) + " bytes; " +
+                                          what + " needs exactly " + std::to_string(need));
+  h.data = hv.data;
+  h.bytes = hv.bytes;
+  return h;
+}
+
+size_t Align(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+struct Staged {
+  std::vector<uint8_t> host;  // the input region, uploaded in one copy
+  size_t seq = 0, ext = 0, rids = 0, r2t = 0, f2s = 0;
+  bool has_ext = false, has_rids = false, has_r2t = false, has_f2s = false;
+};
+
+// Lays the host inputs out at offsets (relative to the input region) with 8-byte alignment.
+Staged Stage(Napi::Env env, Napi::Object in, const SlotParams& sp, int32_t batch, bool want_ext) {
+  Staged s;
+  const size_t b4 = static_cast<size_t>(batch) * 4, b8 = static_cast<size_t>(batch) * 8;
+  HostInput seq = OptionalHost(env, in, "seqLens", b4, "an Int32Array of batch entries");
+  if (!seq.data && batch > 0) ThrowTyped(env, "ERR_DSV4KV_ARG", "inputs.seqLens is required");
+  HostInput ext;
+  if (want_ext) {
+    ext = OptionalHost(env, in, "extendLens", b4, "an Int32Array of batch entries");
+    if (!ext.data) ThrowTyped(env, "ERR_DSV4KV_ARG", "inputs.extendLens is required");
+  }
+  HostInput rids = OptionalHost(env, in, "rids", b8, "a BigInt64Array of batch entries");
+  const size_t r2t_bytes = static_cast<size_t>(sp.r2t_rows) * static_cast<size_t>(sp.r2t_stride) * 4;
+  HostInput r2t = OptionalHost(env, in, "r2t", r2t_bytes, "r2tRows*r2tStride int32 entries");
+  HostInput f2s = OptionalHost(env, in, "f2s", static_cast<size_t>(sp.f2s_len) * 4, "f2sLen int32 entries");
+  size_t off = 0;
+  s.seq = off; off = Align(off + seq.bytes, 8);
+  s.ext = off; off = Align(off + ext.bytes, 8);
+  s.rids = off; off = Align(off + rids.bytes, 8);
+  s.r2t = off; off = Align(off + r2t.bytes, 8);
+  s.f2s = off; off = Align(off + f2s.bytes, 8);
+  s.host.resize(off);
+  if (seq.bytes) std::memcpy(s.host.data() + s.seq, seq.data, seq.bytes);
+  if (ext.bytes) std::memcpy(s.host.data() + s.ext, ext.data, ext.bytes);
+  if (rids.bytes) std::memcpy(s.host.data() + s.rids, rids.data, rids.bytes);
+  if (r2t.bytes) std::memcpy(s.host.data() + s.r2t, r2t.data, r2t.bytes);
+  if (f2s.bytes) std::memcpy(s.host.data() + s.f2s, f2s.data, f2s.bytes);
+  s.has_ext = ext.data != nullptr;
+  s.has_rids = rids.data != nullptr;
+  s.has_r2t = r2t.data != nullptr;
+  s.has_f2s = f2s.data != nullptr;
+  return s;
+}
+
+struct PrefillCfg {
+  PrefillParams p{};
+};
+
+PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
+  PrefillParams p{};
+  p.slot = ParseSlot(env, cfg);
+  p.num_q = static_cast<int32_t>(GetInt(env, cfg, "numQ", 1, kMaxNumQ));
+  p.batch = static_cast<int32_t>(GetInt(env, cfg, "batch", 1, kMaxGpuBatch));
+  if (p.batch > p.num_q)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.batch = " + std::to_string(p.batch) + " must be <= numQ = " + std::to_string(p.num_q));
+  p.pad = static_cast<int32_t>(GetInt(env, cfg, "pad", 0, INT_MAX));
+  p.tail = static_cast<int32_t>(GetInt(env, cfg, "tail", 0, 1));
+  p.host_rules = static_cast<int32_t>(GetInt(env, cfg, "hostRules", 0, 1));
+  if (p.slot.legacy && (p.tail || p.pad)) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: the legacy planner has no pad and no tail clause");
+  if (p.tail && (p.slot.cr != 4 || p.slot.req_style)) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.tail is a paged-c4 rule");
+  return p;
+}
+
+DecodeParams ParseDecode(Napi::Env env, Napi::Object cfg) {
+  DecodeParams p{};
+  p.slot = ParseSlot(env, cfg);
+  // Decode has no 16-bit field: one thread per request, ceil(B/256) blocks; 2^24 requests is far beyond any batch.
+  p.batch = static_cast<int32_t>(GetInt(env, cfg, "batch", 1, 1 << 24));
+  return p;
+}
+
+Napi::Object ArgObject(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  if (info.Length() <= i || !info[i].IsObject())
+    ThrowTyped(info.Env(), "ERR_DSV4KV_ARG", std::string(name) + " must be an object");
+  return info[i].As<Napi::Object>();
+}
+
+#if DSV4KV_HAVE_CUDA
+// Binds staged inputs that live at `dev_in` into the params.
+void BindPrefillInputs(PrefillParams& p, const Staged& s, uint8_t* dev_in) {
+  p.seq_lens = reinterpret_cast<const int32_t*>(dev_in + s.seq);
+  p.extend_lens = reinterpret_cast<const int32_t*>(dev_in + s.ext);
+  p.rids = s.has_rids ? reinterpret_cast<const int64_t*>(dev_in + s.rids) : nullptr;
+  p.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(dev_in + s.r2t) : nullptr;
+  p.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(dev_in + s.f2s) : nullptr;
+}
+
+void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool has_f2s) {
+  // Identity maps: no table. A table without its size (or the reverse) is refused.
+  if (!has_r2t && sp.r2t_rows > 0 && sp.r2t_rows * sp.r2t_stride > 0 && sp.r2t_rows != INT_MAX / sp.r2t_stride)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.r2tRows must be floor(INT32_MAX / r2tStride) when no r2t table is given (identity)");
+  if (!has_f2s && sp.f2s_len != 0) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.f2sLen must be 0 when no f2s table is given");
+  (void)has_f2s;
+}
+#endif
+
+Napi::Value PlanPrefill(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if DSV4KV_HAVE_CUDA
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
+  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, true);
+  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
+  HostView out = HostViewOf(env, info[3], "out");
+  const size_t out_bytes = static_cast<size_t>(p.num_q) * 24 + sizeof(PlanStatus);
+  if (out.bytes != out_bytes)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly numQ*24 + 32 = " + std::to_string(out_bytes) + " bytes");
+  const size_t in_off = Align(out_bytes, 256);
+  uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
+  ctx->Activate(env);
+  cudaStream_t st = ctx->stream();
+  p.plan_c = reinterpret_cast<uint32_t*>(ws);
+  p.plan_w = reinterpret_cast<uint32_t*>(ws + static_cast<size_t>(p.num_q) * 16);
+  p.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(p.num_q) * 24);
+  BindPrefillInputs(p, s, ws + in_off);
+  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + in_off, s.host.data(), s.host.size(), cudaMemcpyHostToDevice, st));
+  DSV4KV_CUDA_TRY(env, LaunchPrefill(p, st, ctx->smCount()));
+  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(out.data, ws, out_bytes, cudaMemcpyDeviceToHost, st));
+  DSV4KV_CUDA_TRY(env, cudaStreamSynchronize(st));
+  return env.Undefined();
+#else
+  NoCuda(env, "planPrefill");
+#endif
+}
+
+Napi::Value PlanDecode(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if DSV4KV_HAVE_CUDA
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
+  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, false);
+  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
+  HostView out = HostViewOf(env, info[3], "out");
+  const size_t out_bytes = static_cast<size_t>(p.batch) * 16 + sizeof(PlanStatus);
+  if (out.bytes != out_bytes)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly batch*16 + 32 = " + std::to_string(out_bytes) + " bytes");
+  const size_t in_off = Align(out_bytes, 256);
+  uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
+  ctx->Activate(env);
+  cudaStream_t st = ctx->stream();
+  p.plan_d = reinterpret_cast<uint32_t*>(ws);
+  p.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(p.batch) * 16);
+  uint8_t* in = ws + in_off;
+  p.seq_lens = reinterpret_cast<const int32_t*>(in + s.seq);
+  p.rids = s.has_rids ? reinterpret_cast<const int64_t*>(in + s.rids) : nullptr;
+  p.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(in + s.r2t) : nullptr;
+  p.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(in + s.f2s) : nullptr;
+  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(in, s.host.data(), s.host.size(), cudaMemcpyHostToDevice, st));
+  DSV4KV_CUDA_TRY(env, LaunchDecode(p, st));
+  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(out.data, ws, out_bytes, cudaMemcpyDeviceToHost, st));
+  DSV4KV_CUDA_TRY(env, cudaStreamSynchronize(st));
+  return env.Undefined();
+#else
+  NoCuda(env, "planDecode");
+#endif
+}
+
+#if DSV4KV_HAVE_CUDA
+const void* DevIn(Napi::Env env, Napi::Object bufs, const char* key, size_t need, bool required) {
+  Napi::Value v = bufs.Get(key);
+  if (v.IsUndefined() || v.IsNull()) {
+    if (required) ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("bufs.") + key + " is required");
+    return nullptr;
+  }
+  DeviceBuffer* b = DeviceBuffer::FromValue(env, v, key);
+  b->RequireBytes(env, need, key);
+  return b->data();
+}
+#endif
+
+Napi::Value PlanPrefillDevice(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if DSV4KV_HAVE_CUDA
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
+  Napi::Object bufs = ArgObject(info, 2, "bufs");
+  const size_t b4 = static_cast<size_t>(p.batch) * 4;
+  p.seq_lens = static_cast<const int32_t*>(DevIn(env, bufs, "seqLens", b4, true));
+  p.extend_lens = static_cast<const int32_t*>(DevIn(env, bufs, "extendLens", b4, true));
+  p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
+  p.slot.r2t = static_cast<const int32_t*>(DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
+  p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
+  CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
+  p.plan_c = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planC", static_cast<size_t>(p.num_q) * 16, true)));
+  p.plan_w = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planW", static_cast<size_t>(p.num_q) * 8, true)));
+  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", sizeof(PlanStatus), true)));
+  ctx->Activate(env);
+  DSV4KV_CUDA_TRY(env, LaunchPrefill(p, ctx->stream(), ctx->smCount()));
+  return env.Undefined();
+#else
+  NoCuda(env, "planPrefillDevice");
+#endif
+}
+
+Napi::Value PlanDecodeDevice(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if DSV4KV_HAVE_CUDA
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
+  Napi::Object bufs = ArgObject(info, 2, "bufs");
+  const size_t b4 = static_cast<size_t>(p.batch) * 4;
+  p.seq_lens = static_cast<const int32_t*>(DevIn(env, bufs, "seqLens", b4, true));
+  p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
+  p.slot.r2t = static_cast<const int32_t*>(DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
+  p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
+  CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
+  p.plan_d = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planD", b4 * 4, true)));
+  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", sizeof(PlanStatus), true)));
+  ctx->Activate(env);
+  DSV4KV_CUDA_TRY(env, LaunchDecode(p, ctx->stream()));
+  return env.Undefined();
+#else
+  NoCuda(env, "planDecodeDevice");
+#endif
+}
+
+// bench(ctx, kind: "prefill" | "decode" | "empty", cfg, inputs, { warmup, reps, calls }) -> { eagerUs, graphUs }
+Napi::Value Bench(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if DSV4KV_HAVE_CUDA
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  if (!info[1].IsString()) ThrowTyped(env, "ERR_DSV4KV_ARG", "kind must be a string");
+  const std::string kind = info[1].As<Napi::String>().Utf8Value();
+  Napi::Object opts = ArgObject(info, 4, "opts");
+  const int warmup = static_cast<int>(GetInt(env, opts, "warmup", 0, 1 << 20));
+  const int reps = static_cast<int>(GetInt(env, opts, "reps", 1, 1 << 20));
+  const int calls = static_cast<int>(GetInt(env, opts, "calls", 1, 10000));
+  ctx->Activate(env);
+  cudaStream_t st = ctx->stream();
+  BenchResult r{};
+  if (kind == "empty") {
+    DSV4KV_CUDA_TRY(env, BenchLaunch([](cudaStream_t s) { return LaunchEmpty(s); }, st, warmup, reps, calls, &r));
+  } else if (kind == "prefill" || kind == "decode") {
+    const bool pre = kind == "prefill";
+    Napi::Object cfg = ArgObject(info, 2, "cfg");
+    PrefillParams pp{};
+    DecodeParams dp{};
+    if (pre) pp = ParsePrefill(env, cfg);
+    else dp = ParseDecode(env, cfg);
+    const SlotParams& sp = pre ? pp.slot : dp.slot;
+    const int32_t batch = pre ? pp.batch : dp.batch;
+    Staged s = Stage(env, ArgObject(info, 3, "inputs"), sp, batch, pre);
+    CheckR2tF2sPresence(env, sp, s.has_r2t, s.has_f2s);
+    const size_t out_bytes = pre ? static_cast<size_t>(pp.num_q) * 24 + 32 : static_cast<size_t>(batch) * 16 + 32;
+    const size_t in_off = Align(out_bytes, 256);
+    uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
+    DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + in_off, s.host.data(), s.host.size(), cudaMemcpyHostToDevice, st));
+    if (pre) {
+      pp.plan_c = reinterpret_cast<uint32_t*>(ws);
+      pp.plan_w = reinterpret_cast<uint32_t*>(ws + static_cast<size_t>(pp.num_q) * 16);
+      pp.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(pp.num_q) * 24);
+      BindPrefillInputs(pp, s, ws + in_off);
+      const int sm = ctx->smCount();
+      DSV4KV_CUDA_TRY(env, BenchLaunch([&](cudaStream_t q) { return LaunchPrefill(pp, q, sm); }, st, warmup, reps, calls, &r));
+    } else {
+      uint8_t* in = ws + in_off;
+      dp.plan_d = reinterpret_cast<uint32_t*>(ws);
+      dp.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(batch) * 16);
+      dp.seq_lens = reinterpret_cast<const int32_t*>(in + s.seq);
+      dp.rids = s.has_rids ? reinterpret_cast<const int64_t*>(in + s.rids) : nullptr;
+      dp.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(in + s.r2t) : nullptr;
+      dp.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(in + s.f2s) : nullptr;
+      DSV4KV_CUDA_TRY(env, BenchLaunch([&](cudaStream_t q) { return LaunchDecode(dp, q); }, st, warmup, reps, calls, &r));
+    }
+  } else {
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "kind must be prefill, decode or empty");
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("eagerUs", r.eager_us);
+  o.Set("graphUs", r.graph_us);
+  return o;
+#else
+  NoCuda(env, "bench");
+#endif
+}
+
+}  // namespace
+}  // namespace dsv4kv
+
+void RegisterPlanner(Napi::Env env, Napi::Object exports) {
+  using namespace dsv4kv;
+  exports.Set("planPrefill", Napi::Function::New<PlanPrefill>(env, "planPrefill"));
+  exports.Set("planPrefillDevice", Napi::Function::New<PlanPrefillDevice>(env, "planPrefillDevice"));
+  exports.Set("planDecode", Napi::Function::New<PlanDecode>(env, "planDecode"));
+  exports.Set("planDecodeDevice", Napi::Function::New<PlanDecodeDevice>(env, "planDecodeDevice"));
+  exports.Set("bench", Napi::Function::New<Bench>(env, "bench"));
+  exports.Set("maxGpuBatch", Napi::Number::New(env, kMaxGpuBatch));
+  exports.Set("planStatusBytes", Napi::Number::New(env, static_cast<double>(sizeof(PlanStatus))));
+}

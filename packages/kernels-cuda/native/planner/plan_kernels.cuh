@@ -1,0 +1,90 @@
+// Compress-planner kernels (spec planner.md §5.5, §5.6, §6, §7), multi-block and deterministic.
+//
+// Design (differs from upstream's single-block kernel0, keeps its byte contract):
+//   Every quantity a row needs has a closed form per request, so no atomics and no cross-block sync are needed:
+//     nc_b = floor(S/cr) - floor(P/cr)                                   (events: (p+1) % cr == 0, p in [P, S))
+//     nw_b = tail(P, lim) + (S - mainStart)                               (writes, §3)
+//     rankC(p) = floor(p/cr) - floor(P/cr)                                 (events before p in [P, p))
+//     rankW(p) = p >= mainStart ? tail(P, lim) + (p - mainStart) : tail(P, p)
+//   with tail(a, x) = F(x) - F(a), F(x) = floor(x/SPS)*cr + max(0, x%SPS - (SPS-cr)) (positions q < x with
+//   q % SPS >= SPS - cr), mainStart = max(firstWritePos, P), lim = min(mainStart, S).
+//   Each block scans (E, nc, nw) over the batch into shared memory, then handles a grid-stride slice of the
+//   num_q ragged rows: row k belongs to request b (binary search of the E scan), its compress row goes to
+//   cOff[b] + rankC and its write row to wOff[b] + rankW. Each output index is written by exactly one thread, so
+//   the order is the host loop's (batch-major, position ascending) on every run: no shared-memory atomics, no race.
+//   Stage 1 (location finalisation) is fused: rows are written final.
+// The write pad arrives in the params (computed by @dsv4-kv/planner's writePad in TS); it is never derived here.
+#pragma once
+#include <cstdint>
+
+namespace dsv4kv {
+
+// Error codes written to PlanStatus::code by the kernels (first error wins through atomicCAS). The TS layer maps
+// each to a PlannerError code and field (src/errors.ts); keep the two lists in sync.
+enum PlanErr : int32_t {
+  kErrNone = 0,
+  kErrSeqNeg = 1,         // S_b < 0                          index=b value=S
+  kErrExtendNeg = 2,      // E_b < 0 (or < 1 on host rules)   index=b value=E
+  kErrExtendGtSeq = 3,    // E_b > S_b                        index=b value=E aux=S
+  kErrExtendSum = 4,      // sum(E) > num_q (device) / != num_q (host rules)  value=sum
+  kErrRidNeg = 5,         // rid < 0                          index=b value=rid
+  kErrRidRows = 6,        // rid >= rows of req_to_token      index=b value=rid aux=rows
+  kErrPosStride = 7,      // p >= req_to_token row length     index=rid value=p aux=stride
+  kErrFullRange = 8,      // full-pool loc outside full_to_state  index=rid value=full aux=p
+  kErrSwaNeg = 9,         // SWA location < 0                 index=rid value=swa aux=p
+  kErrSlotOverflow = 10,  // rid*R + p%R > INT32_MAX          index=b value=rid
+  kErrDecodeSeq = 11,     // decode S < 1                     index=i value=S
+  kErrExtendZero = 12,    // host rules: E_b == 0             index=b value=E
+};
+
+// 32 bytes after the two tables in every output workspace.
+struct PlanStatus {
+  int32_t code;       // PlanErr
+  int32_t index;
+  int64_t value;
+  int64_t aux;
+  int32_t num_compress;  // valid CompressPlan rows (prefill)
+  int32_t num_write;     // valid WritePlan rows (prefill)
+};
+static_assert(sizeof(PlanStatus) == 32, "PlanStatus is 32 bytes");
+
+// Slot addressing shared by prefill stage 1 and decode (§4).
+struct SlotParams {
+  int32_t cr;           // 4 or 128
+  int32_t ring;         // R: slots per ring
+  int32_t sps;          // SWA page size
+  int32_t req_style;    // cr == 128 || use_req_ring: rid*R + p%R
+  int32_t legacy;       // §7 legacy layout (c4 rid*8+p%8 / page rid*2+(p/4)&1; c128 rid*128+p%128 / page rid)
+  const int32_t* r2t;   // req_to_token, row-major [r2t_rows, r2t_stride]; nullptr = identity r*stride+p
+  int64_t r2t_stride;   // tokens per request row (positions must be < this)
+  int64_t r2t_rows;     // rows (identity: floor(INT32_MAX / stride), so r*stride+p never exceeds int32)
+  const int32_t* f2s;   // full_to_state; nullptr = identity
+  int64_t f2s_len;
+};
+
+// One params struct per kernel (SGLang c_plan.cuh style).
+struct PrefillParams {
+  uint32_t* plan_c;            // [num_q][4] words, 16-byte rows
+  uint32_t* plan_w;            // [num_q][2] words, 8-byte rows
+  PlanStatus* status;          // error flag + counts
+  const int32_t* seq_lens;     // [batch] S
+  const int32_t* extend_lens;  // [batch] E
+  const int64_t* rids;         // [batch] request-pool index; nullptr = b
+  int32_t batch;               // 1 <= batch <= num_q (checked on the host)
+  int32_t num_q;               // rows of both tables, <= 65535 (ragged ids are 16-bit)
+  int32_t pad;                 // write pad, from @dsv4-kv/planner writePad (or legacy 0)
+  int32_t tail;                // paged c4 SWA-page tail clause
+  int32_t host_rules;          // host path: E >= 1 and sum(E) == num_q; device path: E >= 0, sum(E) <= num_q
+  SlotParams slot;
+};
+
+struct DecodeParams {
+  uint32_t* plan_d;            // [batch][4] words
+  PlanStatus* status;
+  const int32_t* seq_lens;     // [batch] S (>= 1)
+  const int64_t* rids;         // nullptr = i
+  int32_t batch;
+  SlotParams slot;
+};
+
+}  // namespace dsv4kv
