@@ -99,18 +99,6 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
   for (let b = 0; b < batch; b++) extendSum += Math.max(0, extendLens[b]!);
   const numQ = o.numQTokens ?? extendSum;
   requireInteger("numQTokens", numQ, 0, Number.MAX_SAFE_INTEGER);
-  if (batch === 0 || numQ === 0) {
-    throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, "a prefill plan needs at least one request and one token (upstream launches a zero-block grid)");
-  }
-  if (!(batch <= numQ && numQ <= MAX_NUM_Q_TOKENS)) {
-    throw new PlannerError("NUM_Q_TOKENS", "numQTokens", numQ, `must satisfy batch size ${batch} <= numQTokens <= ${MAX_NUM_Q_TOKENS} (ragged ids are 16-bit)`);
-  }
-  if (path === "device" && !legacy) {
-    const limit = o.deviceBatchLimit ?? UPSTREAM_DEVICE_BATCH_LIMIT;
-    if (batch > limit) {
-      throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${limit} requests per call`);
-    }
-  }
   // Host loop: 0 < E <= S per request in order, then sum(E) == numQ. Device path: upstream checks none of this;
   // we refuse E < 0, E > S and sum(E) > numQ (which would write past the numQ-row tables). E == 0 stays legal
   // there: a zero-length entry contributes nothing and upstream's ragged regression test relies on it.
@@ -123,6 +111,18 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
     }
     if (e > s) {
       throw new PlannerError("EXTEND_LEN", `extendLens[${b}]`, e, `must be <= seqLens[${b}] = ${s} (the prefix S - E cannot be negative)`);
+    }
+  }
+  if (batch === 0 || numQ === 0) {
+    throw new PlannerError("BATCH_SIZE", batch === 0 ? "seqLens.length" : "numQTokens", batch === 0 ? batch : numQ, "a prefill plan needs at least one request and one token (upstream launches a zero-block grid)");
+  }
+  if (!(batch <= numQ && numQ <= MAX_NUM_Q_TOKENS)) {
+    throw new PlannerError("NUM_Q_TOKENS", "numQTokens", numQ, `must satisfy batch size ${batch} <= numQTokens <= ${MAX_NUM_Q_TOKENS} (ragged ids are 16-bit)`);
+  }
+  if (path === "device" && !legacy) {
+    const limit = o.deviceBatchLimit ?? UPSTREAM_DEVICE_BATCH_LIMIT;
+    if (batch > limit) {
+      throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${limit} requests per call`);
     }
   }
   if (path === "host" || legacy) {
