@@ -1,0 +1,140 @@
+/**
+ * Model presets (spec §2.2) and custom model files. A model here carries what the pools and the budget need:
+ * head dims, window, the HF `compress_ratios` list, context length, draft facts and the checkpoint size.
+ */
+import type { KvModelShape } from "@dsv4-kv/memory-pool";
+import { z } from "zod";
+
+export interface ModelPreset extends KvModelShape {
+  name: string;
+  /** head_dim (512); qk_nope = head_dim − qk_rope (§2.1). */
+  headDim: number;
+  maxPositionEmbeddings: number;
+  /** DSpark γ from the draft checkpoint (Flash-0731: 5), null when the checkpoint has none. */
+  dsparkBlockSize: number | null;
+  /** Whole-checkpoint weight bytes in GiB (FP4 experts + FP8 dense; third-party sizes, §2.2). */
+  checkpointGiB: number;
+}
+
+const GB_IN_GIB = 1e9 / 2 ** 30;
+
+function alternating(first: [number, number], pairs: number, tail: number[]): number[] {
+  return [...first, ...Array.from({ length: pairs }, () => [4, 128]).flat(), ...tail];
+}
+
+function preset(p: Omit<ModelPreset, "qkNopeHeadDim" | "contextLen">): ModelPreset {
+  return { ...p, qkNopeHeadDim: p.headDim - p.qkRopeHeadDim, contextLen: p.maxPositionEmbeddings };
+}
+
+export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
+  "DeepSeek-V4-Flash": preset({
+    name: "DeepSeek-V4-Flash",
+    numHiddenLayers: 43,
+    headDim: 512,
+    qkRopeHeadDim: 64,
+    indexHeadDim: 128,
+    slidingWindow: 128,
+    // [0, 0, (4, 128) × 20, 4] + one MTP entry [0]: 44 entries.
+    compressRatios: alternating([0, 0], 20, [4, 0]),
+    maxPositionEmbeddings: 1_048_576,
+    dsparkBlockSize: null,
+    checkpointGiB: 148.66 * GB_IN_GIB, // ≈ 138.45 GiB
+  }),
+  "DeepSeek-V4-Flash-0731": preset({
+    name: "DeepSeek-V4-Flash-0731",
+    numHiddenLayers: 43,
+    headDim: 512,
+    qkRopeHeadDim: 64,
+    indexHeadDim: 128,
+    slidingWindow: 128,
+    // Same 43 target layers as Flash, three trailing DSpark/MTP entries: 46 entries.
+    compressRatios: alternating([0, 0], 20, [4, 0, 0, 0]),
+    maxPositionEmbeddings: 1_048_576,
+    dsparkBlockSize: 5,
+    checkpointGiB: 166.9 * GB_IN_GIB,
+  }),
+  "DeepSeek-V4-Pro": preset({
+    name: "DeepSeek-V4-Pro",
+    numHiddenLayers: 61,
+    headDim: 512,
+    qkRopeHeadDim: 64,
+    indexHeadDim: 128,
+    slidingWindow: 128,
+    // [128, 128, (4, 128) × 29, 4] + [0]: 62 entries.
+    compressRatios: alternating([128, 128], 29, [4, 0]),
+    maxPositionEmbeddings: 1_048_576,
+    dsparkBlockSize: null,
+    checkpointGiB: 805 * GB_IN_GIB,
+  }),
+};
+
+export const DEFAULT_MODEL = "DeepSeek-V4-Flash";
+
+/** A custom model file: the preset fields in camelCase, or the HF config.json keys (snake_case). */
+export const CustomModelSchema = z.strictObject({
+  name: z.string().min(1).default("custom"),
+  numHiddenLayers: z.int().positive(),
+  headDim: z.int().positive(),
+  qkRopeHeadDim: z.int().positive(),
+  indexHeadDim: z.int().positive(),
+  slidingWindow: z.int().positive(),
+  compressRatios: z.array(z.int().nonnegative()).min(1),
+  maxPositionEmbeddings: z.int().positive(),
+  dsparkBlockSize: z.int().positive().nullable().default(null),
+  checkpointGiB: z.number().positive().optional(),
+});
+
+const HF_KEYS: Record<string, string> = {
+  num_hidden_layers: "numHiddenLayers",
+  head_dim: "headDim",
+  qk_rope_head_dim: "qkRopeHeadDim",
+  index_head_dim: "indexHeadDim",
+  sliding_window: "slidingWindow",
+  compress_ratios: "compressRatios",
+  max_position_embeddings: "maxPositionEmbeddings",
+  dspark_block_size: "dsparkBlockSize",
+  checkpoint_gib: "checkpointGiB",
+  name: "name",
+};
+
+export type CustomModelResult = { ok: true; model: ModelPreset } | { ok: false; issues: string[] };
+
+/**
+ * Parses a custom model object. HF config.json keys are mapped to the preset fields and other HF keys are
+ * ignored; a camelCase object must have exactly the preset fields. The ratio list must cover every layer.
+ */
+export function parseCustomModel(raw: unknown): CustomModelResult {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, issues: ["model config: must be a JSON object"] };
+  const record = raw as Record<string, unknown>;
+  const isHf = Object.keys(record).some((k) => k.includes("_"));
+  const input: Record<string, unknown> = {};
+  if (isHf) {
+    for (const [key, field] of Object.entries(HF_KEYS)) if (key in record) input[field] = record[key];
+  } else Object.assign(input, record);
+  const parsed = CustomModelSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, issues: parsed.error.issues.map((i) => `model config ${i.path.join(".") || "(root)"}: ${i.message}`) };
+  const m = parsed.data;
+  const issues: string[] = [];
+  if (m.compressRatios.length < m.numHiddenLayers) {
+    issues.push(`model config compressRatios: has ${m.compressRatios.length} entries, fewer than numHiddenLayers = ${m.numHiddenLayers}; give one ratio per layer (plus the MTP entries)`);
+  }
+  if (m.qkRopeHeadDim >= m.headDim) issues.push(`model config qkRopeHeadDim = ${m.qkRopeHeadDim}: must be below headDim = ${m.headDim}`);
+  if (issues.length) return { ok: false, issues };
+  return {
+    ok: true,
+    model: {
+      name: m.name,
+      numHiddenLayers: m.numHiddenLayers,
+      headDim: m.headDim,
+      qkRopeHeadDim: m.qkRopeHeadDim,
+      qkNopeHeadDim: m.headDim - m.qkRopeHeadDim,
+      indexHeadDim: m.indexHeadDim,
+      slidingWindow: m.slidingWindow,
+      compressRatios: m.compressRatios,
+      maxPositionEmbeddings: m.maxPositionEmbeddings,
+      contextLen: m.maxPositionEmbeddings,
+      dsparkBlockSize: m.dsparkBlockSize,
+      checkpointGiB: m.checkpointGiB ?? Number.NaN,
+    },
+  };
+}
