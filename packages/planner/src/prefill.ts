@@ -151,10 +151,11 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
 }
 
 /**
- * Stage 0 (§3 rules), written straight into the table words. Emits, per request, compress events at every
- * `p` with `(p+1) % cr == 0` and writes at every `p >= firstWritePos` plus (paged c4) the last `cr` positions of
- * every SWA page; both in ascending position. Works on ranges rather than testing every token, so its cost is
- * per row, not per token. Returns [numCompress, numWrite].
+ * Stage 0 (§3 rules), written straight into the tables' 32-bit words (`signedWords`: same bits as the
+ * unsigned fields). Emits, per request, compress events at every `p` with `(p+1) % cr == 0` and writes at every
+ * `p >= firstWritePos` plus (paged c4) the last `cr` positions of every SWA page; both in ascending position.
+ * Works on ranges rather than testing every token, so its cost is per row, not per token, and it allocates
+ * nothing. Returns [numCompress, numWrite].
  */
 export function stage0Into(
   cr: number,
@@ -163,54 +164,55 @@ export function stage0Into(
   tailClause: boolean,
   seqLens: ArrayLike<number>,
   extendLens: ArrayLike<number>,
-  cWords: Uint32Array,
-  cSigned: Int32Array,
-  wWords: Uint32Array,
-  wSigned: Int32Array,
+  cWords: Int32Array,
+  wWords: Int32Array,
 ): [number, number] {
-  const window = windowSize(cr);
+  const window = cr === 4 ? 8 : cr;
   const overlap = cr === 4 ? cr : 0;
   let nc = 0;
   let nw = 0;
   let base = 0;
   const batch = seqLens.length;
   for (let b = 0; b < batch; b++) {
-    const s = seqLens[b]!;
-    const e = extendLens[b]!;
+    const s = seqLens[b]! | 0;
+    const e = extendLens[b]! | 0;
     const prefix = s - e;
-    const firstW = Math.min(Math.trunc(s / cr) * cr - overlap, s - pad);
+    const lastCompressPos = ((s / cr) | 0) * cr;
+    const firstW = lastCompressPos - overlap < s - pad ? lastCompressPos - overlap : s - pad;
     // compress events: first p >= prefix with (p + 1) % cr == 0
     const rem = (prefix + 1) % cr;
+    let i = nc << 2;
     for (let p = rem === 0 ? prefix : prefix + cr - rem; p < s; p += cr) {
       const j = p - prefix;
-      const bufferLen = window - (j + 1 < window ? j + 1 : window);
-      const w4 = nc << 2;
-      cWords[w4] = p + 1;
-      cWords[w4 + 1] = ((base + j) & 0xffff) | (bufferLen << 16);
-      cSigned[w4 + 2] = -1;
-      cSigned[w4 + 3] = b;
-      nc++;
+      cWords[i] = p + 1;
+      cWords[i + 1] = ((base + j) & 0xffff) | ((j + 1 < window ? window - j - 1 : 0) << 16);
+      cWords[i + 2] = -1;
+      cWords[i + 3] = b;
+      i += 4;
     }
-    const packedBatch = (b & 0xffff) << 16;
+    nc = i >> 2;
+    // ragged | batch << 16 equals ragged + (batch << 16): ragged < 2^16. `rowBase + p` is that value for p.
+    const rowBase = ((b & 0xffff) << 16) + base - prefix;
     const mainStart = firstW > prefix ? firstW : prefix;
+    let k = nw << 1;
     if (tailClause) {
-      // SWA-page tail clause: [k*SPS + SPS - cr, (k+1)*SPS) for every page k, below the main range
+      // SWA-page tail clause: [m*SPS + SPS - cr, (m+1)*SPS) for every page m, below the main range
       const limit = mainStart < s ? mainStart : s;
-      for (let t = Math.trunc(prefix / swaPageSize) * swaPageSize + swaPageSize - cr; t < limit; t += swaPageSize) {
-        const lo = t > prefix ? t : prefix;
+      for (let t = ((prefix / swaPageSize) | 0) * swaPageSize + swaPageSize - cr; t < limit; t += swaPageSize) {
         const hi = t + cr < limit ? t + cr : limit;
-        for (let p = lo; p < hi; p++) {
-          wWords[nw << 1] = ((base + p - prefix) | packedBatch) >>> 0;
-          wSigned[(nw << 1) + 1] = p + 1;
-          nw++;
+        for (let p = t > prefix ? t : prefix; p < hi; p++) {
+          wWords[k] = rowBase + p;
+          wWords[k + 1] = p + 1;
+          k += 2;
         }
       }
     }
     for (let p = mainStart; p < s; p++) {
-      wWords[nw << 1] = ((base + p - prefix) | packedBatch) >>> 0;
-      wSigned[(nw << 1) + 1] = p + 1;
-      nw++;
+      wWords[k] = rowBase + p;
+      wWords[k + 1] = p + 1;
+      k += 2;
     }
+    nw = k >> 1;
     base += e;
   }
   return [nc, nw];
@@ -274,7 +276,7 @@ function runStage0(n: NormalizedPrefill, _options: PrefillPlanOptions): { plan: 
   // At most one event and one write per token, so numQ rows always suffice.
   const planC = CompressPlanTable.allocate(n.numQ);
   const planW = WritePlanTable.allocate(n.numQ);
-  const [nc, nw] = stage0Into(n.cr, n.swaPageSize, n.pad, tail, n.seqLens, n.extendLens, planC.words, planC.signedWords, planW.words, planW.signedWords);
+  const [nc, nw] = stage0Into(n.cr, n.swaPageSize, n.pad, tail, n.seqLens, n.extendLens, planC.signedWords, planW.signedWords);
   const padded = n.path === "device" || n.useCudaGraph;
   const c = padded ? planC : new CompressPlanTable(planC.bytes.subarray(0, nc * 16));
   const w = padded ? planW : new WritePlanTable(planW.bytes.subarray(0, nw * 8));
@@ -327,7 +329,7 @@ export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPla
   const n = normalizePrefill({ ...options, ringSize, swaPageSize: ringSize, path: "host" }, true);
   const planC = CompressPlanTable.allocate(n.numQ);
   const planW = WritePlanTable.allocate(n.numQ);
-  const [nc, nw] = stage0Into(cr, ringSize, 0, false, n.seqLens, n.extendLens, planC.words, planC.signedWords, planW.words, planW.signedWords);
+  const [nc, nw] = stage0Into(cr, ringSize, 0, false, n.seqLens, n.extendLens, planC.signedWords, planW.signedWords);
   const c = n.useCudaGraph ? planC : new CompressPlanTable(planC.bytes.subarray(0, nc * 16));
   const w = n.useCudaGraph ? planW : new WritePlanTable(planW.bytes.subarray(0, nw * 8));
   const cw = c.words;
