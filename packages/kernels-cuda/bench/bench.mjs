@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// pnpm bench: CUDA-event timings of the GPU planner (eager back-to-back launches and CUDA-graph replay of
+// `calls` launches, per call, median of `reps` after warm-up) plus the whole JS call for B=8 D=6.
+// Writes JSON to $BENCH_OUT (default bench/results.json) and a Markdown table to stdout.
+import { writeFileSync } from "node:fs";
+import { execSync } from "node:child_process";
+import { probe, loadNative, getDefaultContext, prefillNativeJob, decodeNativeJob, planPrefillGpu } from "../dist/index.js";
+
+const p = probe();
+if (!p.ok) {
+  console.error(`bench: GPU unavailable: ${p.reason}`);
+  process.exit(process.env.BENCH_REQUIRE_GPU ? 1 : 0);
+}
+const addon = loadNative();
+const ctx = getDefaultContext();
+const opts = { warmup: 200, reps: Number(process.env.BENCH_REPS ?? 30), calls: 100 };
+
+// Upstream figures (graph replay per call, µs) from the issue: [c4 ring 16, c128 ring 256].
+const upstream = {
+  "empty kernel": [0.51, 0.51],
+  "prefill uniform B=8 D=6": [3.87, 3.25],
+  "prefill uniform B=256 D=6": [5.39, 4.6],
+  "prefill uniform B=1024 D=8": [10.4, 9.65],
+  "prefill general B=1 E=8192": [9.6, 8.6],
+  "prefill general B=16 E=4095": [66.9, 51.5],
+  "prefill ragged B=1024 sum 60000": [540, 443],
+  "decode B=8": [1.44, 1.03],
+  "decode B=256": [1.74, 1.07],
+  "decode B=1024": [1.79, 1.19],
+};
+
+function ragged(batch, total, seed) {
+  // deterministic ragged extends summing to `total`
+  let s = seed >>> 0;
+  const w = Array.from({ length: batch }, () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) % 1000) + 1);
+  const sw = w.reduce((a, b) => a + b, 0);
+  const e = w.map((x) => Math.max(1, Math.floor((x * total) / sw)));
+  let d = total - e.reduce((a, b) => a + b, 0);
+  for (let i = 0; d !== 0; i = (i + 1) % batch) {
+    if (d > 0) { e[i]++; d--; } else if (e[i] > 1) { e[i]--; d++; }
+  }
+  return e;
+}
+
+function prefillCase(cr, ring, extendLens) {
+  const seqLens = extendLens.map((e, i) => 512 + (i % 7) + e);
+  return { compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens, extendLens, path: "device" };
+}
+
+const rows = [];
+for (const [cr, ring] of [[4, 16], [128, 256]]) {
+  const col = cr === 4 ? 0 : 1;
+  const cases = [
+    ["prefill uniform B=8 D=6", Array(8).fill(6)],
+    ["prefill uniform B=256 D=6", Array(256).fill(6)],
+    ["prefill uniform B=1024 D=8", Array(1024).fill(8)],
+    ["prefill general B=1 E=8192", [8192]],
+    ["prefill general B=16 E=4095", Array(16).fill(4095)],
+    ["prefill ragged B=1024 sum 60000", ragged(1024, 60000, 7)],
+  ];
+  for (const [name, ext] of cases) {
+    const job = prefillNativeJob(prefillCase(cr, ring, ext));
+    const r = addon.bench(ctx, "prefill", job.cfg, job.inputs, opts);
+    rows.push({ name, cr, ring, ...r, upstream: upstream[name][col] });
+  }
+  for (const b of [8, 256, 1024]) {
+    const job = decodeNativeJob({ compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: Array.from({ length: b }, (_, i) => 1000 + i) });
+    const r = addon.bench(ctx, "decode", job.cfg, job.inputs, opts);
+    rows.push({ name: `decode B=${b}`, cr, ring, ...r, upstream: upstream[`decode B=${b}`][col] });
+  }
+}
+const empty = addon.bench(ctx, "empty", {}, {}, opts);
+rows.unshift({ name: "empty kernel", cr: 0, ring: 0, ...empty, upstream: upstream["empty kernel"][0] });
+
+// Whole JS call: host arrays in, validated, uploaded, planned, downloaded, tables out (wall clock).
+const js = {};
+for (const [cr, ring] of [[4, 16], [128, 256]]) {
+  const o = { compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: Array.from({ length: 8 }, (_, i) => 518 + i), extendLens: Array(8).fill(6) };
+  for (let i = 0; i < 500; i++) planPrefillGpu(o);
+  const t = [];
+  for (let r = 0; r < 30; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < 200; i++) planPrefillGpu(o);
+    t.push(Number(process.hrtime.bigint() - t0) / 1000 / 200);
+  }
+  t.sort((a, b) => a - b);
+  js[`c${cr}`] = t[15];
+}
+
+let driver = "unknown";
+try {
+  driver = execSync("nvidia-smi --query-gpu=driver_version --format=csv,noheader", { encoding: "utf8" }).trim();
+} catch {}
+const meta = { date: new Date().toISOString(), gpu: p.device?.name, sm: p.device?.sm, driver, runtimeVersion: p.runtimeVersion, driverVersion: p.driverVersion, node: process.version, opts };
+writeFileSync(process.env.BENCH_OUT ?? new URL("./results.json", import.meta.url), JSON.stringify({ meta, rows, js }, null, 2));
+
+const f = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+console.log(`| case | ratio / ring | eager µs/call | graph µs/call | upstream graph µs | graph / upstream |`);
+console.log(`|---|---|---:|---:|---:|---:|`);
+for (const r of rows) console.log(`| ${r.name} | ${r.cr ? `c${r.cr} / ${r.ring}` : "-"} | ${f(r.eagerUs)} | ${f(r.graphUs)} | ${r.upstream} | ${(r.graphUs / r.upstream).toFixed(2)} |`);
+console.log(`\nwhole JS call planPrefillGpu B=8 D=6 (median wall µs): c4 ${f(js.c4)}, c128 ${f(js.c128)}`);
+console.log(JSON.stringify(meta));
