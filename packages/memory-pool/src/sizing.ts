@@ -424,7 +424,8 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
     availableBytes,
     pageSize: config.pageSize,
     bytesPerFullToken: perStage[0]!.bpft,
-    fixedBytes: perStage[0]!.fixedBytes,
+    // Exact mode allocates the c128 state for the resolved request slots; Gen B reports what it priced.
+    fixedBytes: mode === "sglang-gen-b" ? perStage[0]!.fixedBytes : c128FixedBytes(config, perStage[0]!.stage, alloc.mrr),
     sizes: alloc.sizes,
     maxRunningRequests: alloc.mrr,
     numReqSlots: alloc.slots,

@@ -1,0 +1,121 @@
+/** Human-readable and JSON renderings of a `CheckReport`. The JSON is the same content as the text. */
+import { fmtBytes, type CheckReport } from "@dsv4-kv/server-config";
+
+const GIB = 2 ** 30;
+const n = (v: number): string => v.toLocaleString("en-US");
+const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+
+export function toJson(report: CheckReport): unknown {
+  return report;
+}
+
+export function formatReport(r: CheckReport): string {
+  const out: string[] = [];
+  const d = r.derived;
+  const L = d.layers;
+  out.push(`dsv4-kv check: ${r.model.name} (${L.total} layers: ${L.ratio0} SWA-only, ${L.ratio4} c4, ${L.ratio128} c128)`);
+  out.push(`Result: ${r.ok ? "VALID" : "INVALID"} (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}, ${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})`);
+
+  out.push("", "Resolved arguments");
+  const rows: Array<[string, unknown]> = [
+    ["page-size", d.effectivePageSize],
+    ["attention-backend", "dsv4"],
+    ["swa-full-tokens-ratio", d.swaRatio],
+    ["max-running-requests", r.args.maxRunningRequests ?? d.mrrPerWorker * d.attnDpSize],
+    ["kv-cache-dtype", d.kvCacheDtype],
+    ["mem-fraction-static", r.budget.memFractionStatic ?? "(not used: --kv-budget-bytes)"],
+    ["context-length", d.contextLen],
+    ["speculative-algorithm", d.speculativeAlgorithm ?? r.args.speculativeAlgorithm ?? "none"],
+    ["speculative-num-steps", d.speculativeNumSteps ?? "-"],
+    ["speculative-eagle-topk", d.speculativeEagleTopk ?? "-"],
+    ["speculative-num-draft-tokens", d.isSpeculative ? d.numDraftTokens : "-"],
+    ["max-speculative-num-draft-tokens", d.isSpeculative ? d.maxSpeculativeNumDraftTokens : "-"],
+    ["tp-size", r.args.tpSize],
+    ["pp-size / attention-dp", `${r.args.ppSize} / ${d.attnDpSize}`],
+    ["online-compress / online-c128-mtp", `${d.onlineC128} / ${d.onlineC128Mtp}`],
+    ["compress-state-dtype", `${r.args.compressStateDtype} (${d.stateDtypeBytes} B)`],
+    ["hisparse ratio", d.hisparseRatio],
+  ];
+  for (const [name, value] of rows) {
+    const note = r.notes.find((x) => kebab(x.field) === name);
+    out.push(`  ${name.padEnd(34)} ${String(value).padEnd(12)}${note ? ` ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}` : ""}`);
+  }
+  for (const note of r.notes) {
+    if (rows.some(([name]) => name === kebab(note.field))) continue;
+    out.push(`  ${kebab(note.field).padEnd(34)} ${String(note.to).padEnd(12)} ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}`);
+  }
+
+  out.push("", "Compress-state rings");
+  for (const key of ["c4", "c128"] as const) {
+    const ring = d.ringSizes[key];
+    if (ring == null) {
+      out.push(`  ${key.padEnd(5)} no layers`);
+      continue;
+    }
+    const pad = d.writePads[key]!;
+    const online = key === "c128" && d.onlineC128;
+    const need = d.maxSpeculativeNumDraftTokens;
+    const verdict = online ? `online (one row per request${d.onlineC128Mtp && need ? `, ${need} draft banks` : ""}): no draft limit from a ring` : !d.isSpeculative ? "no speculative verify" : need <= pad ? `needs ${need}: ok` : `needs ${need}: EXCEEDS`;
+    out.push(`  ${key.padEnd(5)} ring ${String(ring).padEnd(4)} write pad ${String(pad).padEnd(4)} serves at most ${String(pad).padEnd(4)} draft tokens; ${verdict}`);
+  }
+  if (d.maxDraftTokensServed != null) out.push(`  the configuration serves at most ${d.maxDraftTokensServed} draft tokens per verify`);
+
+  out.push("", "Residency check (the planner's ring simulator on the resolved rings)");
+  for (const c of r.residency) {
+    out.push(
+      c.skipped
+        ? `  c${c.ratio} ring ${c.ringSize}: skipped (${c.skipped})`
+        : `  c${c.ratio} ring ${c.ringSize}, SWA page ${c.swaPageSize}, ${c.draftTokens} draft tokens${c.adaptive ? " (adaptive)" : ""}: ${c.steps} batches, ${c.verifies} verifies, ${c.violations} violations${c.violations ? ` — ${c.firstViolation}` : ""}`,
+    );
+  }
+
+  out.push("", "KV budget per worker");
+  const b = r.budget;
+  if (b.assumption) out.push(`  assumption: ${b.assumption}`);
+  if (b.kind === "gpu") {
+    out.push(`  free before load ${b.preFreeGiB!.toFixed(2)} GiB, after load ${b.postFreeGiB!.toFixed(2)} GiB, mem-fraction-static ${b.memFractionStatic}`);
+    out.push(`  rest = ${b.postFreeGiB!.toFixed(2)} − ${b.preFreeGiB!.toFixed(2)}·(1 − ${b.memFractionStatic}) = ${b.restGiB!.toFixed(2)} GiB; minimum viable fraction ${b.minimumViableMemFraction!.toFixed(5)}`);
+  }
+  out.push(`  KV budget: ${b.availableBytes == null ? "none" : fmtBytes(b.availableBytes)}`);
+
+  const s = r.sizing;
+  if (s) {
+    out.push("", `Pools (sizing ${s.mode}${s.stages.length > 1 ? `, PP stage 0 of ${s.stages.length}` : ""})`);
+    out.push(`  ${"pool".padEnd(22)} ${"layers".padStart(6)}  ${"shape per layer".padEnd(20)} ${"dtype".padEnd(8)} ${"allocated B".padStart(16)} ${"GiB".padStart(8)} ${"estimated B".padStart(16)} ${"unaccounted B".padStart(14)}`);
+    for (const p of s.stages[0]!.pools) {
+      out.push(
+        `  ${p.name.padEnd(22)} ${String(p.layers).padStart(6)}  ${`[${p.shapePerLayer.map(n).join(", ")}]`.padEnd(20)} ${p.dtype.padEnd(8)} ${n(p.totalBytes).padStart(16)} ${(p.totalBytes / GIB).toFixed(3).padStart(8)} ${n(Math.round(p.estimatedBytes)).padStart(16)} ${n(Math.round(p.unaccountedBytes)).padStart(14)}`,
+      );
+    }
+    const bp = s.bytesPerFullToken;
+    out.push(`  bytes per full token ${bp.total.toFixed(4)} (raw ${bp.raw.toFixed(4)} × draft factor ${bp.draftFactor.toFixed(6)}${s.mode === "exact" ? "; informational, exact mode sizes the pools themselves" : ""}); fixed c128 state ${n(s.fixedBytes)} B`);
+    out.push("", "Capacity");
+    out.push(`  full tokens (max_total_num_tokens) ${n(s.sizes.maxTotalNumTokens)}`);
+    out.push(`  SWA tokens ${n(s.sizes.swaTokens)}, c4 entries ${n(s.sizes.c4Size)}, c128 entries ${n(s.sizes.c128Size)}, c4 state rows ${n(s.sizes.c4StatePoolSize)}, c128 state size ${n(s.sizes.c128StatePoolSize)}`);
+    out.push(`  max running requests ${n(s.maxRunningRequests)} (request slots ${n(s.numReqSlots)}); ${n(Math.floor(s.sizes.maxTotalNumTokens / Math.max(s.maxRunningRequests, 1)))} tokens per request at full load`);
+    if (s.stages.length > 1) out.push(`  per-stage capacity: ${s.stages.map((st) => n(st.stageCapacityTokens)).join(", ")} (the minimum is used)`);
+    out.push(`  allocated ${fmtBytes(s.allocatedBytes)} of ${fmtBytes(s.availableBytes)}; unused ${n(s.unusedBytes)} B${s.unusedBytes < 0 ? " (OVER the budget)" : ""}`);
+  }
+
+  if (r.advice.length) {
+    out.push("", "Ring-sizing advisor");
+    for (const a of r.advice) {
+      if (a.currentServes) continue;
+      out.push(
+        a.ringSize == null
+          ? `  c${a.ratio}: ${a.reason}`
+          : `  c${a.ratio}: ring ${a.ringSize} (write pad ${a.writePad}) serves ${a.draftTokens} draft tokens (current ${a.currentRingSize} serves ${a.currentWritePad})${a.stateBytesAdvised != null ? `; c${a.ratio} state ${fmtBytes(a.stateBytesCurrent!)} → ${fmtBytes(a.stateBytesAdvised)}; capacity ${n(a.capacityTokensCurrent!)} → ${n(a.capacityTokensAdvised!)} tokens` : ""}`,
+      );
+    }
+  }
+
+  if (r.errors.length) {
+    out.push("", "Errors");
+    for (const e of r.errors) out.push(`  [${e.rule}] ${e.message}`);
+  }
+  if (r.warnings.length) {
+    out.push("", "Warnings");
+    for (const w of r.warnings) out.push(`  [${w.rule}] ${w.message}`);
+  }
+  return out.join("\n") + "\n";
+}
