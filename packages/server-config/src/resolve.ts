@@ -142,7 +142,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   if (rawAlgorithm != null) {
     if (!(SPECULATIVE_ALGORITHMS_ACCEPTED as readonly string[]).includes(rawAlgorithm)) {
       const hint = rawAlgorithm.toUpperCase() === "NEXTN" || rawAlgorithm.toUpperCase() === "EAGLE" ? "use --speculative-algorithm EAGLE (the DSV4 check runs before NEXTN aliasing and upper-casing)" : "use --speculative-algorithm EAGLE or DSPARK, or drop speculative decoding";
-      error("V-A1", "speculativeAlgorithm", rawAlgorithm, `--speculative-algorithm ${rawAlgorithm}: only EAGLE (and DSPARK) speculative algorithms are supported for ${arch}; ${hint}`);
+      error("V-A1", "speculativeAlgorithm", rawAlgorithm, `Only EAGLE (and DSPARK) speculative algorithms are supported for ${arch} (got --speculative-algorithm ${rawAlgorithm}); ${hint}`);
     } else algorithm = rawAlgorithm as "EAGLE" | "DSPARK";
   } else {
     for (const field of ["speculativeNumSteps", "speculativeEagleTopk", "speculativeNumDraftTokens", "speculativeDsparkBlockSize"] as const) {
