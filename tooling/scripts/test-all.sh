@@ -11,7 +11,12 @@ pnpm install --frozen-lockfile >&2 || { echo "0 passed, 1 failed"; exit 1; }
 rm -rf packages/*/.vitest tooling/*/.vitest
 pnpm exec turbo run test --continue --concurrency=2
 turbo_rc=$?
-node tooling/scripts/summarize-vitest.mjs .
+summary="$(node tooling/scripts/summarize-vitest.mjs .)"
 summary_rc=$?
-if [ $turbo_rc -ne 0 ] && [ $summary_rc -eq 0 ]; then echo "turbo failed (exit $turbo_rc) outside the tests: see above" >&2; exit $turbo_rc; fi
+# The summary line must be the last line printed.
+if [ $turbo_rc -ne 0 ] && [ $summary_rc -eq 0 ]; then
+  echo "turbo failed (exit $turbo_rc) outside the tests: see above" >&2
+  summary_rc=$turbo_rc
+fi
+printf '%s\n' "$summary"
 exit $summary_rc
