@@ -96,7 +96,7 @@ describe("speculative derivations (§7.2, §10.17)", () => {
 
 describe("validation rules (§8), each with its message", () => {
   it("V-A1: only EAGLE and DSPARK (NEXTN and lower case refused before aliasing)", () => {
-    expect(message({ speculativeAlgorithm: "NEXTN" }, "V-A1")).toMatch(/Only EAGLE \(and DSPARK\) speculative algorithms are supported for DeepseekV4ForCausalLM; use --speculative-algorithm EAGLE/);
+    expect(message({ speculativeAlgorithm: "NEXTN" }, "V-A1")).toMatch(/Only EAGLE \(and DSPARK\) speculative algorithms are supported for DeepseekV4ForCausalLM \(got --speculative-algorithm NEXTN\); use --speculative-algorithm EAGLE/);
     expect(rules({ speculativeAlgorithm: "EAGLE3" })).toContain("error:V-A1");
   });
   it("V-A2: topk != 1 or unset", () => {
