@@ -70,6 +70,11 @@ export interface CommitPendingParams {
   bankStrideRows: number;
   numReqSlots: number;
   consume: boolean;
+  /**
+   * Fused mark of the same batch (target verify): after reading a request's old marker, set it to
+   * (markSeqLens[b], markWidth). Saves the separate mark launch; same result as commit then mark.
+   */
+  mark?: { seqLens: IndexVector; width: number } | null;
 }
 
 /** §3.6: rows r + b·O (b = 0..Dmax) ← (−∞, 0, 0); with `pending`, pending[r] ← −1. */

@@ -159,10 +159,16 @@ export class OnlineMtpController {
       this.clear();
       return 0;
     }
-    this.commitPending(reqPoolIndices, seqLens, bs);
-    this.clear();
-    if (mode !== "target_verify") return 0;
-    this.beginVerify(reqPoolIndices, seqLens, bs);
+    if (mode !== "target_verify") {
+      this.commitPending(reqPoolIndices, seqLens, bs);
+      this.clear();
+      return 0;
+    }
+    // target verify: commit the previous verify, the last layer's commit kernel also marks this one (fused)
+    this.commitPending(reqPoolIndices, seqLens, bs, { seqLens, width: this.numDraftTokens });
+    this.ctx = { reqPoolIndices, seqLens, batchSize: bs, numVerifyTokens: this.numDraftTokens };
+    this.counters.verifies++;
+    this.counters.markLaunches++;
     return this.stateSlotOffset();
   }
 
@@ -219,7 +225,7 @@ export class OnlineMtpController {
    * Commits every pending marker of the batch's requests (all layers), consuming the markers (hardened: runs on
    * every forward; no verify context needed).
    */
-  commitPending(reqPoolIndices: IndexVector, seqLens: IndexVector, batchSize: number): void {
+  commitPending(reqPoolIndices: IndexVector, seqLens: IndexVector, batchSize: number, mark: { seqLens: IndexVector; width: number } | null = null): void {
     if (!this.enabled() || batchSize <= 0) return;
     for (let l = 0; l < this.numLayers; l++) {
       this.counters.commitLaunches++;
@@ -235,6 +241,7 @@ export class OnlineMtpController {
         bankStrideRows: this.bankStrideRows,
         numReqSlots: this.numReqSlots,
         consume: l === this.numLayers - 1,
+        mark: l === this.numLayers - 1 ? mark : null,
       });
     }
   }

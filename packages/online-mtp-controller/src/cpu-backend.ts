@@ -201,21 +201,33 @@ export class CpuBackend implements OnlineMtpBackend {
     const rpi = idx(p.reqPoolIndices);
     const state = st(p.state);
     const data = state[DATA];
+    const markSeq = p.mark ? idx(p.mark.seqLens) : null;
     for (let b = 0; b < p.batchSize; b++) {
       const r = rpi[b]!;
       if (r < 0 || r >= p.numReqSlots) continue;
+      this.commitRow(p, b, r, pend, widths, cur, data);
+      if (markSeq) {
+        const Snew = markSeq[b]!;
+        pend[r] = Snew < 0 ? -1 : Snew;
+        widths[r] = Snew < 0 ? 0 : p.mark!.width;
+      }
+    }
+  }
+
+  private commitRow(p: CommitPendingParams, b: number, r: number, pend: Int32Array, widths: Int32Array, cur: Int32Array, data: Float32Array | Uint16Array): void {
+    {
       const S = pend[r]!;
-      if (S < 0) continue;
+      if (S < 0) return;
       const c = cur[b]!;
-      if (c < 0) continue; // padding row: the marker stays for the request's real forward
+      if (c < 0) return; // padding row: the marker stays for the request's real forward
       const width = Math.min(p.clampWidth ?? widths[r]!, p.maxDraftTokens);
       if (p.consume) {
         pend[r] = -1;
         widths[r] = 0;
       }
       const a = c - S < 0 ? 0 : Math.min(c - S, width);
-      if (a <= 0) continue; // no progress: rollback, bank 0 unchanged
-      if ((S + a) % CHUNK_TOKENS === 0 && !this.faults.ignoreBoundaryRule) continue; // next token re-inits
+      if (a <= 0) return; // no progress: rollback, bank 0 unchanged
+      if ((S + a) % CHUNK_TOKENS === 0 && !this.faults.ignoreBoundaryRule) return; // next token re-inits
       const src = (r + (a - (this.faults.bankIndexOffByOne ? 1 : 0)) * p.bankStrideRows) * STATE_ROW_ELEMS;
       data.copyWithin(r * STATE_ROW_ELEMS, src, src + STATE_ROW_ELEMS); // raw, bitwise
     }

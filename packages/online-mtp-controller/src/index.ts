@@ -15,3 +15,4 @@ export {
   type ControllerCounters,
 } from "./controller.js";
 export { runSimulation, type SimulationOptions, type SimulationReport } from "./simulate.js";
+export { GpuBackend, createGpuBackend, probeGpuBackend } from "./gpu-backend.js";

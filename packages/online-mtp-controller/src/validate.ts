@@ -93,6 +93,10 @@ export function validateCommitPending(p: CommitPendingParams): boolean {
   check(p.pendingSeqLens.length >= p.numReqSlots, "SHAPE", "pendingSeqLens.length", p.pendingSeqLens.length, `must be >= numReqSlots = ${p.numReqSlots}`);
   check(p.pendingWidths.length >= p.numReqSlots, "SHAPE", "pendingWidths.length", p.pendingWidths.length, `must be >= numReqSlots = ${p.numReqSlots}`);
   checkLayout(p.state, p.bankStrideRows, p.numReqSlots, p.maxDraftTokens, "maxDraftTokens");
+  if (p.mark) {
+    checkLen("mark.seqLens", p.mark.seqLens.length, p.batchSize);
+    checkInt(p.mark.width, 1, Math.min(MAX_VERIFY_TOKENS, p.maxDraftTokens), "DRAFT_TOKENS", "mark.width", `must be in [1, min(${MAX_VERIFY_TOKENS}, maxDraftTokens)]`);
+  }
   return true;
 }
 

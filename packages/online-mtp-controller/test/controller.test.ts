@@ -62,7 +62,7 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     const O = s.ctrl.bankStrideRows;
     c.calls.length = 0;
     expect(s.ctrl.prepareForward("target_verify", rpi, seq)).toBe(O);
-    expect(c.calls).toEqual(["commitPending", "commitPending", "markPending"]);
+    expect(c.calls).toEqual(["commitPending", "commitPending"]); // the last layer's commit also marks (fused)
     for (const mode of ["decode", "extend", "mixed", "draft_extend"] as const) {
       c.calls.length = 0;
       expect(s.ctrl.prepareForward(mode, rpi, seq)).toBe(0);

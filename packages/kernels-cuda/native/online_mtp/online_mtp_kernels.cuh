@@ -1,0 +1,126 @@
+// Online c128 compression + MTP kernels (spec online-mtp.md §4, §6). One params struct per kernel; the host side
+// (binding.cpp) checks every precondition before a launch, and the kernels re-check device-resident values
+// (request indices, lengths, segment rows) so a bad value is skipped or reported through `err`, never an
+// out-of-bounds access.
+#pragma once
+
+#include <cstdint>
+
+#if DSV4KV_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace dsv4kv {
+namespace online_mtp {
+
+constexpr int kHeadDim = 512;                  // H: channels per state sub-vector (§3.2)
+constexpr int kRowElems = 3 * kHeadDim;        // [max | sum | acc]
+constexpr int kKvScoreCols = 2 * kHeadDim;     // [kv | score] per input row (§3.1)
+constexpr int kChunk = 128;                    // tokens per compressed entry
+constexpr int kMaxVerify = 8;                  // kMaxVerifyTokens (§2)
+constexpr int kSegmentFields = 5;              // [seqLen, lastRow, len, loadRow, storeRow]
+
+// Device error word layout (int32[4]): [code, kernel-specific index, value, 0]. First error wins (atomicCAS).
+enum ErrCode : int32_t {
+  kErrNone = 0,
+  kErrSegLen = 1,
+  kErrSegLastRow = 2,
+  kErrSegLoadRow = 3,
+  kErrSegStoreRow = 4,
+};
+
+enum StateType : int32_t { kF32 = 0, kBF16 = 1 };
+
+struct WritePrefixParams {
+  const float* kvScore;        // [>= batch*D, kKvScoreCols]
+  const int32_t* seqLens;      // [>= batch] pre-verify committed length S
+  const int32_t* reqPoolIdx;   // [>= batch]
+  const float* ape;            // [kChunk, kHeadDim]
+  void* state;                 // [rows, kRowElems] of StateType
+  int32_t batch;
+  int32_t numVerify;           // D in [1, 8]
+  int32_t bankStrideRows;      // O >= numReqSlots
+  int32_t numReqSlots;         // N
+  int32_t stateType;
+};
+
+struct MarkPendingParams {
+  const int32_t* seqLens;
+  const int32_t* reqPoolIdx;
+  int32_t* pendingSeqLens;     // [>= N]
+  int32_t* pendingWidths;      // [>= N]
+  int32_t batch;
+  int32_t numVerify;
+  int32_t numReqSlots;
+  int32_t clearAll;            // 1: upstream's global reset first
+};
+
+struct CommitPendingParams {
+  const int32_t* curSeqLens;
+  const int32_t* reqPoolIdx;
+  int32_t* pendingSeqLens;
+  int32_t* pendingWidths;
+  void* state;
+  int32_t batch;
+  int32_t maxDraftTokens;      // Dmax: banks allocated
+  int32_t clampWidth;          // > 0: clamp accept by this width; 0: by the recorded width
+  int32_t bankStrideRows;
+  int32_t numReqSlots;
+  int32_t consume;             // clear the marker after reading it
+  const int32_t* markSeqLens;  // optional: fused mark of the same batch (nullptr: none)
+  int32_t markWidth;
+  int32_t stateType;
+};
+
+struct ResetSlotsParams {
+  void* state;
+  const int32_t* slots;
+  int32_t* pendingSeqLens;     // optional
+  int32_t* pendingWidths;      // optional
+  int32_t count;
+  int32_t bankStrideRows;
+  int32_t maxDraftTokens;
+  int32_t numReqSlots;
+  int32_t stateType;
+};
+
+struct DecodeParams {
+  void* state;
+  const float* kvScore;        // [>= batch, kKvScoreCols]
+  const float* ape;
+  const int32_t* seqLens;      // length INCLUDING the new token
+  const int32_t* reqPoolIdx;
+  float* out;                  // [>= batch, kHeadDim]
+  int32_t batch;
+  int32_t slotOffsetRows;
+  int32_t numReqSlots;
+  int32_t stateType;
+};
+
+struct PrefillParams {
+  void* state;
+  int64_t stateRows;
+  const float* kvScore;
+  int64_t kvRows;
+  const float* ape;
+  const int32_t* segments;     // [numSegments, 5]
+  float* out;                  // [>= numSegments, kHeadDim]
+  int32_t numSegments;
+  int32_t stateType;
+  int32_t* err;                // int32[4]
+};
+
+#if DSV4KV_HAVE_CUDA
+cudaError_t LaunchWritePrefix(const WritePrefixParams& p, cudaStream_t s);
+cudaError_t LaunchMarkPending(const MarkPendingParams& p, cudaStream_t s);
+cudaError_t LaunchCommitPending(const CommitPendingParams& p, cudaStream_t s);
+cudaError_t LaunchResetSlots(const ResetSlotsParams& p, cudaStream_t s);
+cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s);
+cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s);
+cudaError_t LaunchEmpty(cudaStream_t s);
+cudaError_t LaunchFillRandom(float* dst, int64_t n, uint32_t seed, float scale, float offset, cudaStream_t s);
+cudaError_t LaunchFillStateRandom(void* state, int64_t rows, int32_t stateType, uint32_t seed, cudaStream_t s);
+#endif
+
+}  // namespace online_mtp
+}  // namespace dsv4kv

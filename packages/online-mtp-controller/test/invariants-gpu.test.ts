@@ -1,0 +1,79 @@
+/**
+ * The spec invariants on the GPU backend (CUDA kernels), plus GPU == CPU within the stated tolerances. Skipped with
+ * the probe's reason where no GPU is usable (CI has nvcc but no GPU).
+ */
+import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
+import { describe, expect } from "vitest";
+import { SeededRandom } from "@dsv4-kv/planner";
+import {
+  CHUNK_TOKENS,
+  CpuBackend,
+  GpuBackend,
+  HEAD_DIM,
+  KV_SCORE_COLS,
+  OnlineMtpController,
+  STATE_ROW_ELEMS,
+  compareRows,
+  probeGpuBackend,
+  runSimulation,
+  type OnlineMtpBackend,
+} from "../src/index.js";
+import { INVARIANTS } from "./invariants.js";
+import { randn, randomStateRow } from "./helpers.js";
+
+let shared: GpuBackend | undefined;
+const gpuTest = createGpuTest(probeGpuBackend, () => (shared ??= new GpuBackend()));
+
+for (const dtype of ["fp32", "bf16"] as const) {
+  describe(`GPU backend, ${dtype} state: spec invariants`, () => {
+    for (const [name, inv] of Object.entries(INVARIANTS)) gpuTest(name, ({ gpu }) => inv(gpu, dtype));
+  });
+}
+
+describe("GPU == CPU", () => {
+  // fp32: 2e-4 (spec); bf16: outputs are rounded to bf16, so one ulp (2^-8 relative) of disagreement is allowed.
+  const TOL = { fp32: { atol: 2e-4, rtol: 2e-4 }, bf16: { atol: 1e-2, rtol: 8e-3 } } as const;
+  for (const dtype of ["fp32", "bf16"] as const) {
+    gpuTest(`writePrefix + commit, batch 64, D 1..8, ${dtype}: within ${TOL[dtype].atol}`, ({ gpu }) => {
+      for (const D of [1, 3, 8]) {
+        const rng = new SeededRandom(40 + D);
+        const N = 65;
+        const run = (be: OnlineMtpBackend) => {
+          const ctrl = new OnlineMtpController({ backend: be, numReqSlots: N, maxDraftTokens: 8, numDraftTokens: D, numLayers: 1, stateDtype: dtype });
+          return ctrl;
+        };
+        const cpu = new CpuBackend();
+        const cc = run(cpu);
+        const gc = run(gpu);
+        const init = new Float32Array(cc.stateRows * STATE_ROW_ELEMS);
+        for (let r = 0; r < cc.stateRows; r++) init.set(randomStateRow(rng), r * STATE_ROW_ELEMS);
+        cpu.writeStateRows(cc.layers[0]!, 0, init);
+        gpu.writeStateRows(gc.layers[0]!, 0, init);
+        const apeHost = randn(rng, CHUNK_TOKENS * HEAD_DIM);
+        const kvHost = randn(rng, 64 * D * KV_SCORE_COLS);
+        const seq = Int32Array.from({ length: 64 }, (_, b) => 1024 + [0, 1, 2, 63, 120, 126, 127, 5][b % 8]!);
+        const slots = Int32Array.from({ length: 64 }, (_, b) => b + 1);
+        for (const [be, c] of [[cpu, cc], [gpu, gc]] as const) {
+          c.prepareForward("target_verify", be.uploadIndex(slots), be.uploadIndex(seq));
+          c.writePrefixStates(0, be.uploadMatrix(kvHost, 64 * D, KV_SCORE_COLS), be.uploadMatrix(apeHost, CHUNK_TOKENS, HEAD_DIM), "target_verify");
+          c.prepareForward("decode", be.uploadIndex(slots), be.uploadIndex(Int32Array.from(seq, (s, b) => s + 1 + (b % D))));
+          be.synchronize();
+        }
+        const a = gpu.readStateRows(gc.layers[0]!, 0, gc.stateRows);
+        const b = cpu.readStateRows(cc.layers[0]!, 0, cc.stateRows);
+        const st = compareRows(a, b, TOL[dtype]);
+        console.log(`GPU vs CPU ${dtype} D=${D}: max abs ${st.maxAbsError.toExponential(2)}, max rel ${st.maxRelError.toExponential(2)}`);
+        expect(st.violations).toBe(0);
+      }
+    });
+  }
+
+  for (const dtype of ["fp32", "bf16"] as const) {
+    gpuTest(`simulate on the GPU (${dtype}): zero lost commits, within tolerance`, ({ gpu }) => {
+      const r = runSimulation({ backend: gpu, requests: 8, steps: 80, draftTokens: 8, adaptive: true, seed: 77, stateDtype: dtype });
+      console.log(`GPU simulate ${dtype}: ${JSON.stringify(r)}`);
+      expect(r.lostCommits).toBe(0);
+      expect(r.violations).toBe(0);
+    });
+  }
+});
