@@ -411,7 +411,7 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
     stageReports.push({ stage: s.stage, stageCapacityTokens: s.fullTokens, pools, allocatedBytes, estimatedBytes, unusedBytes: availableBytes - allocatedBytes });
   }
   const alloc = first!;
-  if (mode === "sglang-gen-b") {
+  {
     const requested = requestedMaxRunningRequests(config);
     if (requested != null && alloc.mrr < requested) {
       warnings.push(`max_running_requests reduced from ${requested} to ${alloc.mrr} to fit a capacity of ${alloc.sizes.maxTotalNumTokens} tokens (at most half the tokens)`);

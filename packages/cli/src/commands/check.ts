@@ -113,7 +113,14 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
     }
   } else if (typeof algorithm === "string" && ["none", "null", ""].includes(algorithm.toLowerCase())) {
     delete merged["speculative-algorithm"];
-  } else if (algorithm === "EAGLE") applyDefault("speculative-eagle-topk", 1, "DSV4 requires EAGLE top-k 1");
+  } else if (algorithm === "EAGLE") {
+    applyDefault("speculative-eagle-topk", 1, "DSV4 requires EAGLE top-k 1");
+    if (merged["speculative-num-steps"] === undefined && merged["speculative-num-draft-tokens"] === undefined) {
+      // Upstream auto-chooses steps when none is given (model-dependent, not modelled): check assumes 3 / 4.
+      applyDefault("speculative-num-steps", 3, "upstream auto-chooses (model-dependent); check assumes 3");
+      applyDefault("speculative-num-draft-tokens", 4, "steps + 1");
+    }
+  }
   const tpDefaulted = merged["tp-size"] === undefined;
   applyDefault("tp-size", DEFAULT_TP_SIZE, "check's default: one rank of an 8×H200 tensor-parallel deployment");
 
