@@ -14,7 +14,7 @@ import {
   type PrefillPlanOptions,
 } from "@dsv4-kv/planner";
 import { planDecodeGpu, planDecodeLegacyGpu, planPrefillGpu, planPrefillLegacyGpu } from "@dsv4-kv/kernels-cuda";
-import { expectSameDecode, expectSamePrefill, gpuTest } from "./helpers.js";
+import { errorCode, expectSameDecode, expectSamePrefill, gpuTest } from "./helpers.js";
 
 const SEED = Number(process.env.DSV4KV_TEST_SEED ?? 20260311);
 const CAMPAIGN = Number(process.env.DSV4KV_CAMPAIGN ?? 10_000);
@@ -149,7 +149,7 @@ describe("seeded random campaign", () => {
   gpuTest(`${CAMPAIGN} prefill batches agree with the CPU planner (seed ${SEED})`, ({ gpu }) => {
     void gpu;
     const rng = new SeededRandom(SEED);
-    const stats = { big: 0, zero: 0, underfilled: 0, maps: 0, uniform: 0, maxTokens: 0, maxBatch: 0 };
+    const stats = { refused: 0, big: 0, zero: 0, underfilled: 0, maps: 0, uniform: 0, maxTokens: 0, maxBatch: 0 };
     for (let it = 0; it < CAMPAIGN; it++) {
       const cr = rng.next() < 0.5 ? 4 : 128;
       const ring = cr === 4 ? [8, 16, 32][rng.int(0, 2)]! : [128, 256][rng.int(0, 1)]!;
@@ -204,7 +204,18 @@ describe("seeded random campaign", () => {
       stats.maxTokens = Math.max(stats.maxTokens, o.numQTokens ?? sum);
       stats.maxBatch = Math.max(stats.maxBatch, batch);
       if (batch > 1024) stats.big++;
-      expectSamePrefill(planPrefillGpu(o), planPrefill(o), `it ${it} c${cr} R${ring} sps${sps} req=${useReqRing} ${path} B${batch}`);
+      if (!o.reqToToken && rng.next() < 0.9) o.reqToToken = { identity: { tokensPerReq: 1 << 17 } };
+      const label = `it ${it} c${cr} R${ring} sps${sps} req=${useReqRing} ${path} B${batch}`;
+      let cpu;
+      try {
+        cpu = planPrefill(o);
+      } catch (e) {
+        // inputs the CPU planner refuses (e.g. a position past the identity row): the GPU must refuse them alike
+        stats.refused++;
+        expect(errorCode(() => planPrefillGpu(o)), label).toBe((e as { code: string }).code);
+        continue;
+      }
+      expectSamePrefill(planPrefillGpu(o), cpu, label);
     }
     console.log(`campaign coverage: ${JSON.stringify(stats)}`);
     expect(stats.big).toBeGreaterThan(0);

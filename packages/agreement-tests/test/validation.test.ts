@@ -9,6 +9,7 @@ import {
   getDefaultContext,
   planDecodeGpu,
   planPrefillGpu,
+  PLAN_STATUS_BYTES,
   readPlanStatus,
 } from "@dsv4-kv/kernels-cuda";
 import { errorCode, gpuTest } from "./helpers.js";
@@ -60,7 +61,7 @@ describe("bad input on the GPU", () => {
     const ctx = getDefaultContext();
     const numQ = 8;
     const mk = (n: number) => createDeviceBuffer(n, ctx);
-    const bufs = { seqLens: mk(8), extendLens: mk(8), planC: mk(numQ * 16), planW: mk(numQ * 8), status: mk(32) };
+    const bufs = { seqLens: mk(8), extendLens: mk(8), planC: mk(numQ * 16), planW: mk(numQ * 8), status: mk(PLAN_STATUS_BYTES) };
     const cfg = { compressRatio: 4, ringSize: 16, swaPageSize: 256, batch: 2, numQTokens: numQ };
     const run = (seq: number[], ext: number[]) => {
       bufs.seqLens.upload(new Int32Array(seq));
@@ -98,7 +99,7 @@ describe("bad input on the GPU", () => {
     const planD = mk(2 * 16);
     enqueueDecodePlan({ compressRatio: 4, ringSize: 16, swaPageSize: 256, batch: 2 }, { seqLens: bufs.seqLens, planD, status: bufs.status }, { context: ctx });
     ctx.synchronize();
-    const st = new Uint8Array(32);
+    const st = new Uint8Array(PLAN_STATUS_BYTES);
     bufs.status.download(st);
     expect(decodePlanStatus(st).code).toBe(0);
     const dd = new Uint8Array(32);

@@ -18,6 +18,7 @@ export {
   type DevicePrefillBuffers,
   type DeviceDecodeBuffers,
   PLAN_STATUS_BYTES,
+  PLAN_STATUS_RECORD_BYTES,
   getDefaultContext,
   createContext,
   maxGpuBatch,

@@ -12,6 +12,8 @@ import {
   DEFAULT_IDENTITY_TOKENS_PER_REQ,
   MAX_NUM_Q_TOKENS,
   PlannerError,
+  planPrefillStage0,
+  SlotResolver,
   UPSTREAM_DEVICE_BATCH_LIMIT,
   validateRing,
   WritePlanTable,
@@ -29,8 +31,13 @@ import {
 import { loadNative, type NativeAddon } from "./native.js";
 
 const INT32_MAX = 0x7fffffff;
-/** PlanStatus record after the tables: code, index, value, aux, numCompress, numWrite (32 bytes). */
-export const PLAN_STATUS_BYTES = 32;
+/**
+ * Status region after the tables: 256 records of 48 bytes, one per launched block (code, index, value, aux,
+ * numCompress, numWrite, grid); see native/planner/plan_kernels.cuh. Device-resident calls need a status buffer of
+ * this size; it never needs zeroing.
+ */
+export const PLAN_STATUS_RECORD_BYTES = 48;
+export const PLAN_STATUS_BYTES = 256 * PLAN_STATUS_RECORD_BYTES;
 
 /** A device + stream. Plans on one context are serialised on its stream. */
 export interface GpuContext {
@@ -151,6 +158,12 @@ interface PrefillJob {
 
 /** The planner package's prefill normalisation (§5.2 + §16 device-path checks), for the GPU. */
 function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number): PrefillJob {
+  // The planner package's own normalisation decides every refusal (same code, field and order as planPrefill):
+  // its stage 0 runs it first (O(numQ) host work). The device-path batch limit is this kernel's (16,384), not
+  // upstream's 1,024, unless the caller sets a smaller deviceBatchLimit.
+  const userLimit = o.deviceBatchLimit;
+  planPrefillStage0({ ...o, deviceBatchLimit: userLimit === undefined ? gpuLimit : Math.min(userLimit, gpuLimit) });
+  if (!legacy) new SlotResolver(o.compressRatio, o.ringSize, o.swaPageSize, o.useReqRing ?? false, o);
   const path = o.path ?? "host";
   if (path !== "host" && path !== "device") throw new PlannerError("INVALID_ARGUMENT", "path", path, 'must be "host" or "device"');
   if (legacy) {
@@ -238,11 +251,20 @@ export interface PlanStatus {
 
 export function decodePlanStatus(bytes: Uint8Array): PlanStatus {
   const v = new DataView(bytes.buffer, bytes.byteOffset, PLAN_STATUS_BYTES);
+  const R = PLAN_STATUS_RECORD_BYTES;
+  const grid = Math.min(256, Math.max(1, v.getInt32(32, true)));
+  let at = 0;
+  for (let b = 0; b < grid; b++) {
+    if (v.getInt32(b * R, true) !== 0) {
+      at = b * R;
+      break;
+    }
+  }
   return {
-    code: v.getInt32(0, true),
-    index: v.getInt32(4, true),
-    value: Number(v.getBigInt64(8, true)),
-    aux: Number(v.getBigInt64(16, true)),
+    code: v.getInt32(at, true),
+    index: v.getInt32(at + 4, true),
+    value: Number(v.getBigInt64(at + 8, true)),
+    aux: Number(v.getBigInt64(at + 16, true)),
     numCompress: v.getInt32(24, true),
     numWrite: v.getInt32(28, true),
   };
@@ -431,7 +453,7 @@ export interface DevicePrefillBuffers {
   planC: DeviceBuffer;
   /** numQTokens * 8 bytes */
   planW: DeviceBuffer;
-  /** 32 bytes: PlanStatus (error flag + counts); read it with decodePlanStatus after the stream is done */
+  /** PLAN_STATUS_BYTES: per-block status records (error flag + counts); read with readPlanStatus after the stream */
   status: DeviceBuffer;
 }
 

@@ -2,11 +2,11 @@
 // package's rules (PlannerError) before calling in; everything here is re-checked up front anyway, so a wrong call
 // from JS becomes a JS error and never a launch with bad shapes.
 //
-//   planPrefill(ctx, cfg, inputs, out)         host arrays in, `out` (Uint8Array, numQ*24 + 32 bytes) filled:
-//                                              [CompressPlan numQ x 16][WritePlan numQ x 8][PlanStatus 32]
+//   planPrefill(ctx, cfg, inputs, out)         host arrays in, `out` (Uint8Array, numQ*24 + statusBytes) filled:
+//                                              [CompressPlan numQ x 16][WritePlan numQ x 8][PlanStatus x 256 (48 B each)]
 //   planPrefillDevice(ctx, cfg, bufs)          device-resident inputs/outputs; enqueues on ctx's stream, no sync
 //                                              (CUDA-graph capturable); errors land in bufs.status (PlanStatus)
-//   planDecode(ctx, cfg, inputs, out)          out: batch*16 + 32 bytes: [DecodePlan batch x 16][PlanStatus 32]
+//   planDecode(ctx, cfg, inputs, out)          out: batch*16 + statusBytes: [DecodePlan batch x 16][PlanStatus x 256]
 //   planDecodeDevice(ctx, cfg, bufs)
 //   bench(ctx, kind, cfg, inputs, opts)        CUDA-event timings: eager back-to-back and CUDA-graph replay
 //
@@ -183,9 +183,9 @@ Napi::Value PlanPrefill(const Napi::CallbackInfo& info) {
   Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, true);
   CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
   HostView out = HostViewOf(env, info[3], "out");
-  const size_t out_bytes = static_cast<size_t>(p.num_q) * 24 + sizeof(PlanStatus);
+  const size_t out_bytes = static_cast<size_t>(p.num_q) * 24 + kStatusBytes;
   if (out.bytes != out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly numQ*24 + 32 = " + std::to_string(out_bytes) + " bytes");
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly numQ*24 + statusBytes = " + std::to_string(out_bytes) + " bytes");
   const size_t in_off = Align(out_bytes, 256);
   uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
   ctx->Activate(env);
@@ -212,9 +212,9 @@ Napi::Value PlanDecode(const Napi::CallbackInfo& info) {
   Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, false);
   CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
   HostView out = HostViewOf(env, info[3], "out");
-  const size_t out_bytes = static_cast<size_t>(p.batch) * 16 + sizeof(PlanStatus);
+  const size_t out_bytes = static_cast<size_t>(p.batch) * 16 + kStatusBytes;
   if (out.bytes != out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly batch*16 + 32 = " + std::to_string(out_bytes) + " bytes");
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly batch*16 + statusBytes = " + std::to_string(out_bytes) + " bytes");
   const size_t in_off = Align(out_bytes, 256);
   uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
   ctx->Activate(env);
@@ -264,7 +264,7 @@ Napi::Value PlanPrefillDevice(const Napi::CallbackInfo& info) {
   CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
   p.plan_c = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planC", static_cast<size_t>(p.num_q) * 16, true)));
   p.plan_w = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planW", static_cast<size_t>(p.num_q) * 8, true)));
-  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", sizeof(PlanStatus), true)));
+  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", kStatusBytes, true)));
   ctx->Activate(env);
   DSV4KV_CUDA_TRY(env, LaunchPrefill(p, ctx->stream(), ctx->smCount()));
   return env.Undefined();
@@ -286,7 +286,7 @@ Napi::Value PlanDecodeDevice(const Napi::CallbackInfo& info) {
   p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
   CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
   p.plan_d = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planD", b4 * 4, true)));
-  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", sizeof(PlanStatus), true)));
+  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", kStatusBytes, true)));
   ctx->Activate(env);
   DSV4KV_CUDA_TRY(env, LaunchDecode(p, ctx->stream()));
   return env.Undefined();
@@ -322,7 +322,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
     const int32_t batch = pre ? pp.batch : dp.batch;
     Staged s = Stage(env, ArgObject(info, 3, "inputs"), sp, batch, pre);
     CheckR2tF2sPresence(env, sp, s.has_r2t, s.has_f2s);
-    const size_t out_bytes = pre ? static_cast<size_t>(pp.num_q) * 24 + 32 : static_cast<size_t>(batch) * 16 + 32;
+    const size_t out_bytes = pre ? static_cast<size_t>(pp.num_q) * 24 + kStatusBytes : static_cast<size_t>(batch) * 16 + kStatusBytes;
     const size_t in_off = Align(out_bytes, 256);
     uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
     DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + in_off, s.host.data(), s.host.size(), cudaMemcpyHostToDevice, st));
@@ -366,5 +366,5 @@ void RegisterPlanner(Napi::Env env, Napi::Object exports) {
   exports.Set("planDecodeDevice", Napi::Function::New<PlanDecodeDevice>(env, "planDecodeDevice"));
   exports.Set("bench", Napi::Function::New<Bench>(env, "bench"));
   exports.Set("maxGpuBatch", Napi::Number::New(env, kMaxGpuBatch));
-  exports.Set("planStatusBytes", Napi::Number::New(env, static_cast<double>(sizeof(PlanStatus))));
+  exports.Set("planStatusBytes", Napi::Number::New(env, static_cast<double>(kStatusBytes)));
 }

@@ -13,12 +13,33 @@ namespace {
 
 constexpr int kThreads = 256;  // prefill block: 8 warps; the per-block scan handles ceil(B/256) requests per thread
 
-__device__ __forceinline__ void Report(PlanStatus* st, int32_t code, int32_t index, int64_t value, int64_t aux) {
-  if (atomicCAS(&st->code, 0, code) == 0) {  // first error wins; only the winner fills the detail fields
+// The block's error record lives in shared memory; thread 0 initialises it before any report (followed by a
+// barrier) and writes it to the block's PlanStatus record after the last report (preceded by a barrier).
+struct BlockErr {
+  int32_t code;
+  int32_t index;
+  int64_t value;
+  int64_t aux;
+};
+
+__device__ __forceinline__ void Report(BlockErr* st, int32_t code, int32_t index, int64_t value, int64_t aux) {
+  if (atomicCAS(&st->code, 0, code) == 0) {  // first error of the block wins; only the winner fills the details
     st->index = index;
     st->value = value;
     st->aux = aux;
   }
+}
+
+__device__ __forceinline__ void WriteRecord(PlanStatus* out, const BlockErr& e, int32_t nc, int32_t nw) {
+  PlanStatus r{};
+  r.code = e.code;
+  r.index = e.index;
+  r.value = e.value;
+  r.aux = e.aux;
+  r.num_compress = nc;
+  r.num_write = nw;
+  r.grid = static_cast<int32_t>(gridDim.x);
+  out[blockIdx.x] = r;
 }
 
 __device__ __forceinline__ int32_t LegacySlot(int32_t cr, int64_t rid, int32_t p) {
@@ -31,7 +52,7 @@ __device__ __forceinline__ int32_t LegacyPage(int32_t cr, int64_t rid, int32_t p
 
 // Slot of position p (>= 0) of request-pool index rid (>= 0), §4. On a bad index it reports and returns 0 (a
 // harmless in-range value): nothing is ever read or written out of bounds.
-__device__ __forceinline__ int32_t Slot(const SlotParams& sp, int64_t rid, int32_t b, int32_t p, PlanStatus* st) {
+__device__ __forceinline__ int32_t Slot(const SlotParams& sp, int64_t rid, int32_t b, int32_t p, BlockErr* st) {
   if (sp.req_style) {
     // rid < 2^31 (checked), p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
     const int64_t s = rid * sp.ring + (p % sp.ring);
@@ -142,6 +163,9 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
   // Dynamic shared memory: three int32 arrays of batch+1 entries (exclusive scans of E, nc, nw).
   extern __shared__ int32_t smem[];
   __shared__ int64_t tot[3];
+  __shared__ BlockErr err_rec;
+  if (threadIdx.x == 0) err_rec = BlockErr{0, 0, 0, 0};
+  __syncthreads();
   const int32_t B = p.batch;
   int32_t* e_off = smem;
   int32_t* c_off = smem + (B + 1);
@@ -162,7 +186,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
     else if (p.host_rules && e == 0) err = kErrExtendZero;
     else if (e > s) err = kErrExtendGtSeq;
     if (err != kErrNone) {
-      Report(p.status, err, b, err == kErrSeqNeg ? s : e, s);
+      Report(&err_rec, err, b, err == kErrSeqNeg ? s : e, s);
       bad = 1;
       e_off[b] = c_off[b] = w_off[b] = 0;
       continue;
@@ -195,7 +219,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
   bad = __syncthreads_or(bad);
   const int64_t sum_e = tot[0];
   if (!bad && (p.host_rules ? sum_e != p.num_q : sum_e > p.num_q)) {
-    if (threadIdx.x == 0) Report(p.status, kErrExtendSum, -1, sum_e, p.num_q);
+    if (threadIdx.x == 0) Report(&err_rec, kErrExtendSum, -1, sum_e, p.num_q);
     bad = 1;
   }
   const int32_t stride = gridDim.x * kThreads;
@@ -205,14 +229,12 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       StoreInvalidC(p.plan_c, k);
       StoreInvalidW(p.plan_w, k);
     }
-    return;
+    __syncthreads();
+    if (threadIdx.x == 0) WriteRecord(p.status, err_rec, 0, 0);
+    return;  // uniform across the block: `bad` came from __syncthreads_or / tot[] in shared memory
   }
   const int32_t nc_total = static_cast<int32_t>(tot[1]);
   const int32_t nw_total = static_cast<int32_t>(tot[2]);
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    p.status->num_compress = nc_total;
-    p.status->num_write = nw_total;
-  }
   const int32_t cr = p.slot.cr;
   const int32_t window = cr == 4 ? 2 * cr : cr;
   const int32_t n_tok = static_cast<int32_t>(sum_e);  // <= num_q <= 65535
@@ -238,13 +260,13 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       int64_t rid = p.rids ? p.rids[b] : b;
       bool rid_ok = true;
       if (rid < 0) {
-        Report(p.status, kErrRidNeg, b, rid, 0);
+        Report(&err_rec, kErrRidNeg, b, rid, 0);
         rid_ok = false;
       } else if (p.slot.legacy && rid * 128 + 127 > INT_MAX) {
-        Report(p.status, kErrSlotOverflow, b, rid, 0);
+        Report(&err_rec, kErrSlotOverflow, b, rid, 0);
         rid_ok = false;
       } else if (rid > INT_MAX) {  // no slot function accepts it; the TS layer refuses it with the same error
-        Report(p.status, p.slot.req_style ? kErrSlotOverflow : kErrRidRows, b, rid, p.slot.r2t_rows);
+        Report(&err_rec, p.slot.req_style ? kErrSlotOverflow : kErrRidRows, b, rid, p.slot.r2t_rows);
         rid_ok = false;
       }
       if (!rid_ok) rid = 0;
@@ -257,8 +279,8 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
           rp0 = LegacyPage(cr, rid, q0);
           rp1 = LegacyPage(cr, rid, q);
         } else if (buffer_len > 0) {
-          rp0 = Slot(p.slot, rid, b, q0, p.status) / cr;
-          rp1 = Slot(p.slot, rid, b, q, p.status) / cr;
+          rp0 = Slot(p.slot, rid, b, q0, &err_rec) / cr;
+          rp1 = Slot(p.slot, rid, b, q, &err_rec) / cr;
         }
         reinterpret_cast<uint4*>(p.plan_c)[row] =
             make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
@@ -269,40 +291,47 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       if (main || tail) {
         const int32_t rank = main ? r.tail_to_lim + (pos - r.main_start)
                                   : TailBelow(pos, p.slot.sps, cr) - TailBelow(r.prefix, p.slot.sps, cr);
-        const int32_t loc = p.slot.legacy ? LegacySlot(cr, rid, pos) : Slot(p.slot, rid, b, pos, p.status);
+        const int32_t loc = p.slot.legacy ? LegacySlot(cr, rid, pos) : Slot(p.slot, rid, b, pos, &err_rec);
         reinterpret_cast<uint2*>(p.plan_w)[w_off[b] + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
       }
     }
     if (k >= nc_total) StoreInvalidC(p.plan_c, k);
     if (k >= nw_total) StoreInvalidW(p.plan_w, k);
   }
+  __syncthreads();
+  if (threadIdx.x == 0) WriteRecord(p.status, err_rec, nc_total, nw_total);
 }
 
 __global__ void __launch_bounds__(256) DecodeKernel(const DecodeParams p) {
-  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= p.batch) return;
-  const int32_t s = p.seq_lens[i];
+  __shared__ BlockErr err_rec;
+  if (threadIdx.x == 0) err_rec = BlockErr{0, 0, 0, 0};
+  __syncthreads();
   const int32_t cr = p.slot.cr;
-  int64_t rid = p.rids ? p.rids[i] : i;
-  uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
-  if (s < 1) {
-    Report(p.status, kErrDecodeSeq, i, s, 0);
-  } else if (rid < 0) {
-    Report(p.status, kErrRidNeg, i, rid, 0);
-  } else if (p.slot.legacy ? rid * 128 + 127 > INT_MAX : rid > INT_MAX) {
-    Report(p.status, p.slot.legacy || p.slot.req_style ? kErrSlotOverflow : kErrRidRows, i, rid, p.slot.r2t_rows);
-  } else {
-    const int32_t p1 = s - 1, p0 = max(p1 - cr, 0);
-    if (p.slot.legacy) {
-      out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot(cr, rid, p1)),
-                       static_cast<uint32_t>(LegacyPage(cr, rid, p0)), static_cast<uint32_t>(LegacyPage(cr, rid, p1)));
+  for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.batch; i += gridDim.x * blockDim.x) {
+    const int32_t s = p.seq_lens[i];
+    int64_t rid = p.rids ? p.rids[i] : i;
+    uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
+    if (s < 1) {
+      Report(&err_rec, kErrDecodeSeq, i, s, 0);
+    } else if (rid < 0) {
+      Report(&err_rec, kErrRidNeg, i, rid, 0);
+    } else if (p.slot.legacy ? rid * 128 + 127 > INT_MAX : rid > INT_MAX) {
+      Report(&err_rec, p.slot.legacy || p.slot.req_style ? kErrSlotOverflow : kErrRidRows, i, rid, p.slot.r2t_rows);
     } else {
-      const int32_t w = Slot(p.slot, rid, i, p1, p.status);
-      const int32_t r0 = Slot(p.slot, rid, i, p0, p.status) / cr;
-      out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / cr));
+      const int32_t p1 = s - 1, p0 = max(p1 - cr, 0);
+      if (p.slot.legacy) {
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot(cr, rid, p1)),
+                         static_cast<uint32_t>(LegacyPage(cr, rid, p0)), static_cast<uint32_t>(LegacyPage(cr, rid, p1)));
+      } else {
+        const int32_t w = Slot(p.slot, rid, i, p1, &err_rec);
+        const int32_t r0 = Slot(p.slot, rid, i, p0, &err_rec) / cr;
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / cr));
+      }
     }
+    reinterpret_cast<uint4*>(p.plan_d)[i] = out;
   }
-  reinterpret_cast<uint4*>(p.plan_d)[i] = out;
+  __syncthreads();
+  if (threadIdx.x == 0) WriteRecord(p.status, err_rec, 0, 0);
 }
 
 __global__ void EmptyKernel() {}
@@ -322,19 +351,17 @@ cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_co
     if (e != cudaSuccess) return e;
     g_smem_set = true;
   }
-  cudaError_t e = cudaMemsetAsync(p.status, 0, sizeof(PlanStatus), stream);
-  if (e != cudaSuccess) return e;
-  // One thread per ragged row; at most 2 blocks per SM (each block rescans the batch, so more blocks only repeat it).
+  // One thread per ragged row; at most 2 blocks per SM (each block rescans the batch, so more blocks only repeat
+  // it) and at most kMaxStatusBlocks (one status record each).
   const int32_t want = (p.num_q + kThreads - 1) / kThreads;
-  const int32_t blocks = std::max(1, std::min(want, 2 * std::max(1, sm_count)));
+  const int32_t blocks = std::max(1, std::min({want, 2 * std::max(1, sm_count), kMaxStatusBlocks}));
   PrefillKernel<<<blocks, kThreads, smem, stream>>>(p);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
-  cudaError_t e = cudaMemsetAsync(p.status, 0, sizeof(PlanStatus), stream);
-  if (e != cudaSuccess) return e;
-  DecodeKernel<<<(p.batch + 255) / 256, 256, 0, stream>>>(p);
+  const int32_t blocks = std::max(1, std::min((p.batch + 255) / 256, kMaxStatusBlocks));
+  DecodeKernel<<<blocks, 256, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -37,16 +37,25 @@ enum PlanErr : int32_t {
   kErrExtendZero = 12,    // host rules: E_b == 0             index=b value=E
 };
 
-// 32 bytes after the two tables in every output workspace.
+// Status: one 48-byte record per block, kMaxStatusBlocks records. Every launched block writes its own record on
+// every launch (code 0 when clean), so the status needs no zeroing between calls (no memset node in a CUDA
+// graph, no cross-block ordering). Record 0 also carries the counts and the grid size; a reader looks at
+// records [0, grid) and takes the first non-zero code.
 struct PlanStatus {
-  int32_t code;       // PlanErr
+  int32_t code;          // PlanErr (first error seen by this block)
   int32_t index;
   int64_t value;
   int64_t aux;
-  int32_t num_compress;  // valid CompressPlan rows (prefill)
-  int32_t num_write;     // valid WritePlan rows (prefill)
+  int32_t num_compress;  // record 0: valid CompressPlan rows (prefill)
+  int32_t num_write;     // record 0: valid WritePlan rows (prefill)
+  int32_t grid;          // record 0: blocks launched (records to read)
+  int32_t reserved[3];
 };
-static_assert(sizeof(PlanStatus) == 32, "PlanStatus is 32 bytes");
+static_assert(sizeof(PlanStatus) == 48, "PlanStatus is 48 bytes");
+// Grids are capped at this many blocks (grid-stride loops cover the rest): 256 >= 2 x 132 SMs of an H200 would
+// not hold, so the prefill grid is min(ceil(numQ/256), 2*SMs, 256).
+constexpr int32_t kMaxStatusBlocks = 256;
+constexpr size_t kStatusBytes = sizeof(PlanStatus) * kMaxStatusBlocks;
 
 // Slot addressing shared by prefill stage 1 and decode (§4).
 struct SlotParams {
@@ -66,7 +75,7 @@ struct SlotParams {
 struct PrefillParams {
   uint32_t* plan_c;            // [num_q][4] words, 16-byte rows
   uint32_t* plan_w;            // [num_q][2] words, 8-byte rows
-  PlanStatus* status;          // error flag + counts
+  PlanStatus* status;          // kMaxStatusBlocks records (see PlanStatus)
   const int32_t* seq_lens;     // [batch] S
   const int32_t* extend_lens;  // [batch] E
   const int64_t* rids;         // [batch] request-pool index; nullptr = b
