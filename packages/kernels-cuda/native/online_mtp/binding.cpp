@@ -317,7 +317,9 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
     }
     if (op == "commit" || op == "commitMark") {
       // the pending markers are re-armed by the fused mark (same S every call), so every call commits
-      CommitPendingParams p{cur, rpi, pend[k], wid[k], state[k], batch, D, 0, O, N, 1,
+      // "commit": consume = 0 so the markers stay armed and every call really copies (upstream's commit also
+      // leaves pending untouched); "commitMark": consume + fused re-mark of the same S, also copying every call.
+      CommitPendingParams p{cur, rpi, pend[k], wid[k], state[k], batch, D, 0, O, N, op == "commitMark" ? 1 : 0,
                             op == "commitMark" ? seq : nullptr, D, stateType};
       return LaunchCommitPending(p, s);
     }
