@@ -35,4 +35,5 @@ export {
   prefillNativeJob,
   decodeNativeJob,
 } from "./planner.js";
+export { type GpuPlanCase, type GpuCaseTables, type GpuCasePlanner, createCasePlanner } from "./case-planner.js";
 export * from "./online-mtp.js";
