@@ -26,7 +26,9 @@ static CaseInput make_case(const char* name) {
   return c;
 }
 
-// Same as stage0Into in prefill.ts: per-row work, ranges instead of per-token tests.
+// Same as stage0Into in prefill.ts: per-row work, ranges instead of per-token tests; rows with bufferLen > 0
+// first, then the steady rows on a precomputed trip count (the TS version unrolls that loop by two, which a C++
+// compiler does on its own).
 static void stage0_ranges(int cr, int sps, int pad, bool tail, const CaseInput& in, uint32_t* cw, int32_t* cs, uint32_t* ww,
                           int32_t* ws, int& ncOut, int& nwOut) {
   const int window = cr * (cr == 4 ? 2 : 1);
@@ -37,15 +39,26 @@ static void stage0_ranges(int cr, int sps, int pad, bool tail, const CaseInput& 
     const int s = in.seq[b], e = in.ext[b], prefix = s - e;
     const int firstW = std::min((s / cr) * cr - overlap, s - pad);
     const int rem = (prefix + 1) % cr;
-    for (int p = rem == 0 ? prefix : prefix + cr - rem; p < s; p += cr) {
-      const int j = p - prefix;
-      const int bl = window - std::min(j + 1, window);
-      cw[nc * 4] = (uint32_t)(p + 1);
-      cw[nc * 4 + 1] = (uint32_t)(((base + j) & 0xffff) | (bl << 16));
-      cs[nc * 4 + 2] = -1;
-      cs[nc * 4 + 3] = b;
-      nc++;
+    int q = rem == 0 ? prefix : prefix + cr - rem;
+    int j = q - prefix;
+    int i = nc * 4;
+    for (; q < s && j + 1 < window; q += cr, j += cr) {
+      cw[i] = (uint32_t)(q + 1);
+      cw[i + 1] = (uint32_t)(((base + j) & 0xffff) | ((window - j - 1) << 16));
+      cs[i + 2] = -1;
+      cs[i + 3] = b;
+      i += 4;
     }
+    const int steadyRows = q < s ? (s - 1 - q) / cr + 1 : 0;
+    const int end = i + steadyRows * 4;
+    int seqLenOut = q + 1, ragged = base + j;
+    for (; i < end; i += 4, seqLenOut += cr, ragged += cr) {
+      cw[i] = (uint32_t)seqLenOut;
+      cw[i + 1] = (uint32_t)(ragged & 0xffff);
+      cs[i + 2] = -1;
+      cs[i + 3] = b;
+    }
+    nc = i / 4;
     const uint32_t packedBatch = (uint32_t)(b & 0xffff) << 16;
     const int mainStart = std::max(firstW, prefix);
     if (tail) {

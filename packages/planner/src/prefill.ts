@@ -179,13 +179,38 @@ export function stage0Into(
     const prefix = s - e;
     const lastCompressPos = ((s / cr) | 0) * cr;
     const firstW = lastCompressPos - overlap < s - pad ? lastCompressPos - overlap : s - pad;
-    // compress events: first p >= prefix with (p + 1) % cr == 0
+    // compress events: first p >= prefix with (p + 1) % cr == 0. Rows whose window reaches into the ring
+    // (bufferLen > 0, only the first W/cr events of a request) come first; after them every row has
+    // bufferLen 0 and its fields advance by cr, so that loop runs on a precomputed trip count, two rows per turn.
     const rem = (prefix + 1) % cr;
+    let q = rem === 0 ? prefix : prefix + cr - rem;
+    let j = q - prefix;
     let i = nc << 2;
-    for (let p = rem === 0 ? prefix : prefix + cr - rem; p < s; p += cr) {
-      const j = p - prefix;
-      cWords[i] = p + 1;
-      cWords[i + 1] = ((base + j) & 0xffff) | ((j + 1 < window ? window - j - 1 : 0) << 16);
+    for (; q < s && j + 1 < window; q += cr, j += cr) {
+      cWords[i] = q + 1;
+      cWords[i + 1] = ((base + j) & 0xffff) | ((window - j - 1) << 16);
+      cWords[i + 2] = -1;
+      cWords[i + 3] = b;
+      i += 4;
+    }
+    const steadyRows = q < s ? (((s - 1 - q) / cr) | 0) + 1 : 0;
+    const end = i + (steadyRows << 2);
+    const endPairs = i + ((steadyRows & ~1) << 2);
+    let seqLenOut = q + 1;
+    let ragged = base + j;
+    for (; i < endPairs; i += 8, seqLenOut += 2 * cr, ragged += 2 * cr) {
+      cWords[i] = seqLenOut;
+      cWords[i + 1] = ragged & 0xffff;
+      cWords[i + 2] = -1;
+      cWords[i + 3] = b;
+      cWords[i + 4] = seqLenOut + cr;
+      cWords[i + 5] = (ragged + cr) & 0xffff;
+      cWords[i + 6] = -1;
+      cWords[i + 7] = b;
+    }
+    if (i < end) {
+      cWords[i] = seqLenOut;
+      cWords[i + 1] = ragged & 0xffff;
       cWords[i + 2] = -1;
       cWords[i + 3] = b;
       i += 4;
@@ -207,10 +232,10 @@ export function stage0Into(
         }
       }
     }
-    for (let p = mainStart; p < s; p++) {
-      wWords[k] = rowBase + p;
-      wWords[k + 1] = p + 1;
-      k += 2;
+    const endK = mainStart < s ? k + 2 * (s - mainStart) : k;
+    for (let packed = rowBase + mainStart, writeLocOut = mainStart + 1; k < endK; k += 2, packed++, writeLocOut++) {
+      wWords[k] = packed;
+      wWords[k + 1] = writeLocOut;
     }
     nw = k >> 1;
     base += e;
