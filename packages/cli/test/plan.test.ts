@@ -68,6 +68,21 @@ describe("dsv4-kv plan", () => {
     expect(JSON.parse(r.stdout).error.code).toBe("INVALID_JSON");
   });
 
+  test("--path gpu: the CUDA planner's bytes equal the CPU planner's, or exit 2 with the reason and fixes", () => {
+    const cases = JSON.stringify([ex1, { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [640, 641] }]);
+    const cpu = cli(["plan"], cases);
+    const gpu = cli(["plan", "--path", "gpu"], cases);
+    if (gpu.code === 0) {
+      expect(JSON.parse(gpu.stdout)).toEqual(JSON.parse(cpu.stdout));
+    } else {
+      expect(gpu.code).toBe(2);
+      const err = JSON.parse(gpu.stdout).error;
+      expect(err.code).toBe("ERR_DSV4KV_GPU_UNAVAILABLE");
+      expect(err.message).toMatch(/Possible causes and solutions/);
+    }
+    expect(cli(["plan", "--path", "tpu"], cases).code).toBe(2);
+  });
+
   test("--help, --version, unknown flags and unknown commands", () => {
     const h = cli(["plan", "--help"]);
     expect(h.code).toBe(0);
