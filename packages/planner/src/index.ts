@@ -49,6 +49,7 @@ export {
   planPrefillStage0,
   planPrefillLegacy,
   stage0Into,
+  devicePathOf,
 } from "./prefill.js";
 export { type DecodePlanOptions, type LegacyDecodePlanOptions, planDecode, planDecodeLegacy } from "./decode.js";
 export {

@@ -312,10 +312,12 @@ function runStage0(n: NormalizedPrefill, _options: PrefillPlanOptions): { plan: 
   return { plan };
 }
 
-function devicePathOf(extendLens: Int32Array): "uniform" | "general" {
+/** Which kernel-0 path upstream takes for these extends: uniform when every E is equal and in [1, 32]. */
+export function devicePathOf(extendLens: ArrayLike<number>): "uniform" | "general" {
   let min = Infinity;
   let max = -Infinity;
-  for (const e of extendLens) {
+  for (let i = 0; i < extendLens.length; i++) {
+    const e = extendLens[i]!;
     if (e < min) min = e;
     if (e > max) max = e;
   }
