@@ -158,6 +158,10 @@ Napi::Value Context::Synchronize(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value Context::Destroy(const Napi::CallbackInfo& info) {
+  const int pending = pendingAsync();
+  if (pending > 0)
+    ThrowTyped(info.Env(), "ERR_DSV4KV_CONTEXT",
+               "Context.destroy(): " + std::to_string(pending) + " asynchronous call(s) still in flight on this context; await them first");
   Release();
   return info.Env().Undefined();
 }

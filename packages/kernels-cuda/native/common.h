@@ -24,6 +24,7 @@
 
 #include <napi.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -72,6 +73,10 @@ class Context : public Napi::ObjectWrap<Context> {
   // A grow-only device scratch buffer owned by the context (freed with it). Valid until the next call that asks for
   // more; use it only for work that is complete (synchronised) before returning to JS.
   void* Workspace(Napi::Env env, size_t bytes);
+  // Asynchronous calls in flight on this context's stream (planner's PlanWorker): destroy() refuses while any is.
+  void BeginAsync() { pending_.fetch_add(1, std::memory_order_relaxed); }
+  void EndAsync() { pending_.fetch_sub(1, std::memory_order_relaxed); }
+  int pendingAsync() const { return pending_.load(std::memory_order_relaxed); }
 
  private:
   Napi::Value Synchronize(const Napi::CallbackInfo& info);
@@ -83,6 +88,7 @@ class Context : public Napi::ObjectWrap<Context> {
   int sm_count_ = 0;
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
+  std::atomic<int> pending_{0};
 #if DSV4KV_HAVE_CUDA
   cudaStream_t stream_ = nullptr;
 #endif

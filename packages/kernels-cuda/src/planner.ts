@@ -32,8 +32,9 @@ import { loadNative, type NativeAddon } from "./native.js";
 
 const INT32_MAX = 0x7fffffff;
 /**
- * Status region after the tables: 256 records of 48 bytes, one per launched block (code, index, value, aux,
- * numCompress, numWrite, grid); see native/planner/plan_kernels.cuh. Device-resident calls need a status buffer of
+ * Status region after the tables: 256 records of 48 bytes (code, index, value, aux, numCompress, numWrite, grid),
+ * one per launched block for prefill and one per warp for decode, each rewritten by every launch; record 0's
+ * `grid` says how many to read. See native/planner/plan_kernels.cuh. Device-resident calls need a status buffer of
  * this size; it never needs zeroing.
  */
 export const PLAN_STATUS_RECORD_BYTES = 48;
@@ -298,6 +299,8 @@ export function plannerErrorOf(st: PlanStatus): PlannerError {
       return new PlannerError("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [1, ${INT32_MAX}]`);
     case 12:
       return new PlannerError("EXTEND_LEN", `extendLens[${i}]`, v, "must be > 0 (every request in a prefill batch extends by at least one token)");
+    case 13:
+      return new PlannerError("INT32_OVERFLOW", `${aux === 1 ? "extendLens" : "seqLens"}[${i}]`, v, `must be in [${-INT32_MAX - 1}, ${INT32_MAX}] (int64 device lengths are narrowed to int32)`);
     default:
       return new PlannerError("INVALID_ARGUMENT", "status", st.code, "unknown GPU planner status code");
   }
@@ -319,9 +322,19 @@ function nativeInputs(seqLens: Int32Array, extendLens: Int32Array | undefined, r
 }
 
 function runPrefill(addon: NativeAddon, job: PrefillJob, opts: GpuCallOptions | undefined, legacy: boolean): PrefillPlan {
-  const numQ = job.cfg.numQ!;
-  const out = new Uint8Array(numQ * 24 + PLAN_STATUS_BYTES);
+  const out = new Uint8Array(job.cfg.numQ! * 24 + PLAN_STATUS_BYTES);
   addon.planPrefill(ctxOf(opts), job.cfg, nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots), out);
+  return finishPrefill(job, out, legacy);
+}
+
+async function runPrefillAsync(addon: NativeAddon, job: PrefillJob, opts: GpuCallOptions | undefined, legacy: boolean): Promise<PrefillPlan> {
+  const out = new Uint8Array(job.cfg.numQ! * 24 + PLAN_STATUS_BYTES);
+  await addon.planPrefillAsync(ctxOf(opts), job.cfg, nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots), out);
+  return finishPrefill(job, out, legacy);
+}
+
+function finishPrefill(job: PrefillJob, out: Uint8Array, legacy: boolean): PrefillPlan {
+  const numQ = job.cfg.numQ!;
   const st = decodePlanStatus(out.subarray(numQ * 24));
   if (st.code !== 0) throw plannerErrorOf(st);
   const nc = st.numCompress;
@@ -349,6 +362,18 @@ export function planPrefillGpu(options: PrefillPlanOptions, opts?: GpuCallOption
   return runPrefill(addon, preparePrefill(options, false, addon.maxGpuBatch as number), opts, false);
 }
 
+/**
+ * `planPrefillGpu` without blocking the event loop: the same validation (synchronous, O(batch)), then the upload,
+ * the kernel, the download and the stream wait run on a libuv worker thread. Resolves to the same PrefillPlan
+ * (same bytes); rejects with the same PlannerError, with KernelsCudaUnavailableError when the probe is not ok, or
+ * with an ERR_DSV4KV_CUDA error. Worth it for large batches (thousands of rows): for a small plan the thread-pool
+ * round trip costs more than the blocking call.
+ */
+export async function planPrefillGpuAsync(options: PrefillPlanOptions, opts?: GpuCallOptions): Promise<PrefillPlan> {
+  const addon = loadNative();
+  return runPrefillAsync(addon, preparePrefill(options, false, addon.maxGpuBatch as number), opts, false);
+}
+
 /** `planPrefillLegacy` on the GPU. */
 export function planPrefillLegacyGpu(options: LegacyPrefillPlanOptions, opts?: GpuCallOptions): PrefillPlan {
   const addon = loadNative();
@@ -369,9 +394,12 @@ function decodeInputs(seqLensIn: IntegerArray, ridsIn: IntegerArray | undefined)
 }
 
 function runDecode(addon: NativeAddon, cfg: Record<string, number>, seqLens: Int32Array, rids: BigInt64Array, s: SlotInputs, opts: GpuCallOptions | undefined): DecodePlanTable {
-  const batch = seqLens.length;
-  const out = new Uint8Array(batch * 16 + PLAN_STATUS_BYTES);
+  const out = new Uint8Array(seqLens.length * 16 + PLAN_STATUS_BYTES);
   addon.planDecode(ctxOf(opts), cfg, nativeInputs(seqLens, undefined, rids, s), out);
+  return finishDecode(seqLens.length, out);
+}
+
+function finishDecode(batch: number, out: Uint8Array): DecodePlanTable {
   const st = decodePlanStatus(out.subarray(batch * 16));
   if (st.code !== 0) throw plannerErrorOf(st);
   return new DecodePlanTable(out.subarray(0, batch * 16));
@@ -386,6 +414,16 @@ export function planDecodeGpu(options: DecodePlanOptions, opts?: GpuCallOptions)
   const s = slotInputs(cr, options.useReqRing ?? false, options);
   const cfg = { batch: seqLens.length, cr, ring: options.ringSize, sps: options.swaPageSize, reqStyle: s.reqStyle ? 1 : 0, legacy: 0, r2tStride: s.r2tStride, r2tRows: s.r2tRows, f2sLen: s.f2sLen };
   return runDecode(addon, cfg, seqLens, rids, s, opts);
+}
+
+/** `planDecodeGpu` without blocking the event loop (see planPrefillGpuAsync). */
+export async function planDecodeGpuAsync(options: DecodePlanOptions, opts?: GpuCallOptions): Promise<DecodePlanTable> {
+  const addon = loadNative();
+  const { cfg, inputs } = decodeNativeJob(options);
+  const batch = cfg.batch!;
+  const out = new Uint8Array(batch * 16 + PLAN_STATUS_BYTES);
+  await addon.planDecodeAsync(ctxOf(opts), cfg, inputs, out);
+  return finishDecode(batch, out);
 }
 
 /** `planDecodeLegacy` on the GPU. */
@@ -436,12 +474,23 @@ export interface DevicePrefillConfig {
   /** Identity req_to_token row length when `reqToToken` is not given; default 2048. */
   tokensPerReq?: number;
   writePadOverride?: number;
+  /**
+   * Element type of `seqLens` / `extendLens`: "int32" (default) or "int64" (upstream's tensors, used as they are).
+   * The kernel checks that every int64 value fits int32 and reports INT32_OVERFLOW through the status otherwise.
+   */
+  lensDtype?: "int32" | "int64";
+}
+
+function lens64Of(dtype: unknown): number {
+  if (dtype === undefined || dtype === "int32") return 0;
+  if (dtype === "int64") return 1;
+  throw new PlannerError("INVALID_ARGUMENT", "lensDtype", dtype, 'must be "int32" or "int64"');
 }
 
 export interface DevicePrefillBuffers {
-  /** int32 [batch] */
+  /** int32 [batch] (int64 with lensDtype "int64") */
   seqLens: DeviceBuffer;
-  /** int32 [batch] */
+  /** int32 [batch] (int64 with lensDtype "int64") */
   extendLens: DeviceBuffer;
   /** int64 [batch]; default 0..batch-1 */
   reqPoolIndices?: DeviceBuffer;
@@ -493,11 +542,12 @@ export function enqueuePrefillPlan(config: DevicePrefillConfig, bufs: DevicePref
   const numQ = requireInteger("numQTokens", config.numQTokens, batch, MAX_NUM_Q_TOKENS);
   const pad = config.writePadOverride === undefined ? derivedWritePad(config.compressRatio, config.ringSize) : requireInteger("writePadOverride", config.writePadOverride, 0, INT32_MAX);
   const { _r2t, _f2s, ...slot } = s;
-  const cfg = { ...slot, batch, numQ, pad, tail: config.compressRatio === 4 && !config.useReqRing ? 1 : 0, hostRules: 0 };
+  const cfg = { ...slot, batch, numQ, pad, tail: config.compressRatio === 4 && !config.useReqRing ? 1 : 0, hostRules: 0, lens64: lens64Of(config.lensDtype) };
   addon.planPrefillDevice(ctxOf(opts), cfg, { seqLens: bufs.seqLens, extendLens: bufs.extendLens, rids: bufs.reqPoolIndices, r2t: _r2t, f2s: _f2s, planC: bufs.planC, planW: bufs.planW, status: bufs.status });
 }
 
 export interface DeviceDecodeBuffers {
+  /** int32 [batch] (int64 with lensDtype "int64") */
   seqLens: DeviceBuffer;
   reqPoolIndices?: DeviceBuffer;
   reqToToken?: { buffer: DeviceBuffer; stride: number };
@@ -513,7 +563,7 @@ export function enqueueDecodePlan(config: Omit<DevicePrefillConfig, "numQTokens"
   const s = deviceSlotCfg(config, bufs);
   const batch = requireInteger("batch", config.batch, 1, 1 << 24);
   const { _r2t, _f2s, ...slot } = s;
-  addon.planDecodeDevice(ctxOf(opts), { ...slot, batch }, { seqLens: bufs.seqLens, rids: bufs.reqPoolIndices, r2t: _r2t, f2s: _f2s, planD: bufs.planD, status: bufs.status });
+  addon.planDecodeDevice(ctxOf(opts), { ...slot, batch, lens64: lens64Of(config.lensDtype) }, { seqLens: bufs.seqLens, rids: bufs.reqPoolIndices, r2t: _r2t, f2s: _f2s, planD: bufs.planD, status: bufs.status });
 }
 
 /** Reads a PlanStatus buffer (synchronous copy); throws the PlannerError when the kernel refused its input. */

@@ -8,15 +8,22 @@
 //                                              (CUDA-graph capturable); errors land in bufs.status (PlanStatus)
 //   planDecode(ctx, cfg, inputs, out)          out: batch*16 + statusBytes: [DecodePlan batch x 16][PlanStatus x 256]
 //   planDecodeDevice(ctx, cfg, bufs)
+//   planPrefillAsync(ctx, cfg, inputs, out)    as planPrefill, but returns a Promise: the upload, the launch, the
+//   planDecodeAsync(ctx, cfg, inputs, out)     download and the stream sync run on a libuv worker thread (the event
+//                                              loop keeps running); scratch is stream-ordered (cudaMallocAsync)
 //   bench(ctx, kind, cfg, inputs, opts)        CUDA-event timings: eager back-to-back and CUDA-graph replay
 //
-// cfg: { batch, numQ, pad, tail, hostRules, cr, ring, sps, reqStyle, legacy, r2tStride, r2tRows, f2sLen }
+// cfg: { batch, numQ, pad, tail, hostRules, cr, ring, sps, reqStyle, legacy, r2tStride, r2tRows, f2sLen, lens64? }
+//   lens64 (device calls only; default 0): bufs.seqLens / bufs.extendLens hold int64 (upstream's dtype) instead of
+//   int32; the kernel checks that each value fits int32 and reports kErrNarrow otherwise.
 // inputs: { seqLens: Int32Array, extendLens?: Int32Array, rids?: BigInt64Array, r2t?: Int32Array, f2s?: Int32Array }
 #include "planner/planner_binding.h"
 
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common.h"
@@ -45,6 +52,13 @@ int64_t GetInt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64
   return static_cast<int64_t>(d);
 }
 
+// An optional integer field: `def` when absent.
+int64_t GetIntOr(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi, int64_t def) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return def;
+  return GetInt(env, o, key, lo, hi);
+}
+
 SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
   SlotParams s{};
   s.cr = static_cast<int32_t>(GetInt(env, cfg, "cr", 4, 128));
@@ -57,6 +71,9 @@ SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
   // clause's closed form needs cr <= SPS, which follows: SPS >= R >= cr.
   if (!s.legacy && (s.ring % s.cr != 0 || s.sps % s.ring != 0))
     ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: ring must be a multiple of cr and sps a multiple of ring");
+  // Fast division by ring and SPS: both are in [1, INT32_MAX] (GetInt above), the range MakeFastDiv serves.
+  s.ring_div = MakeFastDiv(static_cast<uint32_t>(s.ring));
+  s.sps_div = MakeFastDiv(static_cast<uint32_t>(s.sps));
   s.r2t_stride = GetInt(env, cfg, "r2tStride", 1, INT_MAX);
   s.r2t_rows = GetInt(env, cfg, "r2tRows", 0, INT_MAX);
   s.f2s_len = GetInt(env, cfg, "f2sLen", 0, (int64_t{1} << 40));
@@ -137,6 +154,7 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
   p.pad = static_cast<int32_t>(GetInt(env, cfg, "pad", 0, INT_MAX));
   p.tail = static_cast<int32_t>(GetInt(env, cfg, "tail", 0, 1));
   p.host_rules = static_cast<int32_t>(GetInt(env, cfg, "hostRules", 0, 1));
+  p.lens64 = static_cast<int32_t>(GetIntOr(env, cfg, "lens64", 0, 1, 0));
   if (p.slot.legacy && (p.tail || p.pad)) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: the legacy planner has no pad and no tail clause");
   if (p.tail && (p.slot.cr != 4 || p.slot.req_style)) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.tail is a paged-c4 rule");
   return p;
@@ -147,6 +165,7 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object cfg) {
   p.slot = ParseSlot(env, cfg);
   // Decode has no 16-bit field: one thread per request, ceil(B/256) blocks; 2^24 requests is far beyond any batch.
   p.batch = static_cast<int32_t>(GetInt(env, cfg, "batch", 1, 1 << 24));
+  p.lens64 = static_cast<int32_t>(GetIntOr(env, cfg, "lens64", 0, 1, 0));
   return p;
 }
 
@@ -159,8 +178,9 @@ Napi::Object ArgObject(const Napi::CallbackInfo& info, size_t i, const char* nam
 #if DSV4KV_HAVE_CUDA
 // Binds staged inputs that live at `dev_in` into the params.
 void BindPrefillInputs(PrefillParams& p, const Staged& s, uint8_t* dev_in) {
-  p.seq_lens = reinterpret_cast<const int32_t*>(dev_in + s.seq);
-  p.extend_lens = reinterpret_cast<const int32_t*>(dev_in + s.ext);
+  p.seq_lens = dev_in + s.seq;  // staged host inputs are int32
+  p.extend_lens = dev_in + s.ext;
+  p.lens64 = 0;
   p.rids = s.has_rids ? reinterpret_cast<const int64_t*>(dev_in + s.rids) : nullptr;
   p.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(dev_in + s.r2t) : nullptr;
   p.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(dev_in + s.f2s) : nullptr;
@@ -175,6 +195,12 @@ void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool
 }
 #endif
 
+// Host typed arrays are staged as int32 (the TS layer converts and range-checks them); int64 lengths are a
+// device-buffer option only.
+[[maybe_unused]] void CheckHostLens(Napi::Env env, int32_t lens64) {
+  if (lens64) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.lens64 = 1 applies to device buffers only; host inputs.seqLens / extendLens are Int32Array");
+}
+
 Napi::Value PlanPrefill(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
@@ -182,6 +208,7 @@ Napi::Value PlanPrefill(const Napi::CallbackInfo& info) {
   PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
   Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, true);
   CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
+  CheckHostLens(env, p.lens64);
   HostView out = HostViewOf(env, info[3], "out");
   const size_t out_bytes = static_cast<size_t>(p.num_q) * 24 + kStatusBytes;
   if (out.bytes != out_bytes)
@@ -211,6 +238,7 @@ Napi::Value PlanDecode(const Napi::CallbackInfo& info) {
   DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
   Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, false);
   CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
+  CheckHostLens(env, p.lens64);
   HostView out = HostViewOf(env, info[3], "out");
   const size_t out_bytes = static_cast<size_t>(p.batch) * 16 + kStatusBytes;
   if (out.bytes != out_bytes)
@@ -222,7 +250,7 @@ Napi::Value PlanDecode(const Napi::CallbackInfo& info) {
   p.plan_d = reinterpret_cast<uint32_t*>(ws);
   p.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(p.batch) * 16);
   uint8_t* in = ws + in_off;
-  p.seq_lens = reinterpret_cast<const int32_t*>(in + s.seq);
+  p.seq_lens = in + s.seq;
   p.rids = s.has_rids ? reinterpret_cast<const int64_t*>(in + s.rids) : nullptr;
   p.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(in + s.r2t) : nullptr;
   p.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(in + s.f2s) : nullptr;
@@ -256,8 +284,9 @@ Napi::Value PlanPrefillDevice(const Napi::CallbackInfo& info) {
   PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
   Napi::Object bufs = ArgObject(info, 2, "bufs");
   const size_t b4 = static_cast<size_t>(p.batch) * 4;
-  p.seq_lens = static_cast<const int32_t*>(DevIn(env, bufs, "seqLens", b4, true));
-  p.extend_lens = static_cast<const int32_t*>(DevIn(env, bufs, "extendLens", b4, true));
+  const size_t lens_bytes = static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4);  // int64 or int32 per request
+  p.seq_lens = DevIn(env, bufs, "seqLens", lens_bytes, true);
+  p.extend_lens = DevIn(env, bufs, "extendLens", lens_bytes, true);
   p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
   p.slot.r2t = static_cast<const int32_t*>(DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
   p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
@@ -280,7 +309,7 @@ Napi::Value PlanDecodeDevice(const Napi::CallbackInfo& info) {
   DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
   Napi::Object bufs = ArgObject(info, 2, "bufs");
   const size_t b4 = static_cast<size_t>(p.batch) * 4;
-  p.seq_lens = static_cast<const int32_t*>(DevIn(env, bufs, "seqLens", b4, true));
+  p.seq_lens = DevIn(env, bufs, "seqLens", static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4), true);
   p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
   p.slot.r2t = static_cast<const int32_t*>(DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
   p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
@@ -292,6 +321,164 @@ Napi::Value PlanDecodeDevice(const Napi::CallbackInfo& info) {
   return env.Undefined();
 #else
   NoCuda(env, "planDecodeDevice");
+#endif
+}
+
+#if DSV4KV_HAVE_CUDA
+// One asynchronous plan call. Constructed on the JS thread with everything validated and the inputs staged (a
+// private copy); Execute() runs on a libuv worker thread and touches no JS: it allocates stream-ordered scratch
+// (cudaMallocAsync, so no other call's workspace is shared and nothing synchronises the device), uploads, launches,
+// downloads into `out` (kept alive by a reference) and waits for the stream. The promise settles on the JS thread.
+// The context's pending count keeps destroy() from tearing the stream down while a call is in flight, and the
+// reference to the context object keeps its finalizer from running.
+class PlanWorker : public Napi::AsyncWorker {
+ public:
+  using LaunchFn = std::function<cudaError_t(uint8_t* dev, cudaStream_t stream)>;
+  PlanWorker(Napi::Env env, const char* what, Context* ctx, Napi::Object ctx_obj, Napi::Object out_obj, HostView out,
+             std::vector<uint8_t> host_in, size_t in_off, LaunchFn launch)
+      : Napi::AsyncWorker(env, what),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        what_(what),
+        ctx_(ctx),
+        device_(ctx->device()),
+        stream_(ctx->stream()),
+        out_data_(out.data),
+        out_bytes_(out.bytes),
+        host_in_(std::move(host_in)),
+        in_off_(in_off),
+        launch_(std::move(launch)) {
+    ctx_ref_ = Napi::Persistent(ctx_obj);
+    out_ref_ = Napi::Persistent(out_obj);
+    ctx_->BeginAsync();
+  }
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    const char* call = nullptr;
+    cudaError_t e = cudaSuccess;
+    auto step = [&](cudaError_t r, const char* name) {
+      if (e == cudaSuccess && r != cudaSuccess) {
+        e = r;
+        call = name;
+      }
+    };
+    step(cudaSetDevice(device_), "cudaSetDevice");
+    uint8_t* dev = nullptr;
+    if (e == cudaSuccess) step(cudaMallocAsync(reinterpret_cast<void**>(&dev), in_off_ + host_in_.size(), stream_), "cudaMallocAsync");
+    if (e == cudaSuccess && !host_in_.empty())
+      step(cudaMemcpyAsync(dev + in_off_, host_in_.data(), host_in_.size(), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync(inputs)");
+    if (e == cudaSuccess) step(launch_(dev, stream_), "kernel launch");
+    if (e == cudaSuccess) step(cudaMemcpyAsync(out_data_, dev, out_bytes_, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync(out)");
+    if (dev) step(cudaFreeAsync(dev, stream_), "cudaFreeAsync");
+    step(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    if (e != cudaSuccess) {
+      err_ = e;
+      call_ = call;
+      SetError(std::string(what_) + ": " + call + " failed: " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + " = " +
+               std::to_string(static_cast<int>(e)) + ")");
+    }
+  }
+  void OnOK() override {
+    ctx_->EndAsync();
+    deferred_.Resolve(Env().Undefined());
+  }
+  void OnError(const Napi::Error& error) override {
+    ctx_->EndAsync();
+    Napi::Error err = Napi::Error::New(Env(), error.Message());
+    err.Set("code", Napi::String::New(Env(), "ERR_DSV4KV_CUDA"));
+    err.Set("cudaError", Napi::Number::New(Env(), static_cast<int>(err_)));
+    err.Set("call", Napi::String::New(Env(), call_ ? call_ : ""));
+    deferred_.Reject(err.Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  const char* what_;
+  Context* ctx_;
+  int device_;
+  cudaStream_t stream_;
+  Napi::ObjectReference ctx_ref_, out_ref_;
+  uint8_t* out_data_;
+  size_t out_bytes_;
+  std::vector<uint8_t> host_in_;
+  size_t in_off_;
+  LaunchFn launch_;
+  cudaError_t err_ = cudaSuccess;
+  const char* call_ = nullptr;
+};
+
+Napi::Object OutObject(const Napi::CallbackInfo& info, size_t i) {
+  if (info.Length() <= i || !info[i].IsTypedArray())
+    ThrowTyped(info.Env(), "ERR_DSV4KV_ARG", "out must be a Uint8Array");
+  return info[i].As<Napi::Object>();
+}
+#endif
+
+Napi::Value PlanPrefillAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if DSV4KV_HAVE_CUDA
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
+  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, true);
+  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
+  CheckHostLens(env, p.lens64);
+  Napi::Object out_obj = OutObject(info, 3);
+  HostView out = HostViewOf(env, out_obj, "out");
+  const size_t out_bytes = static_cast<size_t>(p.num_q) * 24 + kStatusBytes;
+  if (out.bytes != out_bytes)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly numQ*24 + statusBytes = " + std::to_string(out_bytes) + " bytes");
+  const size_t in_off = Align(out_bytes, 256);
+  const int sm = ctx->smCount();
+  const Staged offsets{{}, s.seq, s.ext, s.rids, s.r2t, s.f2s, s.has_ext, s.has_rids, s.has_r2t, s.has_f2s};
+  auto launch = [p, offsets, in_off, sm](uint8_t* dev, cudaStream_t st) mutable {
+    p.plan_c = reinterpret_cast<uint32_t*>(dev);
+    p.plan_w = reinterpret_cast<uint32_t*>(dev + static_cast<size_t>(p.num_q) * 16);
+    p.status = reinterpret_cast<PlanStatus*>(dev + static_cast<size_t>(p.num_q) * 24);
+    BindPrefillInputs(p, offsets, dev + in_off);
+    return LaunchPrefill(p, st, sm);
+  };
+  auto* w = new PlanWorker(env, "planPrefillAsync", ctx, info[0].As<Napi::Object>(), out_obj, out, std::move(s.host), in_off, launch);
+  Napi::Promise promise = w->Promise();
+  w->Queue();
+  return promise;
+#else
+  NoCuda(env, "planPrefillAsync");
+#endif
+}
+
+Napi::Value PlanDecodeAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if DSV4KV_HAVE_CUDA
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
+  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, false);
+  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
+  CheckHostLens(env, p.lens64);
+  Napi::Object out_obj = OutObject(info, 3);
+  HostView out = HostViewOf(env, out_obj, "out");
+  const size_t out_bytes = static_cast<size_t>(p.batch) * 16 + kStatusBytes;
+  if (out.bytes != out_bytes)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly batch*16 + statusBytes = " + std::to_string(out_bytes) + " bytes");
+  const size_t in_off = Align(out_bytes, 256);
+  const Staged offsets{{}, s.seq, s.ext, s.rids, s.r2t, s.f2s, s.has_ext, s.has_rids, s.has_r2t, s.has_f2s};
+  auto launch = [p, offsets, in_off](uint8_t* dev, cudaStream_t st) mutable {
+    uint8_t* in = dev + in_off;
+    p.plan_d = reinterpret_cast<uint32_t*>(dev);
+    p.status = reinterpret_cast<PlanStatus*>(dev + static_cast<size_t>(p.batch) * 16);
+    p.seq_lens = in + offsets.seq;
+    p.lens64 = 0;
+    p.rids = offsets.has_rids ? reinterpret_cast<const int64_t*>(in + offsets.rids) : nullptr;
+    p.slot.r2t = offsets.has_r2t ? reinterpret_cast<const int32_t*>(in + offsets.r2t) : nullptr;
+    p.slot.f2s = offsets.has_f2s ? reinterpret_cast<const int32_t*>(in + offsets.f2s) : nullptr;
+    return LaunchDecode(p, st);
+  };
+  auto* w = new PlanWorker(env, "planDecodeAsync", ctx, info[0].As<Napi::Object>(), out_obj, out, std::move(s.host), in_off, launch);
+  Napi::Promise promise = w->Promise();
+  w->Queue();
+  return promise;
+#else
+  NoCuda(env, "planDecodeAsync");
 #endif
 }
 
@@ -337,7 +524,8 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
       uint8_t* in = ws + in_off;
       dp.plan_d = reinterpret_cast<uint32_t*>(ws);
       dp.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(batch) * 16);
-      dp.seq_lens = reinterpret_cast<const int32_t*>(in + s.seq);
+      dp.seq_lens = in + s.seq;
+      dp.lens64 = 0;
       dp.rids = s.has_rids ? reinterpret_cast<const int64_t*>(in + s.rids) : nullptr;
       dp.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(in + s.r2t) : nullptr;
       dp.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(in + s.f2s) : nullptr;
@@ -364,6 +552,8 @@ void RegisterPlanner(Napi::Env env, Napi::Object exports) {
   exports.Set("planPrefillDevice", Napi::Function::New<PlanPrefillDevice>(env, "planPrefillDevice"));
   exports.Set("planDecode", Napi::Function::New<PlanDecode>(env, "planDecode"));
   exports.Set("planDecodeDevice", Napi::Function::New<PlanDecodeDevice>(env, "planDecodeDevice"));
+  exports.Set("planPrefillAsync", Napi::Function::New<PlanPrefillAsync>(env, "planPrefillAsync"));
+  exports.Set("planDecodeAsync", Napi::Function::New<PlanDecodeAsync>(env, "planDecodeAsync"));
   exports.Set("bench", Napi::Function::New<Bench>(env, "bench"));
   exports.Set("maxGpuBatch", Napi::Number::New(env, kMaxGpuBatch));
   exports.Set("planStatusBytes", Napi::Number::New(env, static_cast<double>(kStatusBytes)));

@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <vector>
 
@@ -11,18 +12,35 @@
 namespace dsv4kv {
 namespace {
 
-constexpr int kThreads = 256;  // prefill block: 8 warps; the per-block scan handles ceil(B/256) requests per thread
+constexpr int kThreads = 256;        // general prefill block: 8 warps; the per-block scan handles ceil(B/256) requests per thread
+constexpr int kSmallThreads = 256;   // small-batch prefill block (at most; fewer when numQ needs fewer rows)
+constexpr int kDecodeThreads = 128;  // decode block (32 when B <= 32): one warp record each, no block barrier
+constexpr unsigned kFull = 0xffffffffu;
 
-// The block's error record lives in shared memory; thread 0 initialises it before any report (followed by a
-// barrier) and writes it to the block's PlanStatus record after the last report (preceded by a barrier).
-struct BlockErr {
+// One thread's first error (registers); combined per warp by ballot (lowest lane wins), then per block.
+struct LaneErr {
   int32_t code;
   int32_t index;
   int64_t value;
   int64_t aux;
 };
+__device__ __forceinline__ void Note(LaneErr& e, int32_t code, int32_t index, int64_t value, int64_t aux) {
+  if (e.code == kErrNone) e = LaneErr{code, index, value, aux};
+}
+__device__ __forceinline__ LaneErr ShflErr(const LaneErr& e, int src) {
+  return LaneErr{__shfl_sync(kFull, e.code, src), __shfl_sync(kFull, e.index, src),
+                 static_cast<int64_t>(__shfl_sync(kFull, static_cast<long long>(e.value), src)),
+                 static_cast<int64_t>(__shfl_sync(kFull, static_cast<long long>(e.aux), src))};
+}
+// The warp's error: the lowest lane's. Every lane of the warp must call it (full-mask ballot).
+__device__ __forceinline__ LaneErr WarpErr(const LaneErr& e) {
+  const unsigned m = __ballot_sync(kFull, e.code != kErrNone);
+  return m ? ShflErr(e, __ffs(m) - 1) : LaneErr{0, 0, 0, 0};
+}
 
-__device__ __forceinline__ void Report(BlockErr* st, int32_t code, int32_t index, int64_t value, int64_t aux) {
+// The general kernel's block error lives in shared memory; thread 0 initialises it before any report (followed
+// by a barrier) and writes it to the block's PlanStatus record after the last report (preceded by a barrier).
+__device__ __forceinline__ void Report(LaneErr* st, int32_t code, int32_t index, int64_t value, int64_t aux) {
   if (atomicCAS(&st->code, 0, code) == 0) {  // first error of the block wins; only the winner fills the details
     st->index = index;
     st->value = value;
@@ -30,7 +48,7 @@ __device__ __forceinline__ void Report(BlockErr* st, int32_t code, int32_t index
   }
 }
 
-__device__ __forceinline__ void WriteRecord(PlanStatus* out, const BlockErr& e, int32_t nc, int32_t nw) {
+__device__ __forceinline__ void WriteRecord(PlanStatus* out, const LaneErr& e, int32_t nc, int32_t nw, int32_t records) {
   PlanStatus r{};
   r.code = e.code;
   r.index = e.index;
@@ -38,36 +56,77 @@ __device__ __forceinline__ void WriteRecord(PlanStatus* out, const BlockErr& e, 
   r.aux = e.aux;
   r.num_compress = nc;
   r.num_write = nw;
-  r.grid = static_cast<int32_t>(gridDim.x);
-  out[blockIdx.x] = r;
+  r.grid = records;
+  *out = r;
 }
 
-__device__ __forceinline__ int32_t LegacySlot(int32_t cr, int64_t rid, int32_t p) {
-  // rid*128 + 127 <= INT32_MAX was checked by the caller, so both forms fit int32.
-  return cr == 4 ? static_cast<int32_t>(rid * 8 + p % 8) : static_cast<int32_t>(rid * 128 + p % 128);
+// Run-time division of n >= 0 (FastDiv in plan_kernels.cuh): one multiply-high and a shift.
+__device__ __forceinline__ int32_t Quo(const FastDiv& f, int32_t n) {
+  return f.mul == 0 ? n : static_cast<int32_t>(__umulhi(static_cast<uint32_t>(n), f.mul) >> f.shr);
 }
-__device__ __forceinline__ int32_t LegacyPage(int32_t cr, int64_t rid, int32_t p) {
-  return cr == 4 ? static_cast<int32_t>(rid * 2 + ((p / 4) & 1)) : static_cast<int32_t>(rid);
+__device__ __forceinline__ int32_t Rem(const FastDiv& f, int32_t n) { return n - Quo(f, n) * static_cast<int32_t>(f.d); }
+// n >= 0 divided by the compile-time ratio (a shift).
+template <int CR>
+__device__ __forceinline__ int32_t DivCr(int32_t n) {
+  return static_cast<int32_t>(static_cast<uint32_t>(n) / CR);
 }
 
-// Slot of position p (>= 0) of request-pool index rid (>= 0), §4. On a bad index it reports and returns 0 (a
-// harmless in-range value): nothing is ever read or written out of bounds.
-__device__ __forceinline__ int32_t Slot(const SlotParams& sp, int64_t rid, int32_t b, int32_t p, BlockErr* st) {
+// A length (S or E) of request i as int64: int32 inputs widen; int64 inputs (upstream's dtype) are returned as read
+// and narrowed by the caller after the range check (kErrNarrow).
+template <typename LenT>
+__device__ __forceinline__ int64_t LoadLen(const void* base, int32_t i) {
+  return static_cast<int64_t>(static_cast<const LenT*>(base)[i]);
+}
+__device__ __forceinline__ bool NotInt32(int64_t v) { return v < INT_MIN || v > INT_MAX; }
+
+template <int CR>
+__device__ __forceinline__ int32_t LegacySlot(int32_t rid, int32_t p) {
+  // rid <= (INT32_MAX - 127) / 128 was checked (CheckRid), so rid*128 + 127 and rid*8 + 7 fit int32.
+  return CR == 4 ? rid * 8 + p % 8 : rid * 128 + p % 128;
+}
+template <int CR>
+__device__ __forceinline__ int32_t LegacyPage(int32_t rid, int32_t p) {
+  return CR == 4 ? rid * 2 + ((p / 4) & 1) : rid;
+}
+
+// The request-pool index of request b, checked for every slot function: a bad one is noted and replaced by 0 (a
+// harmless in-range value), so nothing is ever read or written out of bounds.
+__device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, int32_t b, LaneErr& err) {
+  if (rid < 0) {
+    Note(err, kErrRidNeg, b, rid, 0);
+    return 0;
+  }
+  // Legacy slots are rid*128 + p%128 (c128) or rid*8 + p%8 (c4): both fit int32 iff rid*128 + 127 <= INT32_MAX,
+  // i.e. rid <= (INT32_MAX - 127) / 128 (written as a quotient so a huge rid cannot overflow the product).
+  if (sp.legacy && rid > (INT_MAX - 127) / 128) {
+    Note(err, kErrSlotOverflow, b, rid, 0);
+    return 0;
+  }
+  if (rid > INT_MAX) {  // no slot function accepts it; the TS layer refuses it with the same error
+    Note(err, sp.req_style ? kErrSlotOverflow : kErrRidRows, b, rid, sp.r2t_rows);
+    return 0;
+  }
+  return static_cast<int32_t>(rid);
+}
+
+// Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4. On a bad index it notes the
+// error and returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
+__device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32_t b, int32_t p, LaneErr& err) {
   if (sp.req_style) {
-    // rid < 2^31 (checked), p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
-    const int64_t s = rid * sp.ring + (p % sp.ring);
+    // rid < 2^31, p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
+    const int64_t s = static_cast<int64_t>(rid) * sp.ring + Rem(sp.ring_div, p);
     if (s > INT_MAX) {
-      Report(st, kErrSlotOverflow, b, rid, p);
+      Note(err, kErrSlotOverflow, b, rid, p);
       return 0;
     }
     return static_cast<int32_t>(s);
   }
   if (rid >= sp.r2t_rows) {
-    Report(st, kErrRidRows, b, rid, sp.r2t_rows);
+    Note(err, kErrRidRows, b, rid, sp.r2t_rows);
     return 0;
   }
   if (p >= sp.r2t_stride) {
-    Report(st, kErrPosStride, static_cast<int32_t>(rid), p, sp.r2t_stride);
+    Note(err, kErrPosStride, rid, p, sp.r2t_stride);
     return 0;
   }
   // rid < r2t_rows and p < r2t_stride: the index is inside the [rows, stride] matrix (identity: < INT32_MAX).
@@ -75,46 +134,65 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int64_t rid, int32
   int64_t swa = full;
   if (sp.f2s) {
     if (full < 0 || full >= sp.f2s_len) {
-      Report(st, kErrFullRange, static_cast<int32_t>(rid), full, p);
+      Note(err, kErrFullRange, rid, full, p);
       return 0;
     }
     swa = sp.f2s[full];
   }
   if (swa < 0) {
-    Report(st, kErrSwaNeg, static_cast<int32_t>(rid), swa, p);
+    Note(err, kErrSwaNeg, rid, swa, p);
     return 0;
   }
-  // swa fits int32 (an int32 table entry or an identity location < INT32_MAX). Upstream computes
-  // (swa/SPS)*R + swa%R in int32; the TS mirror wraps the same way (Math.imul, |0): unsigned arithmetic mod 2^32.
+  // swa fits int32 (an int32 table entry or an identity location < INT32_MAX) and is >= 0, so the fast division
+  // applies. Upstream computes (swa/SPS)*R + swa%R in int32; the TS mirror wraps the same way (Math.imul, |0):
+  // unsigned arithmetic mod 2^32.
   const int32_t sw = static_cast<int32_t>(swa);
-  const uint32_t v = static_cast<uint32_t>(sw / sp.sps) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(sw % sp.ring);
+  const uint32_t v = static_cast<uint32_t>(Quo(sp.sps_div, sw)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, sw));
   return static_cast<int32_t>(v);
 }
 
 // Positions q < x (x >= 0) with q % SPS >= SPS - cr: the SWA-page tail clause, counted in closed form.
-__device__ __forceinline__ int32_t TailBelow(int32_t x, int32_t sps, int32_t cr) {
-  const int32_t r = x % sps - (sps - cr);
-  return (x / sps) * cr + (r > 0 ? r : 0);
+// (x/SPS)*cr <= x because cr <= SPS (SPS % R == 0, R % cr == 0), so nothing overflows.
+template <int CR>
+__device__ __forceinline__ int32_t TailBelow(int32_t x, const FastDiv& sps) {
+  const int32_t q = Quo(sps, x);
+  const int32_t r = (x - q * static_cast<int32_t>(sps.d)) - (static_cast<int32_t>(sps.d) - CR);
+  return q * CR + (r > 0 ? r : 0);
 }
 
 struct ReqShape {
-  int32_t prefix, main_start, lim, nc, nw, tail_to_lim;
+  int32_t prefix, main_start, lim, nc, nw, tail_to_lim, tail_prefix;
 };
 
-// Per-request closed forms (§3): firstWritePos = min(floor(S/cr)*cr - overlap, S - pad). S >= 0 and
-// 0 <= pad <= INT32_MAX, so S - pad cannot overflow int32; floor(S/cr)*cr <= S.
+// Per-request closed forms (§3): firstWritePos = min(floor(S/cr)*cr - overlap, S - pad). 0 <= E <= S and
+// 0 <= pad <= INT32_MAX, so S - pad cannot overflow int32; floor(S/cr)*cr <= S; prefix <= mainStart <= S.
+template <int CR>
 __device__ __forceinline__ ReqShape Shape(int32_t s, int32_t e, const PrefillParams& p) {
-  const int32_t cr = p.slot.cr;
   ReqShape r;
   r.prefix = s - e;
-  const int32_t overlap = cr == 4 ? cr : 0;
-  const int32_t first_w = min((s / cr) * cr - overlap, s - p.pad);
+  constexpr int32_t overlap = CR == 4 ? CR : 0;
+  const int32_t first_w = min(DivCr<CR>(s) * CR - overlap, s - p.pad);
   r.main_start = max(first_w, r.prefix);
   r.lim = min(r.main_start, s);
-  r.tail_to_lim = p.tail ? TailBelow(r.lim, p.slot.sps, cr) - TailBelow(r.prefix, p.slot.sps, cr) : 0;
-  r.nc = s / cr - r.prefix / cr;
+  r.tail_prefix = p.tail ? TailBelow<CR>(r.prefix, p.slot.sps_div) : 0;
+  r.tail_to_lim = p.tail ? TailBelow<CR>(r.lim, p.slot.sps_div) - r.tail_prefix : 0;
+  r.nc = DivCr<CR>(s) - DivCr<CR>(r.prefix);
   r.nw = r.tail_to_lim + (s - r.main_start);
   return r;
+}
+
+// The §5.2 per-request checks in the CPU planner's order (plus the int64 narrowing check first for each field).
+// Returns the error code (0 when the request is valid) with its value and aux.
+__device__ __forceinline__ int32_t CheckReq(const PrefillParams& p, int64_t s, int64_t e, int64_t& value, int64_t& aux) {
+  aux = s;
+  if (NotInt32(s)) { value = s; aux = 0; return kErrNarrow; }
+  if (s < 0) { value = s; return kErrSeqNeg; }
+  if (NotInt32(e)) { value = e; aux = 1; return kErrNarrow; }
+  value = e;
+  if (e < 0) return kErrExtendNeg;
+  if (p.host_rules && e == 0) return kErrExtendZero;
+  if (e > s) return kErrExtendGtSeq;
+  return kErrNone;
 }
 
 __device__ __forceinline__ void StoreInvalidC(uint32_t* c, int32_t k) {
@@ -123,6 +201,169 @@ __device__ __forceinline__ void StoreInvalidC(uint32_t* c, int32_t k) {
 __device__ __forceinline__ void StoreInvalidW(uint32_t* w, int32_t k) {
   reinterpret_cast<uint2*>(w)[k] = make_uint2(0xffffffffu, 0xffffffffu);
 }
+
+// Row k (position prefix + j of request b, pool index rid already checked) of the plan: its compress row at
+// c_base + rankC when position+1 is a multiple of cr, its write row at w_base + rankW when it is written.
+template <int CR>
+__device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
+                                        int32_t c_base, int32_t w_base, LaneErr& err) {
+  const int32_t pos = r.prefix + j;  // < S <= INT32_MAX, so pos + 1 does not overflow
+  if (((pos + 1) & (CR - 1)) == 0) {  // cr is a power of two (4 or 128)
+    const int32_t row = c_base + (DivCr<CR>(pos) - DivCr<CR>(r.prefix));
+    constexpr int32_t window = CR == 4 ? 2 * CR : CR;
+    const int32_t buffer_len = window - min(j + 1, window);
+    int32_t rp0 = -1, rp1 = b;  // buffer_len == 0: upstream stores nothing; the stage-0 (-1, b) pair stays
+    const int32_t q = pos, q0 = max(q - CR, 0);
+    if (p.slot.legacy) {
+      rp0 = LegacyPage<CR>(rid, q0);
+      rp1 = LegacyPage<CR>(rid, q);
+    } else if (buffer_len > 0) {
+      // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
+      rp0 = Slot(p.slot, rid, b, q0, err) / CR;
+      rp1 = Slot(p.slot, rid, b, q, err) / CR;
+    }
+    reinterpret_cast<uint4*>(p.plan_c)[row] =
+        make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
+                   static_cast<uint32_t>(rp0), static_cast<uint32_t>(rp1));
+  }
+  const bool main = pos >= r.main_start;
+  const bool tail = p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
+  if (main || tail) {
+    const int32_t rank = main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix;
+    const int32_t loc = p.slot.legacy ? LegacySlot<CR>(rid, pos) : Slot(p.slot, rid, b, pos, err);
+    reinterpret_cast<uint2*>(p.plan_w)[w_base + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Small batches (1 <= B <= kSmallBatch = 32): one request per lane, everything in registers.
+template <int CR, typename LenT>
+__global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const PrefillParams p) {
+  __shared__ LaneErr warp_err[kSmallThreads / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int32_t B = p.batch;  // 1..32 (the launcher picks this kernel only then)
+  const bool have = lane < B;
+  // One round of independent loads: S, E and the pool index of request `lane`.
+  int64_t s64 = 0, e64 = 0, rid64 = lane;
+  if (have) {
+    s64 = LoadLen<LenT>(p.seq_lens, lane);
+    e64 = LoadLen<LenT>(p.extend_lens, lane);
+    if (p.rids) rid64 = p.rids[lane];
+  }
+  LaneErr verr{0, 0, 0, 0};
+  if (have) {
+    int64_t v, a;
+    const int32_t code = CheckReq(p, s64, e64, v, a);
+    if (code != kErrNone) verr = LaneErr{code, lane, v, a};
+  }
+  const bool ok = have && verr.code == kErrNone;
+  const int32_t s = ok ? static_cast<int32_t>(s64) : 0;
+  const int32_t e = ok ? static_cast<int32_t>(e64) : 0;
+  ReqShape r{0, 0, 0, 0, 0, 0, 0};
+  if (ok) r = Shape<CR>(s, e, p);
+  // Inclusive warp scan of E and of the packed counts nc | nw << 16. E is clamped to 65536: 32 clamped values sum
+  // to < 2^22 (exact in int32), and a clamped E means sum(E) > 65535 >= numQ, a refused batch. nc, nw <= E, so
+  // when the batch is accepted (sum(E) <= numQ <= 65535) every partial sum of nc and of nw is <= 65535: the low
+  // half never carries into the high half. Lanes >= B add 0.
+  const int32_t ev = min(e, 65536);
+  const uint32_t cw = static_cast<uint32_t>(min(r.nc, 65535)) | (static_cast<uint32_t>(min(r.nw, 65535)) << 16);
+  int32_t e_inc = ev;
+  uint32_t cw_inc = cw;
+  for (int off = 1; off < B; off <<= 1) {  // B is uniform: every lane runs the same rounds
+    const int32_t oe = __shfl_up_sync(kFull, e_inc, off);
+    const uint32_t oc = __shfl_up_sync(kFull, cw_inc, off);
+    if (lane >= off) {
+      e_inc += oe;
+      cw_inc += oc;
+    }
+  }
+  const int32_t e_tot = __shfl_sync(kFull, e_inc, B - 1);
+  const uint32_t cw_tot = __shfl_sync(kFull, cw_inc, B - 1);
+  const int32_t e_ex = e_inc - ev;
+  const uint32_t cw_ex = cw_inc - cw;
+
+  LaneErr werr = WarpErr(verr);  // a refused request: the lowest one's error, as every warp sees it
+  bool bad = werr.code != kErrNone;
+  if (!bad) {
+    int64_t sum = e_tot;
+    if (e_tot > 65535) {  // some E was clamped (or the sum is large): the exact int64 sum, for the message only
+      long long x = e;
+      for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
+      sum = x;
+    }
+    if (p.host_rules ? sum != p.num_q : sum > p.num_q) {
+      werr = LaneErr{kErrExtendSum, -1, sum, p.num_q};
+      bad = true;
+    }
+  }
+  // Pool indices are checked by their owner lane, only for requests that have rows (as the host loop reads them).
+  LaneErr rerr{0, 0, 0, 0};
+  int32_t rid = 0;
+  if (!bad && ok && e > 0) rid = CheckRid(p.slot, rid64, lane, rerr);
+
+  const int32_t n_tok = e_tot;  // <= numQ when !bad
+  const int32_t nc_total = static_cast<int32_t>(cw_tot & 0xffffu);
+  const int32_t nw_total = static_cast<int32_t>(cw_tot >> 16);
+  // Binary lifting over lanes [0, B): the largest step is the highest power of two <= B - 1.
+  const int top = B > 1 ? 1 << (31 - __clz(B - 1)) : 0;
+  LaneErr rowerr{0, 0, 0, 0};
+  const int32_t stride = gridDim.x * blockDim.x;
+  // Warp-uniform loop (base is the warp's first row) so that every shuffle has all 32 lanes.
+  for (int32_t base = blockIdx.x * blockDim.x + warp * 32; base < p.num_q; base += stride) {
+    const int32_t k = base + lane;
+    if (bad) {  // refused input: every row becomes the invalid pattern (in bounds: k < num_q), counts stay 0
+      if (k < p.num_q) {
+        StoreInvalidC(p.plan_c, k);
+        StoreInvalidW(p.plan_w, k);
+      }
+      continue;
+    }
+    // Request of row k: the largest b < B with e_ex[b] <= k (zero-length requests are skipped; e_ex[0] = 0).
+    int32_t b = 0;
+    for (int step = top; step > 0; step >>= 1) {
+      const int32_t cand = b + step;
+      const int32_t v = __shfl_sync(kFull, e_ex, cand < B ? cand : 0);
+      if (cand < B && v <= k) b = cand;
+    }
+    ReqShape rb{0, 0, 0, 0, 0, 0, 0};
+    rb.prefix = __shfl_sync(kFull, r.prefix, b);
+    rb.main_start = __shfl_sync(kFull, r.main_start, b);
+    rb.lim = __shfl_sync(kFull, r.lim, b);
+    rb.tail_to_lim = __shfl_sync(kFull, r.tail_to_lim, b);
+    rb.tail_prefix = __shfl_sync(kFull, r.tail_prefix, b);
+    const int32_t eb = __shfl_sync(kFull, e_ex, b);
+    const uint32_t cwb = __shfl_sync(kFull, cw_ex, b);
+    const int32_t ridb = __shfl_sync(kFull, rid, b);
+    if (k < n_tok) {
+      EmitRow<CR>(p, k, b, k - eb, rb, ridb, static_cast<int32_t>(cwb & 0xffffu), static_cast<int32_t>(cwb >> 16), rowerr);
+    }
+    if (k < p.num_q) {
+      if (k >= nc_total) StoreInvalidC(p.plan_c, k);
+      if (k >= nw_total) StoreInvalidW(p.plan_w, k);
+    }
+  }
+  if (!bad) {
+    werr = WarpErr(rerr);                       // a bad pool index first (its rows used index 0) ...
+    if (werr.code == kErrNone) werr = WarpErr(rowerr);  // ... then what the slot lookups found
+  }
+  const int32_t nc_out = bad ? 0 : nc_total, nw_out = bad ? 0 : nw_total;
+  if (blockDim.x == 32) {
+    if (lane == 0) WriteRecord(p.status + blockIdx.x, werr, nc_out, nw_out, gridDim.x);
+    return;
+  }
+  if (lane == 0) warp_err[warp] = werr;
+  __syncthreads();  // blockDim is uniform: every thread of the block reaches this barrier
+  if (threadIdx.x == 0) {
+    LaneErr first{0, 0, 0, 0};
+    for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) {
+      if (first.code == kErrNone) first = warp_err[w];
+    }
+    WriteRecord(p.status + blockIdx.x, first, nc_out, nw_out, gridDim.x);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// General batches: per-block scan in shared memory.
 
 // Block-wide exclusive scan of three int64 values (thread sums); returns the exclusive prefixes, totals in tot[].
 __device__ __forceinline__ void BlockScan3(int64_t v[3], int64_t* tot) {
@@ -133,7 +374,7 @@ __device__ __forceinline__ void BlockScan3(int64_t v[3], int64_t* tot) {
   for (int off = 1; off < 32; off <<= 1) {
 #pragma unroll
     for (int c = 0; c < 3; ++c) {
-      const int64_t o = __shfl_up_sync(0xffffffffu, inc[c], off);
+      const int64_t o = __shfl_up_sync(kFull, inc[c], off);
       if (lane >= off) inc[c] += o;
     }
   }
@@ -159,12 +400,13 @@ __device__ __forceinline__ void BlockScan3(int64_t v[3], int64_t* tot) {
   for (int c = 0; c < 3; ++c) v[c] = warp_tot[c][warp] + inc[c] - v[c];
 }
 
+template <int CR, typename LenT>
 __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p) {
   // Dynamic shared memory: three int32 arrays of batch+1 entries (exclusive scans of E, nc, nw).
   extern __shared__ int32_t smem[];
   __shared__ int64_t tot[3];
-  __shared__ BlockErr err_rec;
-  if (threadIdx.x == 0) err_rec = BlockErr{0, 0, 0, 0};
+  __shared__ LaneErr err_rec;
+  if (threadIdx.x == 0) err_rec = LaneErr{0, 0, 0, 0};
   __syncthreads();
   const int32_t B = p.batch;
   int32_t* e_off = smem;
@@ -178,20 +420,18 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
   int64_t sums[3] = {0, 0, 0};
   int bad = 0;
   for (int32_t b = lo; b < hi; ++b) {
-    const int32_t s = p.seq_lens[b];
-    const int32_t e = p.extend_lens[b];
-    int err = kErrNone;
-    if (s < 0) err = kErrSeqNeg;
-    else if (e < 0) err = kErrExtendNeg;
-    else if (p.host_rules && e == 0) err = kErrExtendZero;
-    else if (e > s) err = kErrExtendGtSeq;
+    const int64_t s64 = LoadLen<LenT>(p.seq_lens, b);
+    const int64_t e64 = LoadLen<LenT>(p.extend_lens, b);
+    int64_t v, a;
+    const int32_t err = CheckReq(p, s64, e64, v, a);
     if (err != kErrNone) {
-      Report(&err_rec, err, b, err == kErrSeqNeg ? s : e, s);
+      Report(&err_rec, err, b, v, a);
       bad = 1;
       e_off[b] = c_off[b] = w_off[b] = 0;
       continue;
     }
-    const ReqShape r = Shape(s, e, p);
+    const int32_t s = static_cast<int32_t>(s64), e = static_cast<int32_t>(e64);
+    const ReqShape r = Shape<CR>(s, e, p);
     e_off[b] = e;
     c_off[b] = r.nc;  // 0 <= nc, nw <= e: each position yields at most one event and one write
     w_off[b] = r.nw;
@@ -230,18 +470,17 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       StoreInvalidW(p.plan_w, k);
     }
     __syncthreads();
-    if (threadIdx.x == 0) WriteRecord(p.status, err_rec, 0, 0);
+    if (threadIdx.x == 0) WriteRecord(p.status + blockIdx.x, err_rec, 0, 0, gridDim.x);
     return;  // uniform across the block: `bad` came from __syncthreads_or / tot[] in shared memory
   }
   const int32_t nc_total = static_cast<int32_t>(tot[1]);
   const int32_t nw_total = static_cast<int32_t>(tot[2]);
-  const int32_t cr = p.slot.cr;
-  const int32_t window = cr == 4 ? 2 * cr : cr;
   const int32_t n_tok = static_cast<int32_t>(sum_e);  // <= num_q <= 65535
 
   // Phase 2: one ragged row per iteration. Row k of request b yields at most one compress row (at
   // c_off[b] + rankC < c_off[b] + nc_b) and one write row (at w_off[b] + rankW < w_off[b] + nw_b), so every
   // index in [0, nc_total) / [0, nw_total) is written exactly once; [total, num_q) get the invalid pattern.
+  LaneErr err{0, 0, 0, 0};
   for (int32_t k = blockIdx.x * kThreads + threadIdx.x; k < p.num_q; k += stride) {
     if (k < n_tok) {
       // Largest b with e_off[b] <= k: that request has e_off[b] <= k < e_off[b+1] (zero-length ones are skipped).
@@ -252,116 +491,117 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
         else hi_b = mid - 1;
       }
       const int32_t b = lo_b;
-      const int32_t s = p.seq_lens[b];
-      const int32_t e = p.extend_lens[b];
-      const ReqShape r = Shape(s, e, p);
-      const int32_t j = k - e_off[b];
-      const int32_t pos = r.prefix + j;
-      int64_t rid = p.rids ? p.rids[b] : b;
-      bool rid_ok = true;
-      if (rid < 0) {
-        Report(&err_rec, kErrRidNeg, b, rid, 0);
-        rid_ok = false;
-      } else if (p.slot.legacy && rid * 128 + 127 > INT_MAX) {
-        Report(&err_rec, kErrSlotOverflow, b, rid, 0);
-        rid_ok = false;
-      } else if (rid > INT_MAX) {  // no slot function accepts it; the TS layer refuses it with the same error
-        Report(&err_rec, p.slot.req_style ? kErrSlotOverflow : kErrRidRows, b, rid, p.slot.r2t_rows);
-        rid_ok = false;
-      }
-      if (!rid_ok) rid = 0;
-      if ((pos + 1) % cr == 0) {
-        const int32_t row = c_off[b] + (pos / cr - r.prefix / cr);
-        const int32_t buffer_len = window - min(j + 1, window);
-        int32_t rp0 = -1, rp1 = b;  // buffer_len == 0: upstream stores nothing; the stage-0 (-1, b) pair stays
-        const int32_t q = pos, q0 = max(q - cr, 0);
-        if (p.slot.legacy) {
-          rp0 = LegacyPage(cr, rid, q0);
-          rp1 = LegacyPage(cr, rid, q);
-        } else if (buffer_len > 0) {
-          rp0 = Slot(p.slot, rid, b, q0, &err_rec) / cr;
-          rp1 = Slot(p.slot, rid, b, q, &err_rec) / cr;
-        }
-        reinterpret_cast<uint4*>(p.plan_c)[row] =
-            make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
-                       static_cast<uint32_t>(rp0), static_cast<uint32_t>(rp1));
-      }
-      const bool main = pos >= r.main_start;
-      const bool tail = p.tail && pos < r.lim && (pos % p.slot.sps) >= p.slot.sps - cr;
-      if (main || tail) {
-        const int32_t rank = main ? r.tail_to_lim + (pos - r.main_start)
-                                  : TailBelow(pos, p.slot.sps, cr) - TailBelow(r.prefix, p.slot.sps, cr);
-        const int32_t loc = p.slot.legacy ? LegacySlot(cr, rid, pos) : Slot(p.slot, rid, b, pos, &err_rec);
-        reinterpret_cast<uint2*>(p.plan_w)[w_off[b] + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
-      }
+      // Validated in phase 1 (0 <= E <= S <= INT32_MAX), so the narrowing is exact.
+      const int32_t s = static_cast<int32_t>(LoadLen<LenT>(p.seq_lens, b));
+      const int32_t e = static_cast<int32_t>(LoadLen<LenT>(p.extend_lens, b));
+      const ReqShape r = Shape<CR>(s, e, p);
+      const int32_t rid = CheckRid(p.slot, p.rids ? p.rids[b] : b, b, err);
+      EmitRow<CR>(p, k, b, k - e_off[b], r, rid, c_off[b], w_off[b], err);
     }
     if (k >= nc_total) StoreInvalidC(p.plan_c, k);
     if (k >= nw_total) StoreInvalidW(p.plan_w, k);
   }
+  if (err.code != kErrNone) Report(&err_rec, err.code, err.index, err.value, err.aux);
   __syncthreads();
-  if (threadIdx.x == 0) WriteRecord(p.status, err_rec, nc_total, nw_total);
+  if (threadIdx.x == 0) WriteRecord(p.status + blockIdx.x, err_rec, nc_total, nw_total, gridDim.x);
 }
 
-__global__ void __launch_bounds__(256) DecodeKernel(const DecodeParams p) {
-  __shared__ BlockErr err_rec;
-  if (threadIdx.x == 0) err_rec = BlockErr{0, 0, 0, 0};
-  __syncthreads();
-  const int32_t cr = p.slot.cr;
-  for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.batch; i += gridDim.x * blockDim.x) {
-    const int32_t s = p.seq_lens[i];
-    int64_t rid = p.rids ? p.rids[i] : i;
+// ---------------------------------------------------------------------------------------------------------------
+// Decode: one thread per request, one status record per warp (records [0, warps)), no shared memory, no barrier.
+template <int CR, typename LenT>
+__global__ void __launch_bounds__(kDecodeThreads) DecodeKernel(const DecodeParams p) {
+  const int lane = threadIdx.x & 31;
+  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t threads = gridDim.x * blockDim.x;
+  LaneErr err{0, 0, 0, 0};
+  for (int32_t i = tid; i < p.batch; i += threads) {
+    const int64_t s64 = LoadLen<LenT>(p.seq_lens, i);  // independent loads: S and the pool index
+    const int64_t rid64 = p.rids ? p.rids[i] : i;
+    const int32_t s = static_cast<int32_t>(s64);
     uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
-    if (s < 1) {
-      Report(&err_rec, kErrDecodeSeq, i, s, 0);
-    } else if (rid < 0) {
-      Report(&err_rec, kErrRidNeg, i, rid, 0);
-    } else if (p.slot.legacy ? rid * 128 + 127 > INT_MAX : rid > INT_MAX) {
-      Report(&err_rec, p.slot.legacy || p.slot.req_style ? kErrSlotOverflow : kErrRidRows, i, rid, p.slot.r2t_rows);
+    if (NotInt32(s64)) {
+      Note(err, kErrNarrow, i, s64, 0);
+    } else if (s < 1) {
+      Note(err, kErrDecodeSeq, i, s, 0);
     } else {
-      const int32_t p1 = s - 1, p0 = max(p1 - cr, 0);
-      if (p.slot.legacy) {
-        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot(cr, rid, p1)),
-                         static_cast<uint32_t>(LegacyPage(cr, rid, p0)), static_cast<uint32_t>(LegacyPage(cr, rid, p1)));
+      LaneErr rerr{0, 0, 0, 0};
+      const int32_t rid = CheckRid(p.slot, rid64, i, rerr);
+      if (rerr.code != kErrNone) {
+        Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
       } else {
-        const int32_t w = Slot(p.slot, rid, i, p1, &err_rec);
-        const int32_t r0 = Slot(p.slot, rid, i, p0, &err_rec) / cr;
-        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / cr));
+        const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
+        if (p.slot.legacy) {
+          out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
+                           static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
+        } else {
+          const int32_t w = Slot(p.slot, rid, i, p1, err);
+          const int32_t r0 = Slot(p.slot, rid, i, p0, err) / CR;
+          out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
+        }
       }
     }
     reinterpret_cast<uint4*>(p.plan_d)[i] = out;
   }
-  __syncthreads();
-  if (threadIdx.x == 0) WriteRecord(p.status, err_rec, 0, 0);
+  const LaneErr werr = WarpErr(err);  // blockDim is a multiple of 32: every lane reaches this ballot
+  if (lane == 0) WriteRecord(p.status + (tid >> 5), werr, 0, 0, threads >> 5);
 }
 
 __global__ void EmptyKernel() {}
 
-bool g_smem_set = false;
+template <typename K>
+cudaError_t AllowSmem(K kernel, std::atomic<bool>& done) {
+  if (done.load(std::memory_order_acquire)) return cudaSuccess;
+  // kMaxGpuBatch = 16384 requests -> 3 * 16385 * 4 = 196,620 B, under the 227 KB opt-in limit of sm_90.
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(PrefillSmemBytes(kMaxGpuBatch)));
+  if (e == cudaSuccess) done.store(true, std::memory_order_release);
+  return e;
+}
+
+template <int CR, typename LenT>
+cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_count) {
+  const int32_t sm2 = 2 * std::max(1, sm_count);
+  if (p.batch <= kSmallBatch) {
+    // One thread per row in blocks of up to 256 (fewer when numQ is small: numQ = 48 is one block of 64); at most
+    // 2 blocks per SM and kMaxStatusBlocks blocks (one status record each); grid-stride loops cover the rest.
+    const int32_t threads = std::min(kSmallThreads, (p.num_q + 31) / 32 * 32);
+    const int32_t want = (p.num_q + threads - 1) / threads;
+    const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
+    PrefillSmallKernel<CR, LenT><<<blocks, threads, 0, stream>>>(p);
+    return cudaGetLastError();
+  }
+  static std::atomic<bool> smem_set{false};
+  cudaError_t e = AllowSmem(PrefillKernel<CR, LenT>, smem_set);
+  if (e != cudaSuccess) return e;
+  // One thread per ragged row; at most 2 blocks per SM (each block rescans the batch, so more blocks only repeat
+  // it) and at most kMaxStatusBlocks (one status record each).
+  const int32_t want = (p.num_q + kThreads - 1) / kThreads;
+  const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
+  PrefillKernel<CR, LenT><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  return cudaGetLastError();
+}
 
 }  // namespace
 
 size_t PrefillSmemBytes(int32_t batch) { return static_cast<size_t>(3) * (static_cast<size_t>(batch) + 1) * sizeof(int32_t); }
 
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_count) {
-  const size_t smem = PrefillSmemBytes(p.batch);
-  if (!g_smem_set) {
-    // kMaxGpuBatch = 16384 requests -> 3 * 16385 * 4 = 196,620 B, under the 227 KB opt-in limit of sm_90.
-    cudaError_t e = cudaFuncSetAttribute(PrefillKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(PrefillSmemBytes(kMaxGpuBatch)));
-    if (e != cudaSuccess) return e;
-    g_smem_set = true;
-  }
-  // One thread per ragged row; at most 2 blocks per SM (each block rescans the batch, so more blocks only repeat
-  // it) and at most kMaxStatusBlocks (one status record each).
-  const int32_t want = (p.num_q + kThreads - 1) / kThreads;
-  const int32_t blocks = std::max(1, std::min({want, 2 * std::max(1, sm_count), kMaxStatusBlocks}));
-  PrefillKernel<<<blocks, kThreads, smem, stream>>>(p);
-  return cudaGetLastError();
+  if (p.slot.cr == 4) return p.lens64 ? LaunchPrefillT<4, int64_t>(p, stream, sm_count) : LaunchPrefillT<4, int32_t>(p, stream, sm_count);
+  return p.lens64 ? LaunchPrefillT<128, int64_t>(p, stream, sm_count) : LaunchPrefillT<128, int32_t>(p, stream, sm_count);
 }
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
-  const int32_t blocks = std::max(1, std::min((p.batch + 255) / 256, kMaxStatusBlocks));
-  DecodeKernel<<<blocks, 256, 0, stream>>>(p);
+  // One thread per request: one warp for B <= 32, else blocks of 128; records are warps, capped at
+  // kMaxStatusBlocks = 256 warps (8,192 threads); a grid-stride loop covers larger batches.
+  const int32_t threads = p.batch <= 32 ? 32 : kDecodeThreads;
+  const int32_t blocks = std::max(1, std::min((p.batch + threads - 1) / threads, kMaxStatusBlocks * 32 / threads));
+  if (p.slot.cr == 4) {
+    if (p.lens64) DecodeKernel<4, int64_t><<<blocks, threads, 0, stream>>>(p);
+    else DecodeKernel<4, int32_t><<<blocks, threads, 0, stream>>>(p);
+  } else {
+    if (p.lens64) DecodeKernel<128, int64_t><<<blocks, threads, 0, stream>>>(p);
+    else DecodeKernel<128, int32_t><<<blocks, threads, 0, stream>>>(p);
+  }
   return cudaGetLastError();
 }
 

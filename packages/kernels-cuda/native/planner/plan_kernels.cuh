@@ -8,11 +8,16 @@
 //     rankW(p) = p >= mainStart ? tail(P, lim) + (p - mainStart) : tail(P, p)
 //   with tail(a, x) = F(x) - F(a), F(x) = floor(x/SPS)*cr + max(0, x%SPS - (SPS-cr)) (positions q < x with
 //   q % SPS >= SPS - cr), mainStart = max(firstWritePos, P), lim = min(mainStart, S).
-//   Each block scans (E, nc, nw) over the batch into shared memory, then handles a grid-stride slice of the
-//   num_q ragged rows: row k belongs to request b (binary search of the E scan), its compress row goes to
-//   cOff[b] + rankC and its write row to wOff[b] + rankW. Each output index is written by exactly one thread, so
-//   the order is the host loop's (batch-major, position ascending) on every run: no shared-memory atomics, no race.
-//   Stage 1 (location finalisation) is fused: rows are written final.
+//   Two kernels share these forms (the launcher picks one by batch size):
+//   * small batches (B <= 32, kSmallBatch): every warp loads the whole batch (lane b = request b), validates it and
+//     scans (E, nc, nw) with warp shuffles; each row finds its request by a shuffle binary search and reads the
+//     request's shape from that lane. No shared-memory scan, no block barrier before the rows, no second global
+//     read of the inputs.
+//   * larger batches: each block scans (E, nc, nw) over the batch into shared memory, then handles a grid-stride
+//     slice of the num_q ragged rows (binary search of the E scan).
+//   Either way row k of request b puts its compress row at cOff[b] + rankC and its write row at wOff[b] + rankW.
+//   Each output index is written by exactly one thread, so the order is the host loop's (batch-major, position
+//   ascending) on every run: no shared-memory atomics, no race. Stage 1 (location finalisation) is fused.
 // The write pad arrives in the params (computed by @dsv4-kv/planner's writePad in TS); it is never derived here.
 #pragma once
 #include <cstdint>
@@ -35,12 +40,13 @@ enum PlanErr : int32_t {
   kErrSlotOverflow = 10,  // rid*R + p%R > INT32_MAX          index=b value=rid
   kErrDecodeSeq = 11,     // decode S < 1                     index=i value=S
   kErrExtendZero = 12,    // host rules: E_b == 0             index=b value=E
+  kErrNarrow = 13,        // int64 length outside int32       index=b value=v aux=0 seqLens / 1 extendLens
 };
 
-// Status: one 48-byte record per block, kMaxStatusBlocks records. Every launched block writes its own record on
-// every launch (code 0 when clean), so the status needs no zeroing between calls (no memset node in a CUDA
-// graph, no cross-block ordering). Record 0 also carries the counts and the grid size; a reader looks at
-// records [0, grid) and takes the first non-zero code.
+// Status: 48-byte records, kMaxStatusBlocks of them. Every launch rewrites records [0, n) (code 0 when clean; one
+// record per block for prefill, one per warp for decode), so the status needs no zeroing between calls (no memset
+// node in a CUDA graph, no cross-block ordering). Record 0 also carries the counts and n (field `grid`); a reader
+// looks at records [0, grid) and takes the first non-zero code.
 struct PlanStatus {
   int32_t code;          // PlanErr (first error seen by this block)
   int32_t index;
@@ -48,14 +54,35 @@ struct PlanStatus {
   int64_t aux;
   int32_t num_compress;  // record 0: valid CompressPlan rows (prefill)
   int32_t num_write;     // record 0: valid WritePlan rows (prefill)
-  int32_t grid;          // record 0: blocks launched (records to read)
+  int32_t grid;          // record 0: records this launch wrote (to read)
   int32_t reserved[3];
 };
 static_assert(sizeof(PlanStatus) == 48, "PlanStatus is 48 bytes");
-// Grids are capped at this many blocks (grid-stride loops cover the rest): 256 >= 2 x 132 SMs of an H200 would
-// not hold, so the prefill grid is min(ceil(numQ/256), 2*SMs, 256).
+// Records (= prefill blocks, decode warps) are capped at this many (grid-stride loops cover the rest). The prefill
+// grid is min(ceil(numQ/threads), 2*SMs, 256): 2 x 132 SMs of an H200 is 264, so on an H200 the cap is 256.
 constexpr int32_t kMaxStatusBlocks = 256;
 constexpr size_t kStatusBytes = sizeof(PlanStatus) * kMaxStatusBlocks;
+
+// Division by a run-time divisor d in [1, 2^31) of a numerator n in [0, 2^31), as one multiply-high and a shift
+// (Granlund-Montgomery, as CUTLASS's FastDivmod). For d >= 2: p = 31 + ceil(log2 d), mul = ceil(2^p / d), shr = p - 32.
+// mul < 2^32 because 2^31 <= 2^p/d < 2^32 (2^(p-31) >= d > 2^(p-32)). With e = mul*d - 2^p in [0, d) and n < 2^31:
+// n*e < 2^31 * 2^(p-31) = 2^p, so n*mul/2^p = n/d + n*e/(d*2^p) exceeds n/d by less than 1/d and the floor is
+// floor(n/d). d == 1 is mul = 0 (the quotient is n). Built on the host (MakeFastDiv), checked by scripts/check-fastdiv.cpp.
+struct FastDiv {
+  uint32_t d;
+  uint32_t mul;
+  uint32_t shr;
+};
+inline FastDiv MakeFastDiv(uint32_t d) {
+  FastDiv f{d, 0u, 0u};
+  if (d <= 1) return f;
+  uint32_t l = 0;
+  while ((uint64_t{1} << l) < d) ++l;  // ceil(log2 d), 1..31
+  const uint32_t p = 31 + l;
+  f.mul = static_cast<uint32_t>(((uint64_t{1} << p) + d - 1) / d);
+  f.shr = p - 32;
+  return f;
+}
 
 // Slot addressing shared by prefill stage 1 and decode (§4).
 struct SlotParams {
@@ -64,6 +91,8 @@ struct SlotParams {
   int32_t sps;          // SWA page size
   int32_t req_style;    // cr == 128 || use_req_ring: rid*R + p%R
   int32_t legacy;       // §7 legacy layout (c4 rid*8+p%8 / page rid*2+(p/4)&1; c128 rid*128+p%128 / page rid)
+  FastDiv ring_div;     // MakeFastDiv(ring)
+  FastDiv sps_div;      // MakeFastDiv(sps)
   const int32_t* r2t;   // req_to_token, row-major [r2t_rows, r2t_stride]; nullptr = identity r*stride+p
   int64_t r2t_stride;   // tokens per request row (positions must be < this)
   int64_t r2t_rows;     // rows (identity: floor(INT32_MAX / stride), so r*stride+p never exceeds int32)
@@ -76,9 +105,10 @@ struct PrefillParams {
   uint32_t* plan_c;            // [num_q][4] words, 16-byte rows
   uint32_t* plan_w;            // [num_q][2] words, 8-byte rows
   PlanStatus* status;          // kMaxStatusBlocks records (see PlanStatus)
-  const int32_t* seq_lens;     // [batch] S
-  const int32_t* extend_lens;  // [batch] E
+  const void* seq_lens;        // [batch] S, int32 (lens64 == 0) or int64 (lens64 == 1, narrowing checked)
+  const void* extend_lens;     // [batch] E, same type as seq_lens
   const int64_t* rids;         // [batch] request-pool index; nullptr = b
+  int32_t lens64;              // 1: seq_lens / extend_lens are int64 (upstream's dtype), 0: int32
   int32_t batch;               // 1 <= batch <= num_q (checked on the host)
   int32_t num_q;               // rows of both tables, <= 65535 (ragged ids are 16-bit)
   int32_t pad;                 // write pad, from @dsv4-kv/planner writePad (or legacy 0)
@@ -90,8 +120,9 @@ struct PrefillParams {
 struct DecodeParams {
   uint32_t* plan_d;            // [batch][4] words
   PlanStatus* status;
-  const int32_t* seq_lens;     // [batch] S (>= 1)
+  const void* seq_lens;        // [batch] S (>= 1), int32 or int64 (lens64)
   const int64_t* rids;         // nullptr = i
+  int32_t lens64;
   int32_t batch;
   SlotParams slot;
 };
