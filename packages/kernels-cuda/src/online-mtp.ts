@@ -9,6 +9,25 @@ import type { DeviceBuffer, GpuContext } from "./planner.js";
 /** State element type as the kernels take it. */
 export const ONLINE_MTP_STATE_TYPE = { fp32: 0, bf16: 1 } as const;
 
+/**
+ * Kernel shapes of `writePrefix` / `decode` (`variant`; all compute the same function):
+ * `legacy` one thread per channel, one 512-thread block per request (the first version);
+ * `vec` 4 channels per thread with 16-byte accesses, `split` blocks per request, input rows loaded before the
+ * index loads resolve, unnormalised accumulator with fast exp (the default); `vecAccurate` the `vec` shape with the
+ * first version's math (expf, IEEE division). Decode takes `legacy` or `vec` (its math is always the accurate one).
+ */
+export const WRITE_PREFIX_VARIANT = { legacy: 0, vec: 1, vecAccurate: 2 } as const;
+/** Kernel shapes of `commitPending` (`variant`): loads before stores in registers (`regs`, default), 1 vector/thread (`wide`). */
+export const COMMIT_VARIANT = { legacy: 0, regs: 1, wide: 2 } as const;
+
+/**
+ * Device error word codes (`err`, int32[4] = [code, index, value, kernel]). A request / slot index >= numReqSlots
+ * is recorded (and its row skipped) when an `err` buffer is passed; without one it is skipped silently.
+ */
+export const ONLINE_MTP_ERR = { none: 0, segLen: 1, segLastRow: 2, segLoadRow: 3, segStoreRow: 4, reqIndex: 5, slotIndex: 6 } as const;
+/** Kernel ids in word 3 of the error word. */
+export const ONLINE_MTP_KERNEL = { prefill: 0, writePrefix: 1, commitPending: 2, decode: 3, resetSlots: 4 } as const;
+
 export interface OnlineMtpBenchArgs {
   op: "writePrefix" | "mark" | "markUpstream" | "commit" | "commitMark" | "decode" | "empty" | "copy";
   batch: number;
@@ -21,6 +40,10 @@ export interface OnlineMtpBenchArgs {
   iters: number;
   reps: number;
   copyBytes?: number;
+  /** Kernel variant (WRITE_PREFIX_VARIANT for writePrefix / decode, COMMIT_VARIANT for commit ops); default per op. */
+  variant?: number;
+  /** Blocks per request for the vector variants: 1, 2, 4, 8, or 0 / absent = chosen from the batch and SM count. */
+  split?: number;
 }
 
 export interface OnlineMtpBenchResult {
@@ -28,6 +51,9 @@ export interface OnlineMtpBenchResult {
   usPerCall: number;
   minUs: number;
   maxUs: number;
+  /** The variant and split that ran (-1: the op's default variant). */
+  variant: number;
+  split: number;
 }
 
 /** The raw bindings (see native/online_mtp/binding.cpp for the argument objects). */
@@ -39,6 +65,12 @@ export interface OnlineMtpNative {
   decode(ctx: GpuContext, args: Record<string, DeviceBuffer | number>): void;
   prefill(ctx: GpuContext, args: Record<string, DeviceBuffer | number>): void;
   bench(ctx: GpuContext, args: OnlineMtpBenchArgs): OnlineMtpBenchResult;
+  /** Host → device copy ordered on ctx's stream (after the work queued before it); the view may be reused at once. */
+  copyToDevice(ctx: GpuContext, buf: DeviceBuffer, view: ArrayBufferView, byteOffset?: number): void;
+  /** Device → host copy ordered on ctx's stream; returns once the bytes are in `view`. */
+  copyToHost<V extends ArrayBufferView>(ctx: GpuContext, buf: DeviceBuffer, view: V, byteOffset?: number): V;
+  /** Sets every byte of `buf` to `byte`, ordered on ctx's stream. */
+  fill(ctx: GpuContext, buf: DeviceBuffer, byte: number): DeviceBuffer;
   readonly headDim: number;
   readonly maxVerifyTokens: number;
 }

@@ -2,7 +2,13 @@
  * GPU backend: the CUDA kernels of @dsv4-kv/kernels-cuda (native/online_mtp). Every call is validated with the
  * same rules as the CPU backend first (same OnlineMtpError), then the addon re-checks sizes before launching on the
  * context's stream. Kernel launches are asynchronous; `synchronize()` waits and reports a device-side bounds error
- * (prefill segment rows out of range) as an OnlineMtpError. Host↔device copies synchronize the stream first.
+ * (prefill segment rows out of range) as an OnlineMtpError.
+ *
+ * Every copy and fill runs on the context's stream (the addon's `copyToDevice` / `copyToHost` / `fill`), so it is
+ * ordered with the kernels without any stream synchronisation: an upload that overwrites an index vector lands after
+ * the kernels queued before it have read the old values and before the ones queued after it; a read returns once
+ * the queued work and its own copy are done. No call here synchronises the stream except `synchronize()` (and the
+ * reads, implicitly, because they must wait for their bytes).
  */
 import {
   ONLINE_MTP_STATE_TYPE,
@@ -96,23 +102,31 @@ export class GpuBackend implements OnlineMtpBackend {
   constructor(context?: GpuContext) {
     this.native = onlineMtpNative();
     this.context = context ?? createContext(0);
-    this.err = createDeviceBuffer(16, this.context).fill(0);
+    this.err = this.fill(createDeviceBuffer(16, this.context), 0);
   }
 
   private alloc(bytes: number): DeviceBuffer {
     return createDeviceBuffer(Math.max(16, bytes), this.context);
   }
+  private fill(b: DeviceBuffer, byte: number): DeviceBuffer {
+    return this.native.fill(this.context, b, byte);
+  }
+  private upload(b: DeviceBuffer, view: ArrayBufferView, byteOffset = 0): void {
+    if (view.byteLength > 0) this.native.copyToDevice(this.context, b, view, byteOffset);
+  }
+  private download<V extends ArrayBufferView>(b: DeviceBuffer, view: V, byteOffset = 0): V {
+    if (view.byteLength > 0) this.native.copyToHost(this.context, b, view, byteOffset);
+    return view;
+  }
 
   uploadIndex(values: Int32Array): IndexVector {
     const b = this.alloc(values.byteLength);
-    this.context.synchronize();
-    if (values.length > 0) b.upload(values);
+    this.upload(b, values);
     return new GpuIndex(values.length, b);
   }
   writeIndex(dst: IndexVector, values: Int32Array): void {
     check(values.length <= dst.length, "SHAPE", "values.length", values.length, `must be <= ${dst.length}`);
-    this.context.synchronize();
-    buf(dst, "dst").upload(values);
+    this.upload(buf(dst, "dst"), values);
   }
   allocIndex(length: number, value: number): IndexVector {
     return this.uploadIndex(new Int32Array(length).fill(value));
@@ -120,16 +134,15 @@ export class GpuBackend implements OnlineMtpBackend {
   uploadMatrix(values: Float32Array, rows: number, cols: number): MatrixF32 {
     check(values.length === rows * cols, "SHAPE", "values.length", values.length, `must be rows·cols = ${rows * cols}`);
     const b = this.alloc(values.byteLength);
-    this.context.synchronize();
-    if (values.length > 0) b.upload(values);
+    this.upload(b, values);
     return new GpuMatrix(rows, cols, b);
   }
   allocMatrix(rows: number, cols: number): MatrixF32 {
-    return new GpuMatrix(rows, cols, this.alloc(rows * cols * 4).fill(0));
+    return new GpuMatrix(rows, cols, this.fill(this.alloc(rows * cols * 4), 0));
   }
   allocState(rows: number, dtype: StateDtype): StateBuffer {
     // uninitialized like torch.empty; 0xFF bytes are NaN in fp32 and bf16, so reading a never-written row shows
-    return new GpuState(rows, dtype, this.alloc(rows * STATE_ROW_ELEMS * (dtype === "fp32" ? 4 : 2)).fill(0xff));
+    return new GpuState(rows, dtype, this.fill(this.alloc(rows * STATE_ROW_ELEMS * (dtype === "fp32" ? 4 : 2)), 0xff));
   }
 
   private stateType(s: StateBuffer): 0 | 1 {
@@ -190,24 +203,16 @@ export class GpuBackend implements OnlineMtpBackend {
   }
 
   readIndex(v: IndexVector): Int32Array {
-    this.context.synchronize();
-    const out = new Int32Array(v.length);
-    if (v.length > 0) buf(v, "index").download(out);
-    return out;
+    return this.download(buf(v, "index"), new Int32Array(v.length));
   }
   readMatrix(m: MatrixF32): Float32Array {
-    this.context.synchronize();
-    const out = new Float32Array(m.rows * m.cols);
-    if (out.length > 0) buf(m, "matrix").download(out);
-    return out;
+    return this.download(buf(m, "matrix"), new Float32Array(m.rows * m.cols));
   }
   readStateBits(s: StateBuffer, firstRow: number, count: number): Uint32Array | Uint16Array {
     check(firstRow >= 0 && firstRow + count <= s.rows, "STATE_ROWS", "rows", [firstRow, count], `must lie in [0, ${s.rows})`);
-    this.context.synchronize();
     const eb = s.dtype === "fp32" ? 4 : 2;
     const out = s.dtype === "fp32" ? new Uint32Array(count * STATE_ROW_ELEMS) : new Uint16Array(count * STATE_ROW_ELEMS);
-    if (out.length > 0) buf(s, "state").download(out, firstRow * STATE_ROW_ELEMS * eb);
-    return out;
+    return this.download(buf(s, "state"), out, firstRow * STATE_ROW_ELEMS * eb);
   }
   readStateRows(s: StateBuffer, firstRow: number, count: number): Float32Array {
     const bits = this.readStateBits(s, firstRow, count);
@@ -219,16 +224,14 @@ export class GpuBackend implements OnlineMtpBackend {
   writeStateRows(s: StateBuffer, firstRow: number, values: Float32Array): void {
     const count = values.length / STATE_ROW_ELEMS;
     check(Number.isInteger(count) && firstRow >= 0 && firstRow + count <= s.rows, "STATE_ROWS", "rows", [firstRow, count], `must lie in [0, ${s.rows})`);
-    this.context.synchronize();
-    if (s.dtype === "fp32") buf(s, "state").upload(values, firstRow * STATE_ROW_ELEMS * 4);
-    else buf(s, "state").upload(Uint16Array.from(values, (x) => toBf16Bits(x)), firstRow * STATE_ROW_ELEMS * 2);
+    if (s.dtype === "fp32") this.upload(buf(s, "state"), values, firstRow * STATE_ROW_ELEMS * 4);
+    else this.upload(buf(s, "state"), Uint16Array.from(values, (x) => toBf16Bits(x)), firstRow * STATE_ROW_ELEMS * 2);
   }
   synchronize(): void {
     this.context.synchronize();
-    const e = new Int32Array(4);
-    this.err.download(e);
+    const e = this.download(this.err, new Int32Array(4));
     if (e[0] !== 0) {
-      this.err.fill(0);
+      this.fill(this.err, 0);
       throw new OnlineMtpError(
         "BACKEND",
         "device",

@@ -77,3 +77,50 @@ describe("GPU == CPU", () => {
     });
   }
 });
+
+describe("GPU backend: stream-ordered copies", () => {
+  gpuTest("the verify loop (index uploads, commit+mark, writePrefix on 2 layers) never synchronises the stream, and equals the CPU run", ({ gpu }) => {
+    const ctx = gpu.context as unknown as { synchronize(): void };
+    const orig = ctx.synchronize;
+    let syncs = 0;
+    const cpu = new CpuBackend();
+    const rng = new SeededRandom(5);
+    const N = 6, D = 4, L = 2, B = 3;
+    const apeHost = randn(rng, CHUNK_TOKENS * HEAD_DIM);
+    const kvHost = randn(rng, B * D * KV_SCORE_COLS);
+    const mk = (be: OnlineMtpBackend) => new OnlineMtpController({ backend: be, numReqSlots: N, maxDraftTokens: D, numDraftTokens: D, numLayers: L, stateDtype: "fp32" });
+    const cc = mk(cpu);
+    const gc = mk(gpu);
+    const init = new Float32Array(cc.stateRows * STATE_ROW_ELEMS);
+    for (let r = 0; r < cc.stateRows; r++) init.set(randomStateRow(rng), r * STATE_ROW_ELEMS);
+    for (let l = 0; l < L; l++) {
+      cpu.writeStateRows(cc.layers[l]!, 0, init);
+      gpu.writeStateRows(gc.layers[l]!, 0, init);
+    }
+    const runs = [[cpu, cc], [gpu, gc]] as const;
+    const handles = runs.map(([be]) => ({ rpi: be.uploadIndex(Int32Array.of(1, 3, 5)), seq: be.uploadIndex(new Int32Array(B)), kv: be.uploadMatrix(kvHost, B * D, KV_SCORE_COLS), ape: be.uploadMatrix(apeHost, CHUNK_TOKENS, HEAD_DIM) }));
+    ctx.synchronize = function (this: unknown) {
+      syncs++;
+      return orig.call(this);
+    };
+    try {
+      for (let step = 0; step < 6; step++) {
+        const seq = Int32Array.of(120 + 3 * step, 1000 + 2 * step, 7 + step); // crosses a chunk boundary at step 3
+        runs.forEach(([be, c], i) => {
+          const h = handles[i]!;
+          be.writeIndex(h.seq, seq); // overwrites what the previous step's kernels read: must wait for them
+          c.prepareForward("target_verify", h.rpi, h.seq);
+          for (let l = 0; l < L; l++) c.writePrefixStates(l, h.kv, h.ape, "target_verify");
+        });
+      }
+      expect(syncs, "stream synchronisations inside the verify loop").toBe(0);
+    } finally {
+      delete (ctx as { synchronize?: unknown }).synchronize;
+    }
+    gpu.synchronize();
+    for (let l = 0; l < L; l++) {
+      const st = compareRows(gpu.readStateRows(gc.layers[l]!, 0, gc.stateRows), cpu.readStateRows(cc.layers[l]!, 0, cc.stateRows), { atol: 2e-4, rtol: 2e-4 });
+      expect(st.violations, `layer ${l}`).toBe(0);
+    }
+  });
+});

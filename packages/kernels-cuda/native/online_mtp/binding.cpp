@@ -3,15 +3,24 @@
 // buffers' byte lengths), so a wrong call is a JS error (code ERR_DSV4KV_ONLINE_MTP), never a bad launch. Launches
 // are enqueued on ctx's stream without a sync (CUDA-graph capturable by `bench`).
 //
-//   writePrefix(ctx, {kvScore, seqLens, reqPoolIndices, ape, state, batch, numVerify, bankStrideRows, numReqSlots, stateType})
+//   writePrefix(ctx, {kvScore, seqLens, reqPoolIndices, ape, state, batch, numVerify, bankStrideRows, numReqSlots, stateType,
+//                     variant?, split?, err?})
 //   markPending(ctx, {seqLens, reqPoolIndices, pendingSeqLens, pendingWidths, batch, numVerify, numReqSlots, clearAll})
 //   commitPending(ctx, {curSeqLens, reqPoolIndices, pendingSeqLens, pendingWidths, state, batch, maxDraftTokens,
-//                       clampWidth, bankStrideRows, numReqSlots, consume, markSeqLens?, markWidth?, stateType})
-//   resetSlots(ctx, {state, slots, pendingSeqLens?, pendingWidths?, count, bankStrideRows, maxDraftTokens, numReqSlots, stateType})
-//   decode(ctx, {state, kvScore, ape, seqLens, reqPoolIndices, out, batch, slotOffsetRows, numReqSlots, stateType})
+//                       clampWidth, bankStrideRows, numReqSlots, consume, markSeqLens?, markWidth?, stateType, variant?, err?})
+//   resetSlots(ctx, {state, slots, pendingSeqLens?, pendingWidths?, count, bankStrideRows, maxDraftTokens, numReqSlots, stateType, err?})
+//   decode(ctx, {state, kvScore, ape, seqLens, reqPoolIndices, out, batch, slotOffsetRows, numReqSlots, stateType, variant?, split?, err?})
 //   prefill(ctx, {state, kvScore, ape, segments, out, err, numSegments, stateType})
-//   bench(ctx, {op, batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes?}) -> {usPerCall, samples[]}
+//   copyToDevice(ctx, buf, view, byteOffset?) / copyToHost(ctx, buf, view, byteOffset?) / fill(ctx, buf, byte):
+//       copies and memset ordered on ctx's stream (no stream synchronisation needed around them; copyToHost returns
+//       once the bytes are in `view`, after the work queued before it)
+//   bench(ctx, {op, batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes?, variant?, split?})
+//       -> {usPerCall, minUs, maxUs, variant, split}
+// `err` (optional int32[4] device buffer): a request / slot index >= numReqSlots is recorded there as
+// [code, batch row, value, kernel] and the row skipped; without it such rows are skipped silently (§10's no-op rule).
+// Negative request indices are padding and always skipped silently.
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,14 +39,29 @@ constexpr const char* kErr = "ERR_DSV4KV_ONLINE_MTP";
   ThrowTyped(env, kErr, field + " = " + std::to_string(value) + ": " + rule);
 }
 
+std::string Num(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+
 int32_t GetI32(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
   Napi::Value v = o.Get(key);
   if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
-  if (!v.IsNumber()) ThrowTyped(env, kErr, std::string(key) + " must be a number");
+  if (!v.IsNumber())
+    ThrowTyped(env, kErr, std::string(key) + " = " + (v.IsUndefined() ? "undefined" : v.IsString() ? "\"" + v.As<Napi::String>().Utf8Value() + "\"" : "a non-number") +
+                              ": must be a number (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
   const double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != static_cast<double>(static_cast<int64_t>(d)))
-    Fail(env, key, static_cast<int64_t>(d), "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    ThrowTyped(env, kErr, std::string(key) + " = " + Num(d) + ": must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return static_cast<int32_t>(d);
+}
+
+// An optional integer field: `def` when absent, else the same rule as GetI32.
+int32_t GetI32Opt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi, int32_t def) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return def;
+  return GetI32(env, o, key, lo, hi);
 }
 
 struct Buf {
@@ -60,13 +84,53 @@ void Need(Napi::Env env, const char* field, const Buf& b, int64_t needBytes, con
     Fail(env, std::string(field) + ".byteLength", static_cast<int64_t>(b.bytes), "must be >= " + std::to_string(needBytes) + " (" + why + ")");
 }
 
+// The vector kernels access 16 bytes (fp32) or 8 bytes (bf16 state) at a time from each buffer's base.
+void NeedAligned(Napi::Env env, const char* field, const Buf& b) {
+  const int64_t addr = static_cast<int64_t>(reinterpret_cast<uintptr_t>(b.ptr));
+  if (addr % 16 != 0) Fail(env, std::string(field) + " device address mod 16", addr % 16, "must be 0 (16-byte vector access)");
+}
+
+Buf GetErr(Napi::Env env, Napi::Object a) {
+  Buf e = GetBuf(env, a, "err", true);
+  if (e.ptr) Need(env, "err", e, 16, "int32[4] error word");
+  return e;
+}
+
+int32_t GetVariant(Napi::Env env, Napi::Object a, int32_t maxVariant, int32_t def) {
+  return GetI32Opt(env, a, "variant", 0, maxVariant, def);
+}
+int32_t GetSplit(Napi::Env env, Napi::Object a) {
+  const int32_t split = GetI32Opt(env, a, "split", 0, 8, 0);
+  if (split != 0 && split != 1 && split != 2 && split != 4 && split != 8) Fail(env, "split", split, "must be 0 (auto), 1, 2, 4 or 8");
+  return split;
+}
+
+// Blocks per request for the vector kernels when `split` is 0: the smallest power of two (<= 8) that gives at least
+// one block per multiprocessor, so a small batch still spreads its rows over the chip instead of a few SMs.
+int32_t AutoSplit(int32_t batch, int smCount) {
+  int32_t split = 1;
+  while (split < 8 && static_cast<int64_t>(batch) * split < smCount) split *= 2;
+  return split;
+}
+
 #if DSV4KV_HAVE_CUDA
-cudaStream_t StreamOf(Napi::Env env, Napi::Value v) {
+Context* CtxOf(Napi::Env env, Napi::Value v) {
   Context* c = Context::FromValue(env, v, "ctx");
   c->Activate(env);
-  return c->stream();
+  return c;
 }
+cudaStream_t StreamOf(Napi::Env env, Napi::Value v) { return CtxOf(env, v)->stream(); }
 #endif
+
+// Host-resolved launch shape (auto split from the context's SM count); no-op for kernels without one.
+template <typename P>
+void Finalize(P&, int) {}
+void Finalize(WritePrefixParams& p, int sm) {
+  if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
+}
+void Finalize(DecodeParams& p, int sm) {
+  if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
+}
 
 WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   WritePrefixParams p{};
@@ -75,8 +139,12 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   p.numVerify = GetI32(env, a, "numVerify", 1, kMaxVerify);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);  // banks must not overlap: r < N <= O
+  p.variant = GetVariant(env, a, kWpVecAccurate, kWpVec);
+  p.split = GetSplit(env, a);
   Buf kv = GetBuf(env, a, "kvScore"), seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf ape = GetBuf(env, a, "ape"), st = GetBuf(env, a, "state");
+  Buf err = GetErr(env, a);
+  for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}}) NeedAligned(env, f, *b);
   // Highest input row read: batch·D − 1; highest state row written: (N−1) + D·O < O·(D+1).
   Need(env, "kvScore", kv, int64_t(p.batch) * p.numVerify * kKvScoreCols * 4, "batch·numVerify rows of 1024 fp32");
   Need(env, "seqLens", seq, int64_t(p.batch) * 4, "batch int32");
@@ -88,6 +156,7 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   p.reqPoolIdx = static_cast<const int32_t*>(rpi.ptr);
   p.ape = static_cast<const float*>(ape.ptr);
   p.state = st.ptr;
+  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
@@ -119,9 +188,12 @@ CommitPendingParams ParseCommit(Napi::Env env, Napi::Object a) {
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);
   p.consume = GetI32(env, a, "consume", 0, 1);
+  p.variant = GetVariant(env, a, kCommitWide, kCommitRegs);
   Buf cur = GetBuf(env, a, "curSeqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf pend = GetBuf(env, a, "pendingSeqLens"), wid = GetBuf(env, a, "pendingWidths"), st = GetBuf(env, a, "state");
   Buf mark = GetBuf(env, a, "markSeqLens", true);
+  Buf err = GetErr(env, a);
+  NeedAligned(env, "state", st);
   Need(env, "curSeqLens", cur, int64_t(p.batch) * 4, "batch int32");
   Need(env, "reqPoolIndices", rpi, int64_t(p.batch) * 4, "batch int32");
   Need(env, "pendingSeqLens", pend, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
@@ -138,6 +210,7 @@ CommitPendingParams ParseCommit(Napi::Env env, Napi::Object a) {
   p.pendingWidths = static_cast<int32_t*>(wid.ptr);
   p.state = st.ptr;
   p.markSeqLens = static_cast<const int32_t*>(mark.ptr);
+  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
@@ -150,6 +223,7 @@ ResetSlotsParams ParseReset(Napi::Env env, Napi::Object a) {
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);
   Buf st = GetBuf(env, a, "state"), slots = GetBuf(env, a, "slots");
   Buf pend = GetBuf(env, a, "pendingSeqLens", true), wid = GetBuf(env, a, "pendingWidths", true);
+  Buf err = GetErr(env, a);
   Need(env, "state", st, int64_t(p.bankStrideRows) * (p.maxDraftTokens + 1) * kRowElems * ElemBytes(p.stateType), "bankStrideRows·(maxDraftTokens+1) rows");
   Need(env, "slots", slots, int64_t(p.count) * 4, "count int32");
   if ((pend.ptr == nullptr) != (wid.ptr == nullptr)) ThrowTyped(env, kErr, "pendingSeqLens and pendingWidths: give both or neither");
@@ -161,6 +235,7 @@ ResetSlotsParams ParseReset(Napi::Env env, Napi::Object a) {
   p.slots = static_cast<const int32_t*>(slots.ptr);
   p.pendingSeqLens = static_cast<int32_t*>(pend.ptr);
   p.pendingWidths = static_cast<int32_t*>(wid.ptr);
+  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
@@ -170,8 +245,12 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
   p.batch = GetI32(env, a, "batch", 0, kI32Max);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.slotOffsetRows = GetI32(env, a, "slotOffsetRows", 0, kI32Max);
+  p.variant = GetVariant(env, a, kWpVec, kWpVec);
+  p.split = GetSplit(env, a);
   Buf st = GetBuf(env, a, "state"), kv = GetBuf(env, a, "kvScore"), ape = GetBuf(env, a, "ape");
   Buf seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices"), out = GetBuf(env, a, "out");
+  Buf err = GetErr(env, a);
+  for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}, {"out", &out}}) NeedAligned(env, f, *b);
   // Highest state row touched: (N − 1) + slotOffsetRows.
   Need(env, "state", st, (int64_t(p.numReqSlots) + p.slotOffsetRows) * kRowElems * ElemBytes(p.stateType), "numReqSlots + slotOffsetRows rows");
   Need(env, "kvScore", kv, int64_t(p.batch) * kKvScoreCols * 4, "batch rows of 1024 fp32");
@@ -185,6 +264,7 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
   p.seqLens = static_cast<const int32_t*>(seq.ptr);
   p.reqPoolIdx = static_cast<const int32_t*>(rpi.ptr);
   p.out = static_cast<float*>(out.ptr);
+  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
@@ -221,8 +301,9 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object a) {
 #if DSV4KV_HAVE_CUDA
 #define LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY) \
   if (!(EMPTY)) {                             \
-    cudaStream_t s = StreamOf(env, info[0]);  \
-    DSV4KV_CUDA_TRY(env, LAUNCH(p, s));       \
+    Context* c = CtxOf(env, info[0]);         \
+    Finalize(p, c->smCount());                \
+    DSV4KV_CUDA_TRY(env, LAUNCH(p, c->stream())); \
   }
 #else
 #define LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY) \
@@ -236,6 +317,78 @@ DSV4KV_ONLINE_MTP_ENTRY(CommitPending, ParseCommit, LaunchCommitPending, p.batch
 DSV4KV_ONLINE_MTP_ENTRY(ResetSlots, ParseReset, LaunchResetSlots, p.count == 0)
 DSV4KV_ONLINE_MTP_ENTRY(Decode, ParseDecode, LaunchDecode, p.batch == 0)
 DSV4KV_ONLINE_MTP_ENTRY(Prefill, ParsePrefill, LaunchPrefill, p.numSegments == 0)
+
+
+#if DSV4KV_HAVE_CUDA
+// ---- stream-ordered host <-> device copies and fill ------------------------------------------------------------
+// The DeviceBuffer methods (common.cpp) use cudaMemcpy / cudaMemset on the legacy default stream, which is not
+// ordered with the context's non-blocking stream, so a caller had to synchronise the stream around every copy.
+// These run on ctx's stream instead: an upload is ordered after the kernels queued before it (no write-after-read
+// race on a buffer a queued kernel still reads) and before the kernels queued after it. Host views are pageable
+// (Node's ArrayBuffers are never page-locked by this addon), so cudaMemcpyAsync stages an upload before returning
+// (the view may change right after) and a download returns once its bytes have arrived.
+struct CopyArgs {
+  Context* ctx;
+  DeviceBuffer* buf;
+  HostView view;
+  size_t offset;
+};
+CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3) ThrowTyped(env, kErr, std::string(what) + "(ctx, buf, view, byteOffset?): 3 arguments needed");
+  CopyArgs c{};
+  c.ctx = CtxOf(env, info[0]);
+  c.buf = DeviceBuffer::FromValue(env, info[1], "buf");
+  c.buf->RequireBytes(env, 0, "buf");
+  if (c.buf->device() != c.ctx->device()) Fail(env, "buf.device", c.buf->device(), "must be ctx.device = " + std::to_string(c.ctx->device()));
+  c.view = HostViewOf(env, info[2], "view");
+  double off = 0;
+  if (info.Length() > 3 && !info[3].IsUndefined()) {
+    if (!info[3].IsNumber()) ThrowTyped(env, kErr, "byteOffset must be a number");
+    off = info[3].As<Napi::Number>().DoubleValue();
+  }
+  const double room = static_cast<double>(c.buf->bytes()) - static_cast<double>(c.view.bytes);
+  if (!(off >= 0 && off == static_cast<double>(static_cast<int64_t>(off)) && off <= room))
+    Fail(env, "byteOffset", static_cast<int64_t>(off),
+         "must be an integer in [0, buf.byteLength − view.byteLength] = [0, " + std::to_string(static_cast<int64_t>(room)) + "]");
+  c.offset = static_cast<size_t>(off);
+  return c;
+}
+Napi::Value CopyToDevice(const Napi::CallbackInfo& info) {
+  CopyArgs c = ParseCopy(info, "copyToDevice");
+  if (c.view.bytes)
+    DSV4KV_CUDA_TRY(info.Env(), cudaMemcpyAsync(static_cast<uint8_t*>(c.buf->data()) + c.offset, c.view.data, c.view.bytes,
+                                                cudaMemcpyHostToDevice, c.ctx->stream()));
+  return info.Env().Undefined();
+}
+Napi::Value CopyToHost(const Napi::CallbackInfo& info) {
+  CopyArgs c = ParseCopy(info, "copyToHost");
+  if (c.view.bytes) {
+    DSV4KV_CUDA_TRY(info.Env(), cudaMemcpyAsync(c.view.data, static_cast<const uint8_t*>(c.buf->data()) + c.offset, c.view.bytes,
+                                                cudaMemcpyDeviceToHost, c.ctx->stream()));
+    // Pageable destination: the copy has completed already; the wait below only matters for a page-locked view.
+    DSV4KV_CUDA_TRY(info.Env(), cudaStreamSynchronize(c.ctx->stream()));
+  }
+  return info[2];
+}
+Napi::Value Fill(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3) ThrowTyped(env, kErr, "fill(ctx, buf, byte): 3 arguments needed");
+  Context* ctx = CtxOf(env, info[0]);
+  DeviceBuffer* b = DeviceBuffer::FromValue(env, info[1], "buf");
+  b->RequireBytes(env, 0, "buf");
+  if (b->device() != ctx->device()) Fail(env, "buf.device", b->device(), "must be ctx.device = " + std::to_string(ctx->device()));
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("byte", info[2]);
+  const int32_t byte = GetI32(env, o, "byte", 0, 255);
+  if (b->bytes()) DSV4KV_CUDA_TRY(env, cudaMemsetAsync(b->data(), byte, b->bytes(), ctx->stream()));
+  return info[1];
+}
+#else
+Napi::Value CopyToDevice(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "onlineMtp.copyToDevice"); }
+Napi::Value CopyToHost(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "onlineMtp.copyToHost"); }
+Napi::Value Fill(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "onlineMtp.fill"); }
+#endif
 
 #if DSV4KV_HAVE_CUDA
 // ---- benchmark: CUDA events, eager back-to-back and CUDA-graph replay, medians ----------------------------------
@@ -255,9 +408,14 @@ struct BenchSet {
 
 Napi::Value Bench(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[1].IsObject()) ThrowTyped(env, kErr, "bench(ctx, args): args must be an object");
   Napi::Object a = info[1].As<Napi::Object>();
   cudaStream_t s = StreamOf(env, info[0]);
+  if (!a.Get("op").IsString()) ThrowTyped(env, kErr, "bench: op must be a string");
   const std::string op = a.Get("op").As<Napi::String>().Utf8Value();
+  static const char* const kOps[] = {"writePrefix", "mark", "markUpstream", "commit", "commitMark", "decode", "empty", "copy"};
+  if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }))
+    ThrowTyped(env, kErr, "bench: op = " + op + ": must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy");
   const int32_t batch = GetI32(env, a, "batch", 1, 65535);
   const int32_t D = GetI32(env, a, "numVerify", 1, kMaxVerify);
   const int32_t stateType = GetI32(env, a, "stateType", 0, 1);
@@ -265,6 +423,9 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   const int32_t rotate = GetI32(env, a, "rotate", 1, 4096);
   const int32_t iters = GetI32(env, a, "iters", 1, 10000);
   const int32_t reps = GetI32(env, a, "reps", 1, 1000);
+  const int32_t variant = GetI32Opt(env, a, "variant", 0, 2, -1);  // -1: each op's default
+  int32_t split = GetSplit(env, a);
+  if (split == 0) split = AutoSplit(batch, CtxOf(env, info[0])->smCount());
   const int64_t copyBytes = a.Has("copyBytes") ? static_cast<int64_t>(a.Get("copyBytes").As<Napi::Number>().DoubleValue()) : 0;
 
   const int32_t N = batch + 1;           // slot 0 = dummy
@@ -308,23 +469,34 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   auto launch = [&](int i) -> cudaError_t {
     const int k = i % rotate;
     if (op == "writePrefix") {
-      WritePrefixParams p{kv[k], seq, rpi, ape, state[k], batch, D, O, N, stateType};
+      WritePrefixParams p{};
+      p.kvScore = kv[k], p.seqLens = seq, p.reqPoolIdx = rpi, p.ape = ape, p.state = state[k];
+      p.batch = batch, p.numVerify = D, p.bankStrideRows = O, p.numReqSlots = N, p.stateType = stateType;
+      p.variant = variant < 0 ? kWpVec : variant, p.split = split;
       return LaunchWritePrefix(p, s);
     }
     if (op == "mark" || op == "markUpstream") {
-      MarkPendingParams p{seq, rpi, pend[k], wid[k], batch, D, N, op == "markUpstream" ? 1 : 0};
+      MarkPendingParams p{};
+      p.seqLens = seq, p.reqPoolIdx = rpi, p.pendingSeqLens = pend[k], p.pendingWidths = wid[k];
+      p.batch = batch, p.numVerify = D, p.numReqSlots = N, p.clearAll = op == "markUpstream" ? 1 : 0;
       return LaunchMarkPending(p, s);
     }
     if (op == "commit" || op == "commitMark") {
       // the pending markers are re-armed by the fused mark (same S every call), so every call commits
       // "commit": consume = 0 so the markers stay armed and every call really copies (upstream's commit also
       // leaves pending untouched); "commitMark": consume + fused re-mark of the same S, also copying every call.
-      CommitPendingParams p{cur, rpi, pend[k], wid[k], state[k], batch, D, 0, O, N, op == "commitMark" ? 1 : 0,
-                            op == "commitMark" ? seq : nullptr, D, stateType};
+      CommitPendingParams p{};
+      p.curSeqLens = cur, p.reqPoolIdx = rpi, p.pendingSeqLens = pend[k], p.pendingWidths = wid[k], p.state = state[k];
+      p.batch = batch, p.maxDraftTokens = D, p.clampWidth = 0, p.bankStrideRows = O, p.numReqSlots = N;
+      p.consume = op == "commitMark" ? 1 : 0, p.markSeqLens = op == "commitMark" ? seq : nullptr, p.markWidth = D;
+      p.stateType = stateType, p.variant = variant < 0 ? kCommitRegs : variant;
       return LaunchCommitPending(p, s);
     }
     if (op == "decode") {
-      DecodeParams p{state[k], kv[k], ape, cur, rpi, out[k], batch, 0, N, stateType};
+      DecodeParams p{};
+      p.state = state[k], p.kvScore = kv[k], p.ape = ape, p.seqLens = cur, p.reqPoolIdx = rpi, p.out = out[k];
+      p.batch = batch, p.slotOffsetRows = 0, p.numReqSlots = N, p.stateType = stateType;
+      p.variant = variant < 0 ? kWpVec : std::min(variant, static_cast<int32_t>(kWpVec)), p.split = split;
       return LaunchDecode(p, s);
     }
     if (op == "empty") return LaunchEmpty(s);
@@ -333,7 +505,9 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   };
   // markers armed for commit: pending = S, width D
   for (int i = 0; i < rotate; ++i) {
-    MarkPendingParams p{seq, rpi, pend[i], wid[i], batch, D, N, 1};
+    MarkPendingParams p{};
+    p.seqLens = seq, p.reqPoolIdx = rpi, p.pendingSeqLens = pend[i], p.pendingWidths = wid[i];
+    p.batch = batch, p.numVerify = D, p.numReqSlots = N, p.clearAll = 1;
     DSV4KV_CUDA_TRY(env, LaunchMarkPending(p, s));
   }
   for (int i = 0; i < 20; ++i) DSV4KV_CUDA_TRY(env, launch(i));  // warm-up
@@ -374,6 +548,8 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   r.Set("usPerCall", sorted[sorted.size() / 2]);
   r.Set("minUs", sorted.front());
   r.Set("maxUs", sorted.back());
+  r.Set("variant", variant);
+  r.Set("split", split);
   return r;
 }
 #else
@@ -394,6 +570,9 @@ void RegisterOnlineMtp(Napi::Env env, Napi::Object exports) {
   o.Set("decode", Napi::Function::New(env, Decode, "decode"));
   o.Set("prefill", Napi::Function::New(env, Prefill, "prefill"));
   o.Set("bench", Napi::Function::New(env, Bench, "bench"));
+  o.Set("copyToDevice", Napi::Function::New(env, CopyToDevice, "copyToDevice"));
+  o.Set("copyToHost", Napi::Function::New(env, CopyToHost, "copyToHost"));
+  o.Set("fill", Napi::Function::New(env, Fill, "fill"));
   o.Set("headDim", Napi::Number::New(env, kHeadDim));
   o.Set("maxVerifyTokens", Napi::Number::New(env, kMaxVerify));
   exports.Set("onlineMtp", o);

@@ -37,6 +37,138 @@ __device__ __forceinline__ void Update(float& m, float& sg, float& a, float k, f
   sg = sg2;
 }
 
+// Reports a bad device-resident value once per launch (first error wins); a null `err` means "skip silently".
+__device__ __forceinline__ void Report(int32_t* err, int32_t code, int32_t index, int32_t value, int32_t kernel) {
+  if (err != nullptr && atomicCAS(err, 0, code) == 0) {
+    err[1] = index;
+    err[2] = value;
+    err[3] = kernel;
+  }
+}
+
+// 4 consecutive channels as one access: 16 bytes for fp32, 8 bytes for bf16. Callers pass a channel index that is a
+// multiple of 4 inside a row whose byte size (6144 / 3072 / 4096 / 2048) is a multiple of 16, on a cudaMalloc base
+// (256-byte aligned, host-checked), so every access is naturally aligned.
+template <typename T>
+struct Vec4IO;
+template <>
+struct Vec4IO<float> {
+  static __device__ __forceinline__ float4 load(const float* p) { return *reinterpret_cast<const float4*>(p); }
+  // Inline PTX: NVVM otherwise splits some of these stores into four 4-byte ones (seen in the PTX of the D loop).
+  static __device__ __forceinline__ void store(float* p, float4 v) {
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+  }
+};
+template <>
+struct Vec4IO<__nv_bfloat16> {
+  static __device__ __forceinline__ float4 load(const __nv_bfloat16* p) {
+    const uint2 u = *reinterpret_cast<const uint2*>(p);  // element 0 in the low half of u.x (little-endian)
+    return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u), __uint_as_float(u.y << 16),
+                       __uint_as_float(u.y & 0xffff0000u));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x = lo (low half), round to nearest even
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+  static __device__ __forceinline__ void store(__nv_bfloat16* p, float4 v) {
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(pack(v.x, v.y)), "r"(pack(v.z, v.w)) : "memory");
+  }
+};
+__device__ __forceinline__ float4 LoadIn4(const float* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
+__device__ __forceinline__ float4 Add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+
+// One channel of the kWpVec recurrence on (m, σ, n = acc·σ): m' = max(m, s), α = e^(m−m'), β = e^(s−m'),
+// σ' = σα + β, n' = nα + kβ. The only dependent chain per step is max → exp → fma; acc = n/σ feeds the stores.
+// A cleared row (−∞, 0, 0) gives α = e^(−∞) = 0, so it stays an identity.
+__device__ __forceinline__ void StepFast(float& m, float& sg, float& n, float k, float s) {
+  const float m2 = fmaxf(m, s);
+  const float al = __expf(m - m2);
+  const float be = __expf(s - m2);
+  sg = fmaf(sg, al, be);
+  n = fmaf(n, al, k * be);
+  m = m2;
+}
+template <bool kFast>
+__device__ __forceinline__ void Step4(float4& m, float4& sg, float4& n, float4 k, float4 s, int pos) {
+  if (pos == 0) {  // uniform across the block: every thread of a request has the same S
+    m = s;
+    sg = make_float4(1.f, 1.f, 1.f, 1.f);
+    n = k;
+    return;
+  }
+  if (kFast) {
+    StepFast(m.x, sg.x, n.x, k.x, s.x);
+    StepFast(m.y, sg.y, n.y, k.y, s.y);
+    StepFast(m.z, sg.z, n.z, k.z, s.z);
+    StepFast(m.w, sg.w, n.w, k.w, s.w);
+  } else {  // n holds the normalised acc here (the first version's math)
+    Update(m.x, sg.x, n.x, k.x, s.x, pos);
+    Update(m.y, sg.y, n.y, k.y, s.y, pos);
+    Update(m.z, sg.z, n.z, k.z, s.z, pos);
+    Update(m.w, sg.w, n.w, k.w, s.w, pos);
+  }
+}
+template <bool kFast>
+__device__ __forceinline__ float4 Acc4(float4 n, float4 sg) {
+  if (!kFast) return n;
+  // σ >= 1 after any update (the running max contributes e^0), or a finite stored σ: inside __fdividef's range.
+  return make_float4(__fdividef(n.x, sg.x), __fdividef(n.y, sg.y), __fdividef(n.z, sg.z), __fdividef(n.w, sg.w));
+}
+
+// ---- writePrefix, kWpVec / kWpVecAccurate: grid = (batch, split), block = 128/split threads, 4 channels each ----
+template <typename T, bool kFast>
+__global__ void __launch_bounds__(kVecThreads) WritePrefixVecKernel(const WritePrefixParams p) {
+  const int b = blockIdx.x;
+  const int c = (blockIdx.y * blockDim.x + threadIdx.x) * 4;  // < split·(128/split)·4 = 512
+  const int D = p.numVerify;
+  const int32_t S = __ldg(p.seqLens + b);
+  const int32_t r = __ldg(p.reqPoolIdx + b);
+  // Input rows b·D + i < batch·D <= kv rows (host check) do not depend on S or r: issue all 2D loads now, so they
+  // are in flight while the index loads resolve (the only dependent chain left is index → ape/bank-0 → math).
+  float4 kv[kMaxVerify], sc[kMaxVerify];
+  const float* in = p.kvScore + static_cast<int64_t>(b) * D * kKvScoreCols + c;
+#pragma unroll
+  for (int i = 0; i < kMaxVerify; ++i) {
+    if (i < D) {
+      kv[i] = LoadIn4(in + i * kKvScoreCols);
+      sc[i] = LoadIn4(in + i * kKvScoreCols + kHeadDim);
+    }
+  }
+  if (S < 0 || r < 0) return;  // padding rows are no-ops
+  if (r >= p.numReqSlots) {
+    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKWritePrefix);
+    return;
+  }
+  T* state = static_cast<T*>(p.state);
+  const int start = S & (kChunk - 1);
+#pragma unroll
+  for (int i = 0; i < kMaxVerify; ++i) {
+    if (i < D) sc[i] = Add4(sc[i], LoadIn4(p.ape + ((start + i) & (kChunk - 1)) * kHeadDim + c));  // row < 128
+  }
+  float4 m = make_float4(0.f, 0.f, 0.f, 0.f), sg = m, n = m;
+  if (start != 0) {  // S >= 0 and S mod 128 != 0, so S > 0: bank 0 holds the open chunk (row r < N <= O)
+    const T* row0 = state + static_cast<int64_t>(r) * kRowElems + c;
+    m = Vec4IO<T>::load(row0);
+    sg = Vec4IO<T>::load(row0 + kHeadDim);
+    const float4 a = Vec4IO<T>::load(row0 + 2 * kHeadDim);
+    n = kFast ? make_float4(a.x * sg.x, a.y * sg.y, a.z * sg.z, a.w * sg.w) : a;
+  }
+  // Bank i+1 = row r + (i+1)·O <= (N−1) + D·O < O·(D+1) <= rows (host check); skipped when S+i+1 closes a chunk
+  // exactly (the next token re-inits, the bank keeps its stale contents).
+#pragma unroll
+  for (int i = 0; i < kMaxVerify; ++i) {
+    if (i < D) {
+      Step4<kFast>(m, sg, n, kv[i], sc[i], (start + i) & (kChunk - 1));
+      if (((S + i + 1) & (kChunk - 1)) != 0) {
+        T* dst = state + (static_cast<int64_t>(r) + static_cast<int64_t>(i + 1) * p.bankStrideRows) * kRowElems + c;
+        Vec4IO<T>::store(dst, m);
+        Vec4IO<T>::store(dst + kHeadDim, sg);
+        Vec4IO<T>::store(dst + 2 * kHeadDim, Acc4<kFast>(n, sg));
+      }
+    }
+  }
+}
+
 // ---- writePrefix (§6.1): grid = batch, block = kHeadDim (one thread per channel d) ----------------------------
 template <typename T>
 __global__ void __launch_bounds__(kHeadDim) WritePrefixKernel(const WritePrefixParams p) {
@@ -44,7 +176,11 @@ __global__ void __launch_bounds__(kHeadDim) WritePrefixKernel(const WritePrefixP
   const int d = threadIdx.x;
   const int32_t S = p.seqLens[b];
   const int32_t r = p.reqPoolIdx[b];
-  if (S < 0 || r < 0 || r >= p.numReqSlots) return;  // padding / invalid rows are no-ops
+  if (S < 0 || r < 0) return;  // padding rows are no-ops
+  if (r >= p.numReqSlots) {
+    if (d == 0) Report(p.err, kErrReqIndex, b, r, kKWritePrefix);
+    return;
+  }
   T* state = static_cast<T*>(p.state);
   const int start = S & (kChunk - 1);
   const bool hasPartial = S > 0 && start != 0;
@@ -109,34 +245,44 @@ __global__ void MarkPendingKernel(const MarkPendingParams p) {
 }
 
 // ---- commitPending (§6.3): grid = batch, bitwise row copy with 16-byte vectors --------------------------------
+// Which bank to copy (0: none) from the request's marker; also consumes / re-arms the marker when asked. Called by
+// every thread that needs the answer; only thread 0 writes the marker (after a barrier, see the kernels).
+__device__ __forceinline__ int32_t CommitBank(const CommitPendingParams& p, int32_t r, int32_t cur) {
+  const int32_t S = p.pendingSeqLens[r];
+  if (S < 0 || cur < 0) return 0;
+  int32_t width = p.clampWidth > 0 ? p.clampWidth : p.pendingWidths[r];
+  width = min(width, p.maxDraftTokens);  // bank index stays <= Dmax: row r + a·O < O·(Dmax+1) <= rows
+  const int32_t delta = cur - S;
+  const int32_t acc = delta < 0 ? 0 : min(delta, width);
+  return (acc > 0 && ((S + acc) & (kChunk - 1)) != 0) ? acc : 0;
+}
+__device__ __forceinline__ void CommitMarker(const CommitPendingParams& p, int b, int32_t r, int32_t cur) {
+  if (p.consume && p.pendingSeqLens[r] >= 0 && cur >= 0) {  // a marker read with a valid length is consumed
+    p.pendingSeqLens[r] = -1;
+    p.pendingWidths[r] = 0;
+  }
+  if (p.markSeqLens != nullptr) {  // fused mark of this batch's verify (after the commit read the old marker)
+    const int32_t Snew = p.markSeqLens[b];
+    p.pendingSeqLens[r] = Snew < 0 ? -1 : Snew;
+    p.pendingWidths[r] = Snew < 0 ? 0 : p.markWidth;
+  }
+}
+
 constexpr int kCommitThreads = 128;
 template <int kRowBytes>
 __global__ void __launch_bounds__(kCommitThreads) CommitPendingKernel(const CommitPendingParams p) {
   const int b = blockIdx.x;
   const int32_t r = p.reqPoolIdx[b];
-  if (r < 0 || r >= p.numReqSlots) return;
+  if (r < 0) return;
+  if (r >= p.numReqSlots) {
+    if (threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKCommit);
+    return;
+  }
   __shared__ int32_t srcBank;  // 0: no copy
   if (threadIdx.x == 0) {
-    int32_t bank = 0;
-    const int32_t S = p.pendingSeqLens[r];
     const int32_t cur = p.curSeqLens[b];
-    if (S >= 0 && cur >= 0) {
-      int32_t width = p.clampWidth > 0 ? p.clampWidth : p.pendingWidths[r];
-      width = min(width, p.maxDraftTokens);  // bank index stays <= Dmax: row r + a·O < O·(Dmax+1) <= rows
-      const int32_t delta = cur - S;
-      const int32_t acc = delta < 0 ? 0 : min(delta, width);
-      if (acc > 0 && ((S + acc) & (kChunk - 1)) != 0) bank = acc;
-      if (p.consume) {
-        p.pendingSeqLens[r] = -1;
-        p.pendingWidths[r] = 0;
-      }
-    }
-    if (p.markSeqLens != nullptr) {  // fused mark of this batch's verify (after the commit read the old marker)
-      const int32_t Snew = p.markSeqLens[b];
-      p.pendingSeqLens[r] = Snew < 0 ? -1 : Snew;
-      p.pendingWidths[r] = Snew < 0 ? 0 : p.markWidth;
-    }
-    srcBank = bank;
+    srcBank = CommitBank(p, r, cur);
+    CommitMarker(p, b, r, cur);
   }
   __syncthreads();
   const int32_t bank = srcBank;
@@ -149,11 +295,45 @@ __global__ void __launch_bounds__(kCommitThreads) CommitPendingKernel(const Comm
   for (int i = threadIdx.x; i < kVecs; i += kCommitThreads) dst[i] = src[i];
 }
 
+// kCommitRegs / kCommitWide: kVecs/kPerThread threads, each loads its kPerThread vectors into registers before the
+// first store (src row r + a·O and dst row r never overlap: a >= 1 and O >= N > r). Every thread reads the indices
+// and the marker itself (broadcast loads, no shared-memory hand-off); one barrier orders every thread's marker read
+// before thread 0's marker write. Early exits are block-uniform (r is the same for the whole block).
+template <int kRowBytes, int kPerThread>
+__global__ void __launch_bounds__(kRowBytes / 16 / kPerThread) CommitRegsKernel(const CommitPendingParams p) {
+  constexpr int kThreads = kRowBytes / 16 / kPerThread;
+  const int b = blockIdx.x;
+  const int32_t r = __ldg(p.reqPoolIdx + b);
+  const int32_t cur = __ldg(p.curSeqLens + b);
+  if (r < 0) return;
+  if (r >= p.numReqSlots) {
+    if (threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKCommit);
+    return;
+  }
+  const int32_t bank = CommitBank(p, r, cur);
+  const char* base = static_cast<const char*>(p.state);
+  uint4 v[kPerThread];
+  if (bank != 0) {
+    const uint4* src = reinterpret_cast<const uint4*>(base + (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowBytes);
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) v[j] = src[threadIdx.x + j * kThreads];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) CommitMarker(p, b, r, cur);
+  if (bank == 0) return;
+  uint4* dst = reinterpret_cast<uint4*>(static_cast<char*>(p.state) + static_cast<int64_t>(r) * kRowBytes);
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) dst[threadIdx.x + j * kThreads] = v[j];
+}
+
 // ---- resetSlots (§3.6): grid = (count, Dmax+1) -------------------------------------------------------------------
 template <typename T>
 __global__ void ResetSlotsKernel(const ResetSlotsParams p) {
   const int32_t r = p.slots[blockIdx.x];
-  if (r < 0 || r >= p.numReqSlots) return;
+  if (r < 0 || r >= p.numReqSlots) {
+    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrSlotIndex, blockIdx.x, r, kKReset);
+    return;
+  }
   const int bank = blockIdx.y;
   T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowElems;
   for (int e = threadIdx.x; e < kRowElems; e += blockDim.x) StateIO<T>::store(row + e, e < kHeadDim ? -INFINITY : 0.f);
@@ -170,7 +350,11 @@ __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
   const int d = threadIdx.x;
   const int32_t L = p.seqLens[b];
   const int32_t r = p.reqPoolIdx[b];
-  if (L <= 0 || r < 0 || r >= p.numReqSlots) return;
+  if (L <= 0 || r < 0) return;
+  if (r >= p.numReqSlots) {
+    if (d == 0) Report(p.err, kErrReqIndex, b, r, kKDecode);
+    return;
+  }
   const int pos = (L - 1) & (kChunk - 1);
   T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems;  // < N + off <= rows
   const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols;
@@ -189,6 +373,41 @@ __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
     StateIO<T>::store(row + d, m);
     StateIO<T>::store(row + kHeadDim + d, sg);
     StateIO<T>::store(row + 2 * kHeadDim + d, a);
+  }
+}
+
+// kWpVec decode: grid = (batch, split), block = 128/split threads, 4 channels each; the input row is issued before
+// the index loads resolve. Math as the first version (expf, IEEE division) so decode keeps its rounding.
+template <typename T>
+__global__ void __launch_bounds__(kVecThreads) DecodeVecKernel(const DecodeParams p) {
+  const int b = blockIdx.x;
+  const int c = (blockIdx.y * blockDim.x + threadIdx.x) * 4;  // < 512
+  const int32_t L = __ldg(p.seqLens + b);
+  const int32_t r = __ldg(p.reqPoolIdx + b);
+  const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols + c;  // row b < batch <= kv rows
+  const float4 k = LoadIn4(in);
+  float4 s = LoadIn4(in + kHeadDim);
+  if (L <= 0 || r < 0) return;
+  if (r >= p.numReqSlots) {
+    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKDecode);
+    return;
+  }
+  const int pos = (L - 1) & (kChunk - 1);
+  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + c;  // < N + off <= rows
+  s = Add4(s, LoadIn4(p.ape + pos * kHeadDim + c));
+  float4 m = make_float4(0.f, 0.f, 0.f, 0.f), sg = m, a = m;
+  if (pos != 0) {
+    m = Vec4IO<T>::load(row);
+    sg = Vec4IO<T>::load(row + kHeadDim);
+    a = Vec4IO<T>::load(row + 2 * kHeadDim);
+  }
+  Step4<false>(m, sg, a, k, s, pos);
+  if (pos == kChunk - 1) {
+    *reinterpret_cast<float4*>(p.out + static_cast<int64_t>(b) * kHeadDim + c) = a;
+  } else {
+    Vec4IO<T>::store(row, m);
+    Vec4IO<T>::store(row + kHeadDim, sg);
+    Vec4IO<T>::store(row + 2 * kHeadDim, a);
   }
 }
 
@@ -275,9 +494,25 @@ __global__ void FillStateKernel(T* st, int64_t rows, uint32_t seed) {
 
 }  // namespace
 
+static bool ValidSplit(int32_t split) { return split == 1 || split == 2 || split == 4 || split == 8; }
+
 cudaError_t LaunchWritePrefix(const WritePrefixParams& p, cudaStream_t s) {
-  if (p.stateType == kF32) WritePrefixKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
-  else WritePrefixKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
+  const bool f32 = p.stateType == kF32;
+  if (p.variant == kWpLegacy) {
+    if (f32) WritePrefixKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
+    else WritePrefixKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
+    return cudaGetLastError();
+  }
+  if (!ValidSplit(p.split) || (p.variant != kWpVec && p.variant != kWpVecAccurate)) return cudaErrorInvalidValue;
+  const dim3 grid(p.batch, p.split);  // batch <= 2^31 − 1 (grid.x limit), split <= 8
+  const int threads = kVecThreads / p.split;
+  if (p.variant == kWpVec) {
+    if (f32) WritePrefixVecKernel<float, true><<<grid, threads, 0, s>>>(p);
+    else WritePrefixVecKernel<__nv_bfloat16, true><<<grid, threads, 0, s>>>(p);
+  } else {
+    if (f32) WritePrefixVecKernel<float, false><<<grid, threads, 0, s>>>(p);
+    else WritePrefixVecKernel<__nv_bfloat16, false><<<grid, threads, 0, s>>>(p);
+  }
   return cudaGetLastError();
 }
 
@@ -288,8 +523,24 @@ cudaError_t LaunchMarkPending(const MarkPendingParams& p, cudaStream_t s) {
 }
 
 cudaError_t LaunchCommitPending(const CommitPendingParams& p, cudaStream_t s) {
-  if (p.stateType == kF32) CommitPendingKernel<kRowElems * 4><<<p.batch, kCommitThreads, 0, s>>>(p);
-  else CommitPendingKernel<kRowElems * 2><<<p.batch, kCommitThreads, 0, s>>>(p);
+  const bool f32 = p.stateType == kF32;
+  constexpr int kF32Row = kRowElems * 4, kBf16Row = kRowElems * 2;  // 6144 B = 384 uint4, 3072 B = 192 uint4
+  switch (p.variant) {
+    case kCommitLegacy:
+      if (f32) CommitPendingKernel<kF32Row><<<p.batch, kCommitThreads, 0, s>>>(p);
+      else CommitPendingKernel<kBf16Row><<<p.batch, kCommitThreads, 0, s>>>(p);
+      break;
+    case kCommitRegs:  // 3 vectors per thread: 128 (fp32) / 64 (bf16) threads
+      if (f32) CommitRegsKernel<kF32Row, 3><<<p.batch, kF32Row / 16 / 3, 0, s>>>(p);
+      else CommitRegsKernel<kBf16Row, 3><<<p.batch, kBf16Row / 16 / 3, 0, s>>>(p);
+      break;
+    case kCommitWide:  // 1 vector per thread: 384 (fp32) / 192 (bf16) threads
+      if (f32) CommitRegsKernel<kF32Row, 1><<<p.batch, kF32Row / 16, 0, s>>>(p);
+      else CommitRegsKernel<kBf16Row, 1><<<p.batch, kBf16Row / 16, 0, s>>>(p);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 
@@ -301,8 +552,16 @@ cudaError_t LaunchResetSlots(const ResetSlotsParams& p, cudaStream_t s) {
 }
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s) {
-  if (p.stateType == kF32) DecodeKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
-  else DecodeKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
+  const bool f32 = p.stateType == kF32;
+  if (p.variant == kWpLegacy) {
+    if (f32) DecodeKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
+    else DecodeKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
+    return cudaGetLastError();
+  }
+  if (p.variant != kWpVec || !ValidSplit(p.split)) return cudaErrorInvalidValue;
+  const dim3 grid(p.batch, p.split);
+  if (f32) DecodeVecKernel<float><<<grid, kVecThreads / p.split, 0, s>>>(p);
+  else DecodeVecKernel<__nv_bfloat16><<<grid, kVecThreads / p.split, 0, s>>>(p);
   return cudaGetLastError();
 }
 

@@ -20,14 +20,31 @@ constexpr int kChunk = 128;                    // tokens per compressed entry
 constexpr int kMaxVerify = 8;                  // kMaxVerifyTokens (§2)
 constexpr int kSegmentFields = 5;              // [seqLen, lastRow, len, loadRow, storeRow]
 
-// Device error word layout (int32[4]): [code, kernel-specific index, value, 0]. First error wins (atomicCAS).
+// Device error word layout (int32[4]): [code, index (segment or batch row), value, kernel]. First error wins
+// (atomicCAS on word 0). Kernels given a null `err` skip the bad row silently (the spec's no-op rule, §10).
 enum ErrCode : int32_t {
   kErrNone = 0,
   kErrSegLen = 1,
   kErrSegLastRow = 2,
   kErrSegLoadRow = 3,
   kErrSegStoreRow = 4,
+  kErrReqIndex = 5,    // request slot r >= numReqSlots (r < 0 is padding: a silent no-op everywhere)
+  kErrSlotIndex = 6,   // resetSlots: slot outside [0, numReqSlots)
 };
+enum KernelId : int32_t { kKPrefill = 0, kKWritePrefix = 1, kKCommit = 2, kKDecode = 3, kKReset = 4 };
+
+// writePrefix / decode kernel shapes (the `variant` field; every variant computes the same function):
+//   kWpLegacy: one thread per channel, 512 threads, one block per request (the first version, kept for timing);
+//   kWpVec:    4 channels per thread (16-byte fp32 loads/stores), `split` blocks of 128/split threads per request,
+//              the D input rows issued before the index loads resolve, and an unnormalised accumulator
+//              n = acc·sum so the recurrence chain is max → exp → fma (fast exp; the division only feeds stores);
+//   kWpVecAccurate: kWpVec's shape with the first version's math (expf, IEEE division, normalised acc).
+enum WritePrefixVariant : int32_t { kWpLegacy = 0, kWpVec = 1, kWpVecAccurate = 2 };
+constexpr int kVecThreads = kHeadDim / 4;      // 128 threads cover one 512-channel row with 4 channels each
+// commitPending variants: kCommitLegacy = thread 0 decides, 128 threads copy 3 vectors each in a loop whose
+// load/store pairs the compiler must keep in order (src and dst may alias as far as it knows); kCommitRegs =
+// every vector loaded into registers before the first store, kCommitWide = one 16-byte vector per thread.
+enum CommitVariant : int32_t { kCommitLegacy = 0, kCommitRegs = 1, kCommitWide = 2 };
 
 enum StateType : int32_t { kF32 = 0, kBF16 = 1 };
 
@@ -42,6 +59,9 @@ struct WritePrefixParams {
   int32_t bankStrideRows;      // O >= numReqSlots
   int32_t numReqSlots;         // N
   int32_t stateType;
+  int32_t variant;             // WritePrefixVariant
+  int32_t split;               // kWpVec*: blocks per request, 1, 2, 4 or 8 (128/split threads each); host-resolved
+  int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex) instead of silently skipped
 };
 
 struct MarkPendingParams {
@@ -70,6 +90,8 @@ struct CommitPendingParams {
   const int32_t* markSeqLens;  // optional: fused mark of the same batch (nullptr: none)
   int32_t markWidth;
   int32_t stateType;
+  int32_t variant;             // CommitVariant
+  int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex)
 };
 
 struct ResetSlotsParams {
@@ -82,6 +104,7 @@ struct ResetSlotsParams {
   int32_t maxDraftTokens;
   int32_t numReqSlots;
   int32_t stateType;
+  int32_t* err;                // optional int32[4]: slot outside [0, N) reported (kErrSlotIndex)
 };
 
 struct DecodeParams {
@@ -95,6 +118,9 @@ struct DecodeParams {
   int32_t slotOffsetRows;
   int32_t numReqSlots;
   int32_t stateType;
+  int32_t variant;             // kWpLegacy or kWpVec (4 channels per thread, `split` blocks per request)
+  int32_t split;
+  int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex)
 };
 
 struct PrefillParams {
