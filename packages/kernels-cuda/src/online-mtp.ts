@@ -10,13 +10,14 @@ import type { DeviceBuffer, GpuContext } from "./planner.js";
 export const ONLINE_MTP_STATE_TYPE = { fp32: 0, bf16: 1 } as const;
 
 /**
- * Kernel shapes of `writePrefix` / `decode` (`variant`; all compute the same function):
- * `legacy` one thread per channel, one 512-thread block per request (the first version);
- * `vec` 4 channels per thread with 16-byte accesses, `split` blocks per request, input rows loaded before the
- * index loads resolve, unnormalised accumulator with fast exp (the default); `vecAccurate` the `vec` shape with the
- * first version's math (expf, IEEE division). Decode takes `legacy` or `vec` (its math is always the accurate one).
+ * Kernel shapes of `writePrefix` / `decode` (`variant`; all compute the same function within fp32 rounding):
+ * `legacy` one thread per channel, one 512-thread block per request, expf and IEEE division (the first version);
+ * `vec` 4 channels per thread with 16-byte accesses, `split` blocks per request, input rows loaded before the index
+ * loads resolve, unnormalised accumulator with fast exp; `vecAccurate` the `vec` shape with the first version's
+ * math; `scalar` one thread per channel in `split` blocks per request, every load issued before the first use, fast
+ * math (writePrefix's default). Decode takes `legacy` (default), `vec` (accurate math) or `scalar` (fast math).
  */
-export const WRITE_PREFIX_VARIANT = { legacy: 0, vec: 1, vecAccurate: 2 } as const;
+export const WRITE_PREFIX_VARIANT = { legacy: 0, vec: 1, vecAccurate: 2, scalar: 3 } as const;
 /** Kernel shapes of `commitPending` (`variant`): loads before stores in registers (`regs`, default), 1 vector/thread (`wide`). */
 export const COMMIT_VARIANT = { legacy: 0, regs: 1, wide: 2 } as const;
 
@@ -42,7 +43,7 @@ export interface OnlineMtpBenchArgs {
   copyBytes?: number;
   /** Kernel variant (WRITE_PREFIX_VARIANT for writePrefix / decode, COMMIT_VARIANT for commit ops); default per op. */
   variant?: number;
-  /** Blocks per request for the vector variants: 1, 2, 4, 8, or 0 / absent = chosen from the batch and SM count. */
+  /** Blocks per request (not `legacy`): 1, 2, 4, 8, 16, or 0 / absent = chosen from the batch and SM count. */
   split?: number;
 }
 

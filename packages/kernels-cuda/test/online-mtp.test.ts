@@ -47,15 +47,15 @@ describe("argument validation (host side, no GPU needed)", () => {
     ["batch negative", () => nat!.writePrefix(null as never, { ...wp, batch: -1 }), /^batch = -1: must be an integer in \[0, 2147483647\]$/],
     ["bank stride below N", () => nat!.writePrefix(null as never, { ...wp, bankStrideRows: 3 }), /^bankStrideRows = 3: must be an integer in \[4, /],
     ["stateType 2", () => nat!.writePrefix(null as never, { ...wp, stateType: 2 }), /^stateType = 2: must be an integer in \[0, 1\]$/],
-    ["variant 3", () => nat!.writePrefix(null as never, { ...wp, variant: 3 }), /^variant = 3: must be an integer in \[0, 2\]$/],
-    ["split 3", () => nat!.writePrefix(null as never, { ...wp, split: 3 }), /^split = 3: must be 0 \(auto\), 1, 2, 4 or 8$/],
-    ["split 16", () => nat!.writePrefix(null as never, { ...wp, split: 16 }), /^split = 16: must be an integer in \[0, 8\]$/],
+    ["variant 4", () => nat!.writePrefix(null as never, { ...wp, variant: 4 }), /^variant = 4: must be an integer in \[0, 3\]$/],
+    ["split 3", () => nat!.writePrefix(null as never, { ...wp, split: 3 }), /^split = 3: must be 0 \(auto\), 1, 2, 4, 8 or 16$/],
+    ["split 32", () => nat!.writePrefix(null as never, { ...wp, split: 32 }), /^split = 32: must be an integer in \[0, 16\]$/],
     ["numVerify not a number", () => nat!.writePrefix(null as never, { ...wp, numVerify: "4" as never }), /^numVerify = "4": must be a number \(an integer in \[1, 8\]\)$/],
     ["mark clearAll 2", () => nat!.markPending(null as never, { batch: 1, numVerify: 1, numReqSlots: 2, clearAll: 2 }), /^clearAll = 2: must be an integer in \[0, 1\]$/],
     ["commit Dmax 0", () => nat!.commitPending(null as never, { stateType: 0, batch: 1, maxDraftTokens: 0 }), /^maxDraftTokens = 0: must be an integer in \[1, 8\]$/],
     ["commit variant 5", () => nat!.commitPending(null as never, { stateType: 0, batch: 1, maxDraftTokens: 2, clampWidth: 0, numReqSlots: 2, bankStrideRows: 4, consume: 0, variant: 5 }), /^variant = 5: must be an integer in \[0, 2\]$/],
     ["reset count > grid", () => nat!.resetSlots(null as never, { stateType: 0, count: 70000 }), /^count = 70000: must be an integer in \[0, 65535\]$/],
-    ["decode variant 2", () => nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 }), /^variant = 2: must be an integer in \[0, 1\]$/],
+    ["decode variant 2", () => nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 }), /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/],
     ["prefill numSegments negative", () => nat!.prefill(null as never, { stateType: 0, numSegments: -3 }), /^numSegments = -3: must be an integer/],
     ["buffer not a DeviceBuffer", () => nat!.writePrefix(null as never, { ...wp, kvScore: {} as never }), /kvScore must be a DeviceBuffer/],
   ];
@@ -164,10 +164,13 @@ const gpuTest = createGpuTest(probeOnlineMtp, (): Env => ({ nat: onlineMtpNative
 
 const WP_SHAPES: [string, number, number][] = [
   ["legacy", WRITE_PREFIX_VARIANT.legacy, 0],
+  ["scalar auto", WRITE_PREFIX_VARIANT.scalar, 0],
+  ["scalar split 1", WRITE_PREFIX_VARIANT.scalar, 1],
+  ["scalar split 16", WRITE_PREFIX_VARIANT.scalar, 16],
   ["vec auto", WRITE_PREFIX_VARIANT.vec, 0],
   ["vec split 1", WRITE_PREFIX_VARIANT.vec, 1],
   ["vec split 2", WRITE_PREFIX_VARIANT.vec, 2],
-  ["vec split 8", WRITE_PREFIX_VARIANT.vec, 8],
+  ["vec split 16", WRITE_PREFIX_VARIANT.vec, 16],
   ["vecAccurate", WRITE_PREFIX_VARIANT.vecAccurate, 4],
 ];
 
@@ -270,9 +273,9 @@ describe("GPU round trips", () => {
       }
     });
 
-    gpuTest(`decode, legacy and vec (splits 1/4/auto), ${dtype}: state and emitted entries = float64`, ({ gpu: env }) => {
+    gpuTest(`decode, legacy, vec (splits 1/4/auto) and scalar (splits 1/16/auto), ${dtype}: state and emitted entries = float64`, ({ gpu: env }) => {
       const N = 10, rows = N + 12, batch = 8;
-      for (const [variant, split] of [[0, 0], [1, 1], [1, 4], [1, 0]] as const) {
+      for (const [variant, split] of [[0, 0], [1, 1], [1, 4], [1, 0], [3, 1], [3, 16], [3, 0]] as const) {
         const rng = new Rng(55 + variant * 5 + split);
         const st = stateBuf(env, randomState(rng, rows), dtype);
         const kv = randn(rng, batch * KVC);
@@ -329,7 +332,7 @@ describe("GPU round trips", () => {
     env.bufs.push(out);
     for (const bad of [N, O, 1 << 30]) {
       const rpi = dev(env, Int32Array.of(1, bad));
-      for (const [variant, split] of [[0, 0], [1, 0], [1, 8], [2, 2]] as const) {
+      for (const [variant, split] of [[0, 0], [1, 0], [1, 8], [2, 2], [3, 0], [3, 16]] as const) {
         clearErr();
         env.nat.writePrefix(env.ctx, { kvScore: kv, seqLens: seq, reqPoolIndices: rpi, ape, state: st.buf, batch: 2, numVerify: 2, bankStrideRows: O, numReqSlots: N, stateType: 0, variant, split, err });
         expect(readErr(), `writePrefix variant ${variant}`).toEqual([ONLINE_MTP_ERR.reqIndex, 1, bad, ONLINE_MTP_KERNEL.writePrefix]);
@@ -339,7 +342,7 @@ describe("GPU round trips", () => {
         env.nat.commitPending(env.ctx, { curSeqLens: seq, reqPoolIndices: rpi, pendingSeqLens: pend, pendingWidths: wid, state: st.buf, batch: 2, maxDraftTokens: Dmax, clampWidth: 0, bankStrideRows: O, numReqSlots: N, consume: 0, stateType: 0, variant, err });
         expect(readErr(), `commit variant ${variant}`).toEqual([ONLINE_MTP_ERR.reqIndex, 1, bad, ONLINE_MTP_KERNEL.commitPending]);
       }
-      for (const variant of [0, 1]) {
+      for (const variant of [0, 1, 3]) {
         clearErr();
         env.nat.decode(env.ctx, { state: st.buf, kvScore: kv, ape, seqLens: seq, reqPoolIndices: rpi, out, batch: 2, slotOffsetRows: 0, numReqSlots: N, stateType: 0, variant, err });
         expect(readErr(), `decode variant ${variant}`).toEqual([ONLINE_MTP_ERR.reqIndex, 1, bad, ONLINE_MTP_KERNEL.decode]);

@@ -37,9 +37,13 @@ md.push(`Device: ${p.device?.name ?? "?"}; copy bandwidth (1 GiB D2D, read+write
 if (withVariants) {
   md.push("", "### Variants (graph µs per call; same buffers / rotating 64 sets)", "");
   md.push("| kernel | batch | D | variant | split | graph | graph, rotating |", "|---|---|---|---|---|---|---|");
-  const wpv = [["legacy", WRITE_PREFIX_VARIANT.legacy, [1]], ["vec", WRITE_PREFIX_VARIANT.vec, [1, 2, 4, 8]], ["vecAccurate", WRITE_PREFIX_VARIANT.vecAccurate, [0]]];
+  const wpv = [
+    ["legacy", WRITE_PREFIX_VARIANT.legacy, [1]],
+    ["scalar", WRITE_PREFIX_VARIANT.scalar, [1, 2, 4, 8, 16]],
+    ["vec", WRITE_PREFIX_VARIANT.vec, [1, 8]],
+  ];
   for (const D of [1, 4, 8]) {
-    for (const batch of [1, 8, 32, 64, 128, 256]) {
+    for (const batch of [1, 8, 16, 32, 64, 128, 256]) {
       for (const [name, variant, splits] of wpv) {
         for (const split of splits) {
           const g = run("writePrefix", batch, D, 1, 1, 0, { variant, split });
@@ -55,7 +59,7 @@ if (withVariants) {
         md.push(`| ${op} | ${batch} | 8 | ${name} | | ${us(run(op, batch, 8, 1, 1, 0, { variant }))} | ${us(run(op, batch, 8, 1, 64, 0, { variant }))} |`);
       }
     }
-    for (const [name, variant, splits] of [["legacy", 0, [1]], ["vec", 1, [1, 2, 4, 8]]]) {
+    for (const [name, variant, splits] of [["legacy", 0, [1]], ["scalar", 3, [1, 2, 4, 8, 16]], ["vec", 1, [1]]]) {
       for (const split of splits) {
         const g = run("decode", batch, 1, 1, 1, 0, { variant, split });
         md.push(`| decode | ${batch} | 1 | ${name} | ${g.split} | ${us(g)} | ${us(run("decode", batch, 1, 1, 64, 0, { variant, split }))} |`);

@@ -99,10 +99,14 @@ describe("GPU backend: stream-ordered copies", () => {
     }
     const runs = [[cpu, cc], [gpu, gc]] as const;
     const handles = runs.map(([be]) => ({ rpi: be.uploadIndex(Int32Array.of(1, 3, 5)), seq: be.uploadIndex(new Int32Array(B)), kv: be.uploadMatrix(kvHost, B * D, KV_SCORE_COLS), ape: be.uploadMatrix(apeHost, CHUNK_TOKENS, HEAD_DIM) }));
-    ctx.synchronize = function (this: unknown) {
-      syncs++;
-      return orig.call(this);
-    };
+    // an own property shadows the (read-only) prototype method; deleted again below
+    Object.defineProperty(ctx, "synchronize", {
+      configurable: true,
+      value: function (this: unknown) {
+        syncs++;
+        return orig.call(this);
+      },
+    });
     try {
       for (let step = 0; step < 6; step++) {
         const seq = Int32Array.of(120 + 3 * step, 1000 + 2 * step, 7 + step); // crosses a chunk boundary at step 3

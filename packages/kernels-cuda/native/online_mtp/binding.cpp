@@ -100,16 +100,17 @@ int32_t GetVariant(Napi::Env env, Napi::Object a, int32_t maxVariant, int32_t de
   return GetI32Opt(env, a, "variant", 0, maxVariant, def);
 }
 int32_t GetSplit(Napi::Env env, Napi::Object a) {
-  const int32_t split = GetI32Opt(env, a, "split", 0, 8, 0);
-  if (split != 0 && split != 1 && split != 2 && split != 4 && split != 8) Fail(env, "split", split, "must be 0 (auto), 1, 2, 4 or 8");
+  const int32_t split = GetI32Opt(env, a, "split", 0, kMaxSplit, 0);
+  if (split & (split - 1)) Fail(env, "split", split, "must be 0 (auto), 1, 2, 4, 8 or 16");
   return split;
 }
 
-// Blocks per request for the vector kernels when `split` is 0: the smallest power of two (<= 8) that gives at least
-// one block per multiprocessor, so a small batch still spreads its rows over the chip instead of a few SMs.
+// Blocks per request when `split` is 0: the smallest power of two (<= 16) that gives at least one block per
+// multiprocessor, so a small batch spreads its channels over the chip (the recurrence is instruction-issue bound:
+// fewer warps per scheduler = shorter time) instead of piling a request's 16 warps onto one SM.
 int32_t AutoSplit(int32_t batch, int smCount) {
   int32_t split = 1;
-  while (split < 8 && static_cast<int64_t>(batch) * split < smCount) split *= 2;
+  while (split < kMaxSplit && static_cast<int64_t>(batch) * split < smCount) split *= 2;
   return split;
 }
 
@@ -139,7 +140,7 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   p.numVerify = GetI32(env, a, "numVerify", 1, kMaxVerify);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);  // banks must not overlap: r < N <= O
-  p.variant = GetVariant(env, a, kWpVecAccurate, kWpVec);
+  p.variant = GetVariant(env, a, kWpScalar, kWpScalar);
   p.split = GetSplit(env, a);
   Buf kv = GetBuf(env, a, "kvScore"), seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf ape = GetBuf(env, a, "ape"), st = GetBuf(env, a, "state");
@@ -245,7 +246,8 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
   p.batch = GetI32(env, a, "batch", 0, kI32Max);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.slotOffsetRows = GetI32(env, a, "slotOffsetRows", 0, kI32Max);
-  p.variant = GetVariant(env, a, kWpVec, kWpVec);
+  p.variant = GetVariant(env, a, kWpScalar, kWpLegacy);
+  if (p.variant == kWpVecAccurate) Fail(env, "variant", p.variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
   p.split = GetSplit(env, a);
   Buf st = GetBuf(env, a, "state"), kv = GetBuf(env, a, "kvScore"), ape = GetBuf(env, a, "ape");
   Buf seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices"), out = GetBuf(env, a, "out");
@@ -423,7 +425,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   const int32_t rotate = GetI32(env, a, "rotate", 1, 4096);
   const int32_t iters = GetI32(env, a, "iters", 1, 10000);
   const int32_t reps = GetI32(env, a, "reps", 1, 1000);
-  const int32_t variant = GetI32Opt(env, a, "variant", 0, 2, -1);  // -1: each op's default
+  const int32_t variant = GetI32Opt(env, a, "variant", 0, kWpScalar, -1);  // -1: each op's default
   int32_t split = GetSplit(env, a);
   if (split == 0) split = AutoSplit(batch, CtxOf(env, info[0])->smCount());
   const int64_t copyBytes = a.Has("copyBytes") ? static_cast<int64_t>(a.Get("copyBytes").As<Napi::Number>().DoubleValue()) : 0;
@@ -472,7 +474,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
       WritePrefixParams p{};
       p.kvScore = kv[k], p.seqLens = seq, p.reqPoolIdx = rpi, p.ape = ape, p.state = state[k];
       p.batch = batch, p.numVerify = D, p.bankStrideRows = O, p.numReqSlots = N, p.stateType = stateType;
-      p.variant = variant < 0 ? kWpVec : variant, p.split = split;
+      p.variant = variant < 0 ? kWpScalar : variant, p.split = split;
       return LaunchWritePrefix(p, s);
     }
     if (op == "mark" || op == "markUpstream") {
@@ -496,7 +498,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
       DecodeParams p{};
       p.state = state[k], p.kvScore = kv[k], p.ape = ape, p.seqLens = cur, p.reqPoolIdx = rpi, p.out = out[k];
       p.batch = batch, p.slotOffsetRows = 0, p.numReqSlots = N, p.stateType = stateType;
-      p.variant = variant < 0 ? kWpVec : std::min(variant, static_cast<int32_t>(kWpVec)), p.split = split;
+      p.variant = variant < 0 ? kWpLegacy : variant, p.split = split;
       return LaunchDecode(p, s);
     }
     if (op == "empty") return LaunchEmpty(s);

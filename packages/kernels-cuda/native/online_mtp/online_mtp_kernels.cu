@@ -141,17 +141,24 @@ __global__ void __launch_bounds__(kVecThreads) WritePrefixVecKernel(const WriteP
   }
   T* state = static_cast<T*>(p.state);
   const int start = S & (kChunk - 1);
+  // Bank 0 (row r < N <= O: always exists) is loaded unconditionally and used only when start != 0 (S >= 0 and
+  // S mod 128 != 0, so S > 0: it holds the open chunk); no branch between these loads and the ape loads.
+  const T* row0 = state + static_cast<int64_t>(r) * kRowElems + c;
+  const float4 m0 = Vec4IO<T>::load(row0), sg0 = Vec4IO<T>::load(row0 + kHeadDim), a0 = Vec4IO<T>::load(row0 + 2 * kHeadDim);
+  float4 ap[kMaxVerify];
 #pragma unroll
   for (int i = 0; i < kMaxVerify; ++i) {
-    if (i < D) sc[i] = Add4(sc[i], LoadIn4(p.ape + ((start + i) & (kChunk - 1)) * kHeadDim + c));  // row < 128
+    if (i < D) ap[i] = LoadIn4(p.ape + ((start + i) & (kChunk - 1)) * kHeadDim + c);  // row < 128
+  }
+#pragma unroll
+  for (int i = 0; i < kMaxVerify; ++i) {
+    if (i < D) sc[i] = Add4(sc[i], ap[i]);
   }
   float4 m = make_float4(0.f, 0.f, 0.f, 0.f), sg = m, n = m;
-  if (start != 0) {  // S >= 0 and S mod 128 != 0, so S > 0: bank 0 holds the open chunk (row r < N <= O)
-    const T* row0 = state + static_cast<int64_t>(r) * kRowElems + c;
-    m = Vec4IO<T>::load(row0);
-    sg = Vec4IO<T>::load(row0 + kHeadDim);
-    const float4 a = Vec4IO<T>::load(row0 + 2 * kHeadDim);
-    n = kFast ? make_float4(a.x * sg.x, a.y * sg.y, a.z * sg.z, a.w * sg.w) : a;
+  if (start != 0) {
+    m = m0;
+    sg = sg0;
+    n = kFast ? make_float4(a0.x * sg0.x, a0.y * sg0.y, a0.z * sg0.z, a0.w * sg0.w) : a0;
   }
   // Bank i+1 = row r + (i+1)·O <= (N−1) + D·O < O·(D+1) <= rows (host check); skipped when S+i+1 closes a chunk
   // exactly (the next token re-inits, the bank keeps its stale contents).
@@ -221,6 +228,67 @@ __global__ void __launch_bounds__(kHeadDim) WritePrefixKernel(const WritePrefixP
         m = 0.f;
         sg = 0.f;
         a = 0.f;
+      }
+    }
+  }
+}
+
+// ---- writePrefix, kWpScalar: grid = (batch, split), block = 512/split threads, one channel per thread -----------
+template <typename T>
+__global__ void __launch_bounds__(kHeadDim) WritePrefixScalarKernel(const WritePrefixParams p) {
+  const int b = blockIdx.x;
+  const int d = blockIdx.y * blockDim.x + threadIdx.x;  // < split·(512/split) = 512
+  const int D = p.numVerify;
+  const int32_t S = __ldg(p.seqLens + b);
+  const int32_t r = __ldg(p.reqPoolIdx + b);
+  // Input rows b·D + i < batch·D <= kv rows (host check) do not depend on S or r: issued before they arrive.
+  float kv[kMaxVerify], sc[kMaxVerify], ap[kMaxVerify];
+  const float* in = p.kvScore + static_cast<int64_t>(b) * D * kKvScoreCols + d;
+#pragma unroll
+  for (int i = 0; i < kMaxVerify; ++i) {
+    if (i < D) {
+      kv[i] = __ldg(in + i * kKvScoreCols);
+      sc[i] = __ldg(in + i * kKvScoreCols + kHeadDim);
+    }
+  }
+  if (S < 0 || r < 0) return;  // padding rows are no-ops
+  if (r >= p.numReqSlots) {
+    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKWritePrefix);
+    return;
+  }
+  T* state = static_cast<T*>(p.state);
+  const int start = S & (kChunk - 1);
+  // Second (and last) dependent round: bank 0 of row r (< N <= O, always exists; used only when start != 0, which
+  // with S >= 0 means S > 0 and an open chunk) and the D ape rows (< 128), all issued before any is used.
+  const T* row0 = state + static_cast<int64_t>(r) * kRowElems + d;
+  const float m0 = StateIO<T>::load(row0), sg0 = StateIO<T>::load(row0 + kHeadDim), a0 = StateIO<T>::load(row0 + 2 * kHeadDim);
+#pragma unroll
+  for (int i = 0; i < kMaxVerify; ++i) {
+    if (i < D) ap[i] = __ldg(p.ape + ((start + i) & (kChunk - 1)) * kHeadDim + d);
+  }
+  float m = 0.f, sg = 0.f, n = 0.f;
+  if (start != 0) {
+    m = m0;
+    sg = sg0;
+    n = a0 * sg0;  // unnormalised accumulator n = acc·σ (see StepFast)
+  }
+  // Bank i+1 = row r + (i+1)·O <= (N−1) + D·O < O·(D+1) <= rows (host check); skipped when S+i+1 closes a chunk.
+#pragma unroll
+  for (int i = 0; i < kMaxVerify; ++i) {
+    if (i < D) {
+      const float s = sc[i] + ap[i];
+      if (((start + i) & (kChunk - 1)) == 0) {  // uniform across the block
+        m = s;
+        sg = 1.f;
+        n = kv[i];
+      } else {
+        StepFast(m, sg, n, kv[i], s);
+      }
+      if (((S + i + 1) & (kChunk - 1)) != 0) {
+        T* dst = state + (static_cast<int64_t>(r) + static_cast<int64_t>(i + 1) * p.bankStrideRows) * kRowElems + d;
+        StateIO<T>::store(dst, m);
+        StateIO<T>::store(dst + kHeadDim, sg);
+        StateIO<T>::store(dst + 2 * kHeadDim, __fdividef(n, sg));  // σ >= 1 after an update (the max term is e^0)
       }
     }
   }
@@ -411,6 +479,44 @@ __global__ void __launch_bounds__(kVecThreads) DecodeVecKernel(const DecodeParam
   }
 }
 
+// kWpScalar decode: grid = (batch, split), block = 512/split threads, one channel per thread; the input row is
+// issued before the index loads resolve and the state row unconditionally before the ape load is consumed; fast
+// exp / division (__expf, __fdividef) like kWpScalar writePrefix.
+template <typename T>
+__global__ void __launch_bounds__(kHeadDim) DecodeScalarKernel(const DecodeParams p) {
+  const int b = blockIdx.x;
+  const int d = blockIdx.y * blockDim.x + threadIdx.x;  // < 512
+  const int32_t L = __ldg(p.seqLens + b);
+  const int32_t r = __ldg(p.reqPoolIdx + b);
+  const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols + d;  // row b < batch <= kv rows
+  const float k = __ldg(in);
+  const float sIn = __ldg(in + kHeadDim);
+  if (L <= 0 || r < 0) return;
+  if (r >= p.numReqSlots) {
+    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKDecode);
+    return;
+  }
+  const int pos = (L - 1) & (kChunk - 1);
+  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + d;  // < N + off <= rows
+  const float m0 = StateIO<T>::load(row), sg0 = StateIO<T>::load(row + kHeadDim), a0 = StateIO<T>::load(row + 2 * kHeadDim);
+  const float s = sIn + __ldg(p.ape + pos * kHeadDim + d);
+  float m = s, sg = 1.f, a = k;
+  if (pos != 0) {
+    m = fmaxf(m0, s);
+    const float al = sg0 * __expf(m0 - m);
+    const float be = __expf(s - m);
+    sg = al + be;
+    a = __fdividef(a0 * al + k * be, sg);
+  }
+  if (pos == kChunk - 1) {
+    p.out[static_cast<int64_t>(b) * kHeadDim + d] = a;
+  } else {
+    StateIO<T>::store(row, m);
+    StateIO<T>::store(row + kHeadDim, sg);
+    StateIO<T>::store(row + 2 * kHeadDim, a);
+  }
+}
+
 // ---- online prefill (§4.2): grid = numSegments, block = kHeadDim; pass 0 = closing segments, 1 = trailing -------
 template <typename T>
 __global__ void __launch_bounds__(kHeadDim) PrefillKernel(const PrefillParams p, int pass) {
@@ -494,7 +600,7 @@ __global__ void FillStateKernel(T* st, int64_t rows, uint32_t seed) {
 
 }  // namespace
 
-static bool ValidSplit(int32_t split) { return split == 1 || split == 2 || split == 4 || split == 8; }
+static bool ValidSplit(int32_t split) { return split == 1 || split == 2 || split == 4 || split == 8 || split == 16; }
 
 cudaError_t LaunchWritePrefix(const WritePrefixParams& p, cudaStream_t s) {
   const bool f32 = p.stateType == kF32;
@@ -503,8 +609,14 @@ cudaError_t LaunchWritePrefix(const WritePrefixParams& p, cudaStream_t s) {
     else WritePrefixKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
     return cudaGetLastError();
   }
-  if (!ValidSplit(p.split) || (p.variant != kWpVec && p.variant != kWpVecAccurate)) return cudaErrorInvalidValue;
-  const dim3 grid(p.batch, p.split);  // batch <= 2^31 − 1 (grid.x limit), split <= 8
+  if (!ValidSplit(p.split)) return cudaErrorInvalidValue;
+  const dim3 grid(p.batch, p.split);  // batch <= 2^31 − 1 (grid.x limit), split <= 16
+  if (p.variant == kWpScalar) {
+    if (f32) WritePrefixScalarKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    else WritePrefixScalarKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    return cudaGetLastError();
+  }
+  if (p.variant != kWpVec && p.variant != kWpVecAccurate) return cudaErrorInvalidValue;
   const int threads = kVecThreads / p.split;
   if (p.variant == kWpVec) {
     if (f32) WritePrefixVecKernel<float, true><<<grid, threads, 0, s>>>(p);
@@ -558,8 +670,14 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s) {
     else DecodeKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
     return cudaGetLastError();
   }
-  if (p.variant != kWpVec || !ValidSplit(p.split)) return cudaErrorInvalidValue;
+  if (!ValidSplit(p.split)) return cudaErrorInvalidValue;
   const dim3 grid(p.batch, p.split);
+  if (p.variant == kWpScalar) {
+    if (f32) DecodeScalarKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    else DecodeScalarKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    return cudaGetLastError();
+  }
+  if (p.variant != kWpVec) return cudaErrorInvalidValue;
   if (f32) DecodeVecKernel<float><<<grid, kVecThreads / p.split, 0, s>>>(p);
   else DecodeVecKernel<__nv_bfloat16><<<grid, kVecThreads / p.split, 0, s>>>(p);
   return cudaGetLastError();

@@ -39,7 +39,13 @@ enum KernelId : int32_t { kKPrefill = 0, kKWritePrefix = 1, kKCommit = 2, kKDeco
 //              the D input rows issued before the index loads resolve, and an unnormalised accumulator
 //              n = acc·sum so the recurrence chain is max → exp → fma (fast exp; the division only feeds stores);
 //   kWpVecAccurate: kWpVec's shape with the first version's math (expf, IEEE division, normalised acc).
-enum WritePrefixVariant : int32_t { kWpLegacy = 0, kWpVec = 1, kWpVecAccurate = 2 };
+//   kWpScalar: one thread per channel (the legacy shape, which measured faster than 4 channels per thread: the
+//              recurrence is instruction-issue bound, so more warps with shorter streams win), `split` blocks of
+//              512/split threads per request, every global load issued before the first use of any of them (the
+//              bank-0 row is loaded unconditionally from row r, which always exists, and selected afterwards, so no
+//              branch sits between the ape loads' consumers and the bank-0 loads), and kWpVec's fast math.
+enum WritePrefixVariant : int32_t { kWpLegacy = 0, kWpVec = 1, kWpVecAccurate = 2, kWpScalar = 3 };
+constexpr int kMaxSplit = 16;                  // blocks per request: 512/16 = 32 threads (one warp) at the finest
 constexpr int kVecThreads = kHeadDim / 4;      // 128 threads cover one 512-channel row with 4 channels each
 // commitPending variants: kCommitLegacy = thread 0 decides, 128 threads copy 3 vectors each in a loop whose
 // load/store pairs the compiler must keep in order (src and dst may alias as far as it knows); kCommitRegs =
@@ -60,7 +66,8 @@ struct WritePrefixParams {
   int32_t numReqSlots;         // N
   int32_t stateType;
   int32_t variant;             // WritePrefixVariant
-  int32_t split;               // kWpVec*: blocks per request, 1, 2, 4 or 8 (128/split threads each); host-resolved
+  int32_t split;               // blocks per request, 1, 2, 4, 8 or 16 (kWpScalar: 512/split threads each, kWpVec*:
+                               // 128/split, so 8 threads at 16); host-resolved; ignored by kWpLegacy
   int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex) instead of silently skipped
 };
 
@@ -118,7 +125,7 @@ struct DecodeParams {
   int32_t slotOffsetRows;
   int32_t numReqSlots;
   int32_t stateType;
-  int32_t variant;             // kWpLegacy or kWpVec (4 channels per thread, `split` blocks per request)
+  int32_t variant;             // kWpLegacy, kWpVec (4 channels per thread) or kWpScalar; `split` blocks per request
   int32_t split;
   int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex)
 };
