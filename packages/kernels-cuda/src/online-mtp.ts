@@ -15,7 +15,8 @@ export const ONLINE_MTP_STATE_TYPE = { fp32: 0, bf16: 1 } as const;
  * `vec` 4 channels per thread with 16-byte accesses, `split` blocks per request, input rows loaded before the index
  * loads resolve, unnormalised accumulator with fast exp; `vecAccurate` the `vec` shape with the first version's
  * math; `scalar` one thread per channel in `split` blocks per request, every load issued before the first use, fast
- * math (writePrefix's default). Decode takes `legacy` (default), `vec` (accurate math) or `scalar` (fast math).
+ * math. writePrefix without `variant` picks `scalar`, or `vec` when the batch exceeds the SM count and D <= 4 (the
+ * fastest on the H200 sweep). Decode takes `legacy` (default), `vec` (accurate math) or `scalar` (fast math).
  */
 export const WRITE_PREFIX_VARIANT = { legacy: 0, vec: 1, vecAccurate: 2, scalar: 3 } as const;
 /** Kernel shapes of `commitPending` (`variant`): loads before stores in registers (`regs`, default), 1 vector/thread (`wide`). */
@@ -43,7 +44,7 @@ export interface OnlineMtpBenchArgs {
   copyBytes?: number;
   /** Kernel variant (WRITE_PREFIX_VARIANT for writePrefix / decode, COMMIT_VARIANT for commit ops); default per op. */
   variant?: number;
-  /** Blocks per request (not `legacy`): 1, 2, 4, 8, 16, or 0 / absent = chosen from the batch and SM count. */
+  /** Blocks per request (not `legacy`): 1, 2, 4, 8, 16, or 0 / absent = 4 when batch <= SM count, else 1. */
   split?: number;
 }
 

@@ -105,13 +105,15 @@ int32_t GetSplit(Napi::Env env, Napi::Object a) {
   return split;
 }
 
-// Blocks per request when `split` is 0: the smallest power of two (<= 16) that gives at least one block per
-// multiprocessor, so a small batch spreads its channels over the chip (the recurrence is instruction-issue bound:
-// fewer warps per scheduler = shorter time) instead of piling a request's 16 warps onto one SM.
-int32_t AutoSplit(int32_t batch, int smCount) {
-  int32_t split = 1;
-  while (split < kMaxSplit && static_cast<int64_t>(batch) * split < smCount) split *= 2;
-  return split;
+// Launch shape when `variant` / `split` are left out, from the H200 sweep (bench/bench.mjs --variants, 2026-11-29,
+// docs/benchmarks.md): the recurrence is instruction-issue bound, so a small batch wants its 512 channels spread
+// over several SMs (4 blocks per request beat 1, 2, 8 and 16 for batch 1..128 at D 1, 4, 8), while a batch larger
+// than the SM count already fills the chip and wants the fewest instructions in total: one block per request, and
+// for D <= 4 the 4-channels-per-thread kernel (batch 256: D 1 2.16 vs 2.71 µs, D 4 3.34 vs 3.49; D 8 4.73 vs 5.25
+// the other way round).
+int32_t AutoSplit(int32_t batch, int smCount) { return batch <= smCount ? 4 : 1; }
+int32_t AutoWritePrefixVariant(int32_t batch, int32_t numVerify, int smCount) {
+  return batch > smCount && numVerify <= 4 ? kWpVec : kWpScalar;
 }
 
 #if DSV4KV_HAVE_CUDA
@@ -127,6 +129,7 @@ cudaStream_t StreamOf(Napi::Env env, Napi::Value v) { return CtxOf(env, v)->stre
 template <typename P>
 void Finalize(P&, int) {}
 void Finalize(WritePrefixParams& p, int sm) {
+  if (p.variant < 0) p.variant = AutoWritePrefixVariant(p.batch, p.numVerify, sm);
   if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
 }
 void Finalize(DecodeParams& p, int sm) {
@@ -140,7 +143,7 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   p.numVerify = GetI32(env, a, "numVerify", 1, kMaxVerify);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);  // banks must not overlap: r < N <= O
-  p.variant = GetVariant(env, a, kWpScalar, kWpScalar);
+  p.variant = GetVariant(env, a, kWpScalar, -1);  // -1: chosen at launch (AutoWritePrefixVariant)
   p.split = GetSplit(env, a);
   Buf kv = GetBuf(env, a, "kvScore"), seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf ape = GetBuf(env, a, "ape"), st = GetBuf(env, a, "state");
@@ -427,7 +430,9 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   const int32_t reps = GetI32(env, a, "reps", 1, 1000);
   const int32_t variant = GetI32Opt(env, a, "variant", 0, kWpScalar, -1);  // -1: each op's default
   int32_t split = GetSplit(env, a);
-  if (split == 0) split = AutoSplit(batch, CtxOf(env, info[0])->smCount());
+  const int sm = CtxOf(env, info[0])->smCount();
+  int32_t wpVariant = variant >= 0 ? variant : AutoWritePrefixVariant(batch, D, sm);
+  if (split == 0) split = AutoSplit(batch, sm);
   const int64_t copyBytes = a.Has("copyBytes") ? static_cast<int64_t>(a.Get("copyBytes").As<Napi::Number>().DoubleValue()) : 0;
 
   const int32_t N = batch + 1;           // slot 0 = dummy
@@ -474,7 +479,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
       WritePrefixParams p{};
       p.kvScore = kv[k], p.seqLens = seq, p.reqPoolIdx = rpi, p.ape = ape, p.state = state[k];
       p.batch = batch, p.numVerify = D, p.bankStrideRows = O, p.numReqSlots = N, p.stateType = stateType;
-      p.variant = variant < 0 ? kWpScalar : variant, p.split = split;
+      p.variant = wpVariant, p.split = split;
       return LaunchWritePrefix(p, s);
     }
     if (op == "mark" || op == "markUpstream") {
@@ -550,7 +555,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   r.Set("usPerCall", sorted[sorted.size() / 2]);
   r.Set("minUs", sorted.front());
   r.Set("maxUs", sorted.back());
-  r.Set("variant", variant);
+  r.Set("variant", op == "writePrefix" ? wpVariant : variant);
   r.Set("split", split);
   return r;
 }
