@@ -73,9 +73,23 @@ __device__ __forceinline__ int32_t DivCr(int32_t n) {
 
 // A length (S or E) of request i as int64: int32 inputs widen; int64 inputs (upstream's dtype) are returned as read
 // and narrowed by the caller after the range check (kErrNarrow).
+// Inputs are read with volatile inline PTX (ld.global.nc): the compiler may not sink a volatile asm into the branch
+// that first uses its value, so S, E and the pool index are fetched together at the top of the kernel instead of
+// one after another behind the validity checks (each sunk load would add a dependent memory round trip).
+__device__ __forceinline__ int64_t Ld64(const int64_t* ptr) {
+  long long v;
+  asm volatile("ld.global.nc.s64 %0, [%1];" : "=l"(v) : "l"(ptr));
+  return v;
+}
+__device__ __forceinline__ int32_t Ld32(const int32_t* ptr) {
+  int v;
+  asm volatile("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(ptr));
+  return v;
+}
 template <typename LenT>
 __device__ __forceinline__ int64_t LoadLen(const void* base, int32_t i) {
-  return static_cast<int64_t>(static_cast<const LenT*>(base)[i]);
+  if constexpr (sizeof(LenT) == 8) return Ld64(static_cast<const int64_t*>(base) + i);
+  else return Ld32(static_cast<const int32_t*>(base) + i);
 }
 __device__ __forceinline__ bool NotInt32(int64_t v) { return v < INT_MIN || v > INT_MAX; }
 
@@ -91,6 +105,12 @@ __device__ __forceinline__ int32_t LegacyPage(int32_t rid, int32_t p) {
 
 // The request-pool index of request b, checked for every slot function: a bad one is noted and replaced by 0 (a
 // harmless in-range value), so nothing is ever read or written out of bounds.
+// Addressing modes (§4, §7), a template parameter so each kernel holds only its own slot code and reads only the
+// parameters that code needs: paged c4 (req_to_token / full_to_state), request ring (c128, or c4 use_req_ring),
+// legacy layout. The launcher maps SlotParams {legacy, req_style} to one of them.
+enum Mode : int { kPaged = 0, kReqRing = 1, kLegacy = 2 };
+
+template <int MODE>
 __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, int32_t b, LaneErr& err) {
   if (rid < 0) {
     Note(err, kErrRidNeg, b, rid, 0);
@@ -98,12 +118,12 @@ __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, i
   }
   // Legacy slots are rid*128 + p%128 (c128) or rid*8 + p%8 (c4): both fit int32 iff rid*128 + 127 <= INT32_MAX,
   // i.e. rid <= (INT32_MAX - 127) / 128 (written as a quotient so a huge rid cannot overflow the product).
-  if (sp.legacy && rid > (INT_MAX - 127) / 128) {
+  if (MODE == kLegacy && rid > (INT_MAX - 127) / 128) {
     Note(err, kErrSlotOverflow, b, rid, 0);
     return 0;
   }
   if (rid > INT_MAX) {  // no slot function accepts it; the TS layer refuses it with the same error
-    Note(err, sp.req_style ? kErrSlotOverflow : kErrRidRows, b, rid, sp.r2t_rows);
+    Note(err, MODE != kPaged ? kErrSlotOverflow : kErrRidRows, b, rid, sp.r2t_rows);
     return 0;
   }
   return static_cast<int32_t>(rid);
@@ -111,8 +131,9 @@ __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, i
 
 // Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4. On a bad index it notes the
 // error and returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
+template <int MODE>
 __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32_t b, int32_t p, LaneErr& err) {
-  if (sp.req_style) {
+  if constexpr (MODE != kPaged) {  // request ring (legacy callers use LegacySlot / LegacyPage instead)
     // rid < 2^31, p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
     const int64_t s = static_cast<int64_t>(rid) * sp.ring + Rem(sp.ring_div, p);
     if (s > INT_MAX) {
@@ -120,7 +141,7 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32
       return 0;
     }
     return static_cast<int32_t>(s);
-  }
+  } else {
   if (rid >= sp.r2t_rows) {
     Note(err, kErrRidRows, b, rid, sp.r2t_rows);
     return 0;
@@ -149,6 +170,7 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32
   const int32_t sw = static_cast<int32_t>(swa);
   const uint32_t v = static_cast<uint32_t>(Quo(sp.sps_div, sw)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, sw));
   return static_cast<int32_t>(v);
+  }
 }
 
 // Positions q < x (x >= 0) with q % SPS >= SPS - cr: the SWA-page tail clause, counted in closed form.
@@ -204,7 +226,7 @@ __device__ __forceinline__ void StoreInvalidW(uint32_t* w, int32_t k) {
 
 // Row k (position prefix + j of request b, pool index rid already checked) of the plan: its compress row at
 // c_base + rankC when position+1 is a multiple of cr, its write row at w_base + rankW when it is written.
-template <int CR>
+template <int CR, int MODE>
 __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
                                         int32_t c_base, int32_t w_base, LaneErr& err) {
   const int32_t pos = r.prefix + j;  // < S <= INT32_MAX, so pos + 1 does not overflow
@@ -214,30 +236,35 @@ __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32
     const int32_t buffer_len = window - min(j + 1, window);
     int32_t rp0 = -1, rp1 = b;  // buffer_len == 0: upstream stores nothing; the stage-0 (-1, b) pair stays
     const int32_t q = pos, q0 = max(q - CR, 0);
-    if (p.slot.legacy) {
+    if constexpr (MODE == kLegacy) {
       rp0 = LegacyPage<CR>(rid, q0);
       rp1 = LegacyPage<CR>(rid, q);
-    } else if (buffer_len > 0) {
-      // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
-      rp0 = Slot(p.slot, rid, b, q0, err) / CR;
-      rp1 = Slot(p.slot, rid, b, q, err) / CR;
+    } else {
+      if (buffer_len > 0) {
+        // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
+        rp0 = Slot<MODE>(p.slot, rid, b, q0, err) / CR;
+        rp1 = Slot<MODE>(p.slot, rid, b, q, err) / CR;
+      }
     }
     reinterpret_cast<uint4*>(p.plan_c)[row] =
         make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
                    static_cast<uint32_t>(rp0), static_cast<uint32_t>(rp1));
   }
   const bool main = pos >= r.main_start;
-  const bool tail = p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
+  // The tail clause is a paged-c4 rule (the host refuses cfg.tail otherwise).
+  const bool tail = MODE == kPaged && p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
   if (main || tail) {
     const int32_t rank = main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix;
-    const int32_t loc = p.slot.legacy ? LegacySlot<CR>(rid, pos) : Slot(p.slot, rid, b, pos, err);
+    int32_t loc;
+    if constexpr (MODE == kLegacy) loc = LegacySlot<CR>(rid, pos);
+    else loc = Slot<MODE>(p.slot, rid, b, pos, err);
     reinterpret_cast<uint2*>(p.plan_w)[w_base + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small batches (1 <= B <= kSmallBatch = 32): one request per lane, everything in registers.
-template <int CR, typename LenT>
+template <int CR, int MODE, typename LenT>
 __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const PrefillParams p) {
   __shared__ LaneErr warp_err[kSmallThreads / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -248,7 +275,7 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
   if (have) {
     s64 = LoadLen<LenT>(p.seq_lens, lane);
     e64 = LoadLen<LenT>(p.extend_lens, lane);
-    if (p.rids) rid64 = p.rids[lane];
+    if (p.rids) rid64 = Ld64(p.rids + lane);
   }
   LaneErr verr{0, 0, 0, 0};
   if (have) {
@@ -299,7 +326,7 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
   // Pool indices are checked by their owner lane, only for requests that have rows (as the host loop reads them).
   LaneErr rerr{0, 0, 0, 0};
   int32_t rid = 0;
-  if (!bad && ok && e > 0) rid = CheckRid(p.slot, rid64, lane, rerr);
+  if (!bad && ok && e > 0) rid = CheckRid<MODE>(p.slot, rid64, lane, rerr);
 
   const int32_t n_tok = e_tot;  // <= numQ when !bad
   const int32_t nc_total = static_cast<int32_t>(cw_tot & 0xffffu);
@@ -335,7 +362,7 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
     const uint32_t cwb = __shfl_sync(kFull, cw_ex, b);
     const int32_t ridb = __shfl_sync(kFull, rid, b);
     if (k < n_tok) {
-      EmitRow<CR>(p, k, b, k - eb, rb, ridb, static_cast<int32_t>(cwb & 0xffffu), static_cast<int32_t>(cwb >> 16), rowerr);
+      EmitRow<CR, MODE>(p, k, b, k - eb, rb, ridb, static_cast<int32_t>(cwb & 0xffffu), static_cast<int32_t>(cwb >> 16), rowerr);
     }
     if (k < p.num_q) {
       if (k >= nc_total) StoreInvalidC(p.plan_c, k);
@@ -400,7 +427,7 @@ __device__ __forceinline__ void BlockScan3(int64_t v[3], int64_t* tot) {
   for (int c = 0; c < 3; ++c) v[c] = warp_tot[c][warp] + inc[c] - v[c];
 }
 
-template <int CR, typename LenT>
+template <int CR, int MODE, typename LenT>
 __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p) {
   // Dynamic shared memory: three int32 arrays of batch+1 entries (exclusive scans of E, nc, nw).
   extern __shared__ int32_t smem[];
@@ -495,8 +522,8 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       const int32_t s = static_cast<int32_t>(LoadLen<LenT>(p.seq_lens, b));
       const int32_t e = static_cast<int32_t>(LoadLen<LenT>(p.extend_lens, b));
       const ReqShape r = Shape<CR>(s, e, p);
-      const int32_t rid = CheckRid(p.slot, p.rids ? p.rids[b] : b, b, err);
-      EmitRow<CR>(p, k, b, k - e_off[b], r, rid, c_off[b], w_off[b], err);
+      const int32_t rid = CheckRid<MODE>(p.slot, p.rids ? p.rids[b] : b, b, err);
+      EmitRow<CR, MODE>(p, k, b, k - e_off[b], r, rid, c_off[b], w_off[b], err);
     }
     if (k >= nc_total) StoreInvalidC(p.plan_c, k);
     if (k >= nw_total) StoreInvalidW(p.plan_w, k);
@@ -508,7 +535,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
 
 // ---------------------------------------------------------------------------------------------------------------
 // Decode: one thread per request, one status record per warp (records [0, warps)), no shared memory, no barrier.
-template <int CR, typename LenT>
+template <int CR, int MODE, typename LenT>
 __global__ void __launch_bounds__(kDecodeThreads) DecodeKernel(const DecodeParams p) {
   const int lane = threadIdx.x & 31;
   const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
@@ -516,7 +543,7 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeKernel(const DecodeParam
   LaneErr err{0, 0, 0, 0};
   for (int32_t i = tid; i < p.batch; i += threads) {
     const int64_t s64 = LoadLen<LenT>(p.seq_lens, i);  // independent loads: S and the pool index
-    const int64_t rid64 = p.rids ? p.rids[i] : i;
+    const int64_t rid64 = p.rids ? Ld64(p.rids + i) : i;
     const int32_t s = static_cast<int32_t>(s64);
     uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
     if (NotInt32(s64)) {
@@ -525,17 +552,17 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeKernel(const DecodeParam
       Note(err, kErrDecodeSeq, i, s, 0);
     } else {
       LaneErr rerr{0, 0, 0, 0};
-      const int32_t rid = CheckRid(p.slot, rid64, i, rerr);
+      const int32_t rid = CheckRid<MODE>(p.slot, rid64, i, rerr);
       if (rerr.code != kErrNone) {
         Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
       } else {
         const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
-        if (p.slot.legacy) {
+        if constexpr (MODE == kLegacy) {
           out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
                            static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
         } else {
-          const int32_t w = Slot(p.slot, rid, i, p1, err);
-          const int32_t r0 = Slot(p.slot, rid, i, p0, err) / CR;
+          const int32_t w = Slot<MODE>(p.slot, rid, i, p1, err);
+          const int32_t r0 = Slot<MODE>(p.slot, rid, i, p0, err) / CR;
           out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
         }
       }
@@ -558,7 +585,7 @@ cudaError_t AllowSmem(K kernel, std::atomic<bool>& done) {
   return e;
 }
 
-template <int CR, typename LenT>
+template <int CR, int MODE, typename LenT>
 cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_count) {
   const int32_t sm2 = 2 * std::max(1, sm_count);
   if (p.batch <= kSmallBatch) {
@@ -567,17 +594,17 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
     const int32_t threads = std::min(kSmallThreads, (p.num_q + 31) / 32 * 32);
     const int32_t want = (p.num_q + threads - 1) / threads;
     const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
-    PrefillSmallKernel<CR, LenT><<<blocks, threads, 0, stream>>>(p);
+    PrefillSmallKernel<CR, MODE, LenT><<<blocks, threads, 0, stream>>>(p);
     return cudaGetLastError();
   }
   static std::atomic<bool> smem_set{false};
-  cudaError_t e = AllowSmem(PrefillKernel<CR, LenT>, smem_set);
+  cudaError_t e = AllowSmem(PrefillKernel<CR, MODE, LenT>, smem_set);
   if (e != cudaSuccess) return e;
   // One thread per ragged row; at most 2 blocks per SM (each block rescans the batch, so more blocks only repeat
   // it) and at most kMaxStatusBlocks (one status record each).
   const int32_t want = (p.num_q + kThreads - 1) / kThreads;
   const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
-  PrefillKernel<CR, LenT><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  PrefillKernel<CR, MODE, LenT><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
   return cudaGetLastError();
 }
 
@@ -585,9 +612,18 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
 
 size_t PrefillSmemBytes(int32_t batch) { return static_cast<size_t>(3) * (static_cast<size_t>(batch) + 1) * sizeof(int32_t); }
 
+template <int CR, int MODE>
+cudaError_t LaunchPrefillM(const PrefillParams& p, cudaStream_t stream, int sm_count) {
+  return p.lens64 ? LaunchPrefillT<CR, MODE, int64_t>(p, stream, sm_count) : LaunchPrefillT<CR, MODE, int32_t>(p, stream, sm_count);
+}
+
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_count) {
-  if (p.slot.cr == 4) return p.lens64 ? LaunchPrefillT<4, int64_t>(p, stream, sm_count) : LaunchPrefillT<4, int32_t>(p, stream, sm_count);
-  return p.lens64 ? LaunchPrefillT<128, int64_t>(p, stream, sm_count) : LaunchPrefillT<128, int32_t>(p, stream, sm_count);
+  // c128 is always request-style (§4): no paged c128 kernel exists.
+  if (p.slot.cr == 4) {
+    if (p.slot.legacy) return LaunchPrefillM<4, kLegacy>(p, stream, sm_count);
+    return p.slot.req_style ? LaunchPrefillM<4, kReqRing>(p, stream, sm_count) : LaunchPrefillM<4, kPaged>(p, stream, sm_count);
+  }
+  return p.slot.legacy ? LaunchPrefillM<128, kLegacy>(p, stream, sm_count) : LaunchPrefillM<128, kReqRing>(p, stream, sm_count);
 }
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
@@ -595,14 +631,18 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
   // kMaxStatusBlocks = 256 warps (8,192 threads); a grid-stride loop covers larger batches.
   const int32_t threads = p.batch <= 32 ? 32 : kDecodeThreads;
   const int32_t blocks = std::max(1, std::min((p.batch + threads - 1) / threads, kMaxStatusBlocks * 32 / threads));
+  auto go = [&](auto kernel) {
+    kernel<<<blocks, threads, 0, stream>>>(p);
+    return cudaGetLastError();
+  };
+  // c128 is always request-style (§4): no paged c128 kernel exists.
   if (p.slot.cr == 4) {
-    if (p.lens64) DecodeKernel<4, int64_t><<<blocks, threads, 0, stream>>>(p);
-    else DecodeKernel<4, int32_t><<<blocks, threads, 0, stream>>>(p);
-  } else {
-    if (p.lens64) DecodeKernel<128, int64_t><<<blocks, threads, 0, stream>>>(p);
-    else DecodeKernel<128, int32_t><<<blocks, threads, 0, stream>>>(p);
+    if (p.slot.legacy) return p.lens64 ? go(DecodeKernel<4, kLegacy, int64_t>) : go(DecodeKernel<4, kLegacy, int32_t>);
+    if (p.slot.req_style) return p.lens64 ? go(DecodeKernel<4, kReqRing, int64_t>) : go(DecodeKernel<4, kReqRing, int32_t>);
+    return p.lens64 ? go(DecodeKernel<4, kPaged, int64_t>) : go(DecodeKernel<4, kPaged, int32_t>);
   }
-  return cudaGetLastError();
+  if (p.slot.legacy) return p.lens64 ? go(DecodeKernel<128, kLegacy, int64_t>) : go(DecodeKernel<128, kLegacy, int32_t>);
+  return p.lens64 ? go(DecodeKernel<128, kReqRing, int64_t>) : go(DecodeKernel<128, kReqRing, int32_t>);
 }
 
 cudaError_t LaunchEmpty(cudaStream_t stream) {
