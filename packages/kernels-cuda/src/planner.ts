@@ -27,6 +27,7 @@ import {
   type PrefillPlanOptions,
   type ReqToToken,
   type FullToState,
+  devicePathOf,
 } from "@dsv4-kv/planner";
 import { loadNative, type NativeAddon } from "./native.js";
 
@@ -344,16 +345,6 @@ function finishPrefill(job: PrefillJob, out: Uint8Array, legacy: boolean): Prefi
   const plan: PrefillPlan = { planC, planW, numCompress: nc, numWrite: nw, writePad: legacy ? 0 : job.pad, path: legacy ? "host" : job.path };
   if (!legacy && job.path === "device") plan.devicePath = devicePathOf(job.extendLens);
   return plan;
-}
-
-function devicePathOf(extendLens: Int32Array): "uniform" | "general" {
-  let min = Infinity;
-  let max = -Infinity;
-  for (const e of extendLens) {
-    if (e < min) min = e;
-    if (e > max) max = e;
-  }
-  return min === max && max > 0 && max <= 32 ? "uniform" : "general";
 }
 
 /** `planPrefill` on the GPU: same options, same PrefillPlan, same bytes, same PlannerError codes. */
