@@ -253,7 +253,12 @@ Napi::Value DeviceBuffer::Upload(const Napi::CallbackInfo& info) {
 #if DSV4KV_HAVE_CUDA
   if (h.bytes) {
     DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
+    // Contexts launch on non-blocking streams, which do not order with the legacy stream cudaMemcpy uses, and a
+    // pageable H2D cudaMemcpy may return before its DMA lands. Quiesce the device on both sides so an upload
+    // never races a kernel still reading the buffer, nor a kernel launched right after it.
+    DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
     DSV4KV_CUDA_TRY(env, cudaMemcpy(static_cast<uint8_t*>(ptr_) + off, h.data, h.bytes, cudaMemcpyHostToDevice));
+    DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
   }
 #endif
   return info.This();
@@ -271,6 +276,8 @@ Napi::Value DeviceBuffer::Download(const Napi::CallbackInfo& info) {
 #if DSV4KV_HAVE_CUDA
   if (h.bytes) {
     DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
+    // Wait for kernels on every stream (contexts use non-blocking streams) before reading the buffer back.
+    DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
     DSV4KV_CUDA_TRY(env, cudaMemcpy(h.data, static_cast<uint8_t*>(ptr_) + off, h.bytes, cudaMemcpyDeviceToHost));
   }
 #endif
@@ -285,7 +292,10 @@ Napi::Value DeviceBuffer::Fill(const Napi::CallbackInfo& info) {
 #if DSV4KV_HAVE_CUDA
   if (bytes_) {
     DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
+    // Same ordering rule as upload: cudaMemset runs on the legacy stream, unordered with the contexts' streams.
+    DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
     DSV4KV_CUDA_TRY(env, cudaMemset(ptr_, byte, bytes_));
+    DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
   }
 #else
   (void)byte;

@@ -95,7 +95,8 @@ class Context : public Napi::ObjectWrap<Context> {
 };
 
 // Device memory owned by a JS object. JS: new DeviceBuffer(byteLength, ctx?) ; .byteLength ; .upload(view, dstOff=0)
-// ; .download(view, srcOff=0) ; .fill(byte) ; .free() ; .freed. Copies are synchronous w.r.t. the host view.
+// ; .download(view, srcOff=0) ; .fill(byte) ; .free() ; .freed. Copies and fill are synchronous w.r.t. the host view
+// and ordered with every stream of the device (they quiesce it before and after), so they never race a kernel.
 class DeviceBuffer : public Napi::ObjectWrap<DeviceBuffer> {
  public:
   static Napi::Function Define(Napi::Env env);
