@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One full GPU-machine verification (run through .device/run.sh from the repository root, after a build and
+# ../shared/device/pack.sh here): every package's vitest suite with the GPU present, compute-sanitizer memcheck
+# over every GPU suite and racecheck over the planner agreement suite, then both kernel benchmarks. Results go
+# to $OUT (at most 8 files): summary.txt, env.txt, tests.log, memcheck.log, racecheck.log, bench-planner.md,
+# bench-online-mtp.md, vitest-reports.json. Steps run in order of importance (tests, benchmarks, sanitizers), each
+# with a timeout, so a run cut at its limit still returns what finished.
+#   bash .device/run.sh 'bash tooling/scripts/device-all.sh'
+set -uo pipefail
+out="${OUT:-$PWD/device-out}"
+mkdir -p "$out"
+root="$PWD"
+CS=/usr/local/cuda/bin/compute-sanitizer
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader; uname -r; node --version; date -u; } > "$out/env.txt" 2>&1
+step() { # log name, timeout seconds, dir, command...
+  local log=$1 t=$2 dir=$3; shift 3
+  local t0=$SECONDS
+  echo "===== $dir: $*" >> "$out/$log"
+  (cd "$root/$dir" && timeout "$t" "$@") >> "$out/$log" 2>&1
+  local rc=$?
+  local tail
+  tail=$(sed 's/\x1b\[[0-9;]*m//g' "$out/$log" | grep -aE 'Tests +[0-9]|ERROR SUMMARY|RACECHECK SUMMARY' | tail -1 | tr -s ' ')
+  echo "$dir [$*]: rc=$rc in $((SECONDS - t0)) s; $tail" | tee -a "$out/summary.txt"
+}
+echo "== tests (GPU present)" | tee -a "$out/summary.txt"
+for pkg in planner memory-pool server-config kernels-cuda agreement-tests online-mtp-controller cli; do
+  step tests.log 120 "packages/$pkg" vitest run
+done
+node tooling/scripts/summarize-vitest.mjs . | tee -a "$out/summary.txt"
+node -e 'const fs=require("fs");const r={};for(const p of fs.readdirSync("packages")){try{r[p]=JSON.parse(fs.readFileSync(`packages/${p}/.vitest/report.json`,"utf8"))}catch{}}fs.writeFileSync(process.argv[1],JSON.stringify(r))' "$out/vitest-reports.json"
+echo "== benchmarks" | tee -a "$out/summary.txt"
+step bench-planner.md 60 packages/kernels-cuda node bench/bench.mjs
+step bench-online-mtp.md 100 packages/online-mtp-controller node bench/bench.mjs
+echo "== memcheck" | tee -a "$out/summary.txt"
+san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
+step memcheck.log 90 packages/kernels-cuda "${san[@]}" vitest run
+step memcheck.log 90 packages/agreement-tests env DSV4KV_CAMPAIGN=200 "${san[@]}" vitest run
+step memcheck.log 100 packages/online-mtp-controller "${san[@]}" vitest run test/invariants-gpu.test.ts
+echo "== racecheck" | tee -a "$out/summary.txt"
+step racecheck.log 60 packages/agreement-tests env DSV4KV_CAMPAIGN=100 "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/agreement.test.ts
+cat "$out/summary.txt"
