@@ -1,25 +1,34 @@
-/** `dsv4-kv plan --path gpu` hook: the GPU case planner returns the CPU case planner's bytes. */
+/** `dsv4-kv plan --path gpu`: the planner's `planCase` on the GPU engine returns the CPU engine's bytes. */
 import { describe, expect } from "vitest";
-import { planPrefill, planDecode } from "@dsv4-kv/planner";
-import { createCasePlanner, type GpuPlanCase } from "@dsv4-kv/kernels-cuda";
+import { cpuPlanEngine, planCase, type PlanCase } from "@dsv4-kv/planner";
+import { createGpuPlanEngine } from "@dsv4-kv/kernels-cuda";
 import { gpuTest } from "./helpers.js";
 
-const cpuCase = (c: GpuPlanCase) => {
-  if (c.kind === "decode") return { planD: planDecode({ compressRatio: c.compressRatio, ringSize: c.ringSize!, swaPageSize: c.swaPageSize!, seqLens: c.seqLens }) };
-  const p = planPrefill({ compressRatio: c.compressRatio, ringSize: c.ringSize!, swaPageSize: c.swaPageSize!, seqLens: c.seqLens, extendLens: c.extendLens!, path: c.path });
-  return { planC: p.planC, planW: p.planW };
-};
+const CASES: PlanCase[] = [
+  { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [518, 20], extendLens: [6, 20], path: "device" },
+  { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, useReqRing: true, seqLens: [264], extendLens: [10], reqToToken: { identity: { tokensPerReq: 1024 } } },
+  { kind: "prefill", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [642], extendLens: [6], useCudaGraph: true, numQTokens: 6 },
+  { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [1, 700] },
+  { kind: "prefill-legacy", compressRatio: 4, seqLens: [12], extendLens: [12], reqPoolIndices: [3] },
+  { kind: "decode-legacy", compressRatio: 128, seqLens: [640], reqPoolIndices: [2] },
+];
 
-describe("CLI GPU engine hook", () => {
-  gpuTest("createCasePlanner plans prefill and decode cases with the CPU bytes", async ({ gpu }) => {
+describe("CLI GPU engine", () => {
+  gpuTest("planCase on the GPU engine gives the CPU engine's bytes for every case kind", ({ gpu }) => {
     void gpu;
-    const gpuCase = createCasePlanner(cpuCase);
-    const pre: GpuPlanCase = { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [518, 20], extendLens: [6, 20], path: "device" };
-    const g = await gpuCase(pre);
-    const c = cpuCase(pre) as { planC: { toHex(): string }; planW: { toHex(): string } };
-    expect(g.planC!.toHex()).toBe(c.planC.toHex());
-    expect(g.planW!.toHex()).toBe(c.planW.toHex());
-    const dec: GpuPlanCase = { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [1, 700] };
-    expect((await gpuCase(dec)).planD!.toHex()).toBe((cpuCase(dec) as { planD: { toHex(): string } }).planD.toHex());
+    const engine = createGpuPlanEngine();
+    for (const c of CASES) {
+      const g = planCase(c, engine);
+      const cpu = planCase(c, cpuPlanEngine);
+      for (const key of ["planC", "planW", "planD"] as const) expect(g[key]?.toHex()).toBe(cpu[key]?.toHex());
+    }
+  });
+
+  gpuTest("a refused case gives the CPU engine's PlannerError code on the GPU engine", ({ gpu }) => {
+    void gpu;
+    const engine = createGpuPlanEngine();
+    const bad = { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [5], extendLens: [6] };
+    expect(() => planCase(bad, engine)).toThrow(expect.objectContaining({ code: "EXTEND_LEN", field: "extendLens[0]" }));
+    expect(() => planCase({ ...bad, kind: "nope" }, engine)).toThrow(expect.objectContaining({ code: "INVALID_CASE", field: "kind" }));
   });
 });

@@ -37,5 +37,5 @@ export {
   prefillNativeJob,
   decodeNativeJob,
 } from "./planner.js";
-export { type GpuPlanCase, type GpuCaseTables, type GpuCasePlanner, createCasePlanner } from "./case-planner.js";
+export { createGpuPlanEngine } from "./gpu-engine.js";
 export * from "./online-mtp.js";

@@ -16,7 +16,8 @@ export type PlannerErrorCode =
   | "INDEX_OUT_OF_RANGE"
   | "INT32_OVERFLOW"
   | "RECORD_LAYOUT"
-  | "SIMULATION";
+  | "SIMULATION"
+  | "INVALID_CASE";
 
 export class PlannerError extends Error {
   override readonly name = "PlannerError";

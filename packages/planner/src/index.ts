@@ -62,3 +62,12 @@ export {
   runResidencyScenario,
 } from "./residency.js";
 export { SeededRandom } from "./random.js";
+export {
+  type PlanCase,
+  type PlanCaseKind,
+  type PlanEngine,
+  type PlanCaseTables,
+  PLAN_CASE_KINDS,
+  cpuPlanEngine,
+  planCase,
+} from "./cases.js";

@@ -5,14 +5,12 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {
   PlannerError,
-  planDecode,
-  planDecodeLegacy,
-  planPrefill,
-  planPrefillLegacy,
+  cpuPlanEngine,
+  planCase,
   type CompressPlanTable,
   type DecodePlanTable,
-  type FullToState,
-  type ReqToToken,
+  type PlanCaseTables,
+  type PlanEngine,
   type WritePlanTable,
 } from "@dsv4-kv/planner";
 import { UsageError, readAll } from "./args.js";
@@ -50,103 +48,13 @@ Example:
   echo '{"kind":"prefill","compressRatio":4,"ringSize":16,"swaPageSize":256,"seqLens":[518],"extendLens":[6]}' | dsv4-kv plan
 `;
 
-export type PlanCaseKind = "prefill" | "decode" | "prefill-legacy" | "decode-legacy";
-
-export interface PlanCase {
-  kind: PlanCaseKind;
-  compressRatio: number;
-  ringSize?: number;
-  swaPageSize?: number;
-  useReqRing?: boolean;
-  numQTokens?: number;
-  useCudaGraph?: boolean;
-  seqLens: number[];
-  extendLens?: number[];
-  reqPoolIndices?: number[];
-  reqToToken?: number[][] | { identity: { tokensPerReq: number } };
-  fullToState?: number[] | "identity";
-  path?: "host" | "device";
-}
-
-type Row = Record<string, number> | { invalid: true };
-
 export type PlanCaseResult =
   | { planC: Row[]; planW: Row[]; planD: Row[]; bytes: { planC: string; planW: string; planD: string } }
   | { error: { code: string; message: string; field?: string } };
 
-export type PlanEngine = "cpu" | "gpu";
+type Row = Record<string, number> | { invalid: true };
 
-/** The tables one case produced, before JSON rendering; the GPU engine (kernels-cuda) returns the same shape. */
-export interface CaseTables {
-  planC?: CompressPlanTable;
-  planW?: WritePlanTable;
-  planD?: DecodePlanTable;
-}
-
-class CaseError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const KINDS: readonly PlanCaseKind[] = ["prefill", "decode", "prefill-legacy", "decode-legacy"];
-
-function intList(field: string, v: unknown): number[] {
-  if (!Array.isArray(v)) throw new CaseError("INVALID_CASE", `${field} must be an array of integers`);
-  return v.map((x, i) => {
-    if (typeof x !== "number" || !Number.isInteger(x)) throw new CaseError("INVALID_CASE", `${field}[${i}] = ${JSON.stringify(x)}: must be an integer`);
-    return x;
-  });
-}
-
-function reqToTokenOf(v: PlanCase["reqToToken"]): ReqToToken | undefined {
-  if (v === undefined) return undefined;
-  if (Array.isArray(v)) {
-    const stride = v[0]?.length ?? 0;
-    if (v.length === 0 || stride === 0) throw new CaseError("INVALID_CASE", "reqToToken must be a non-empty matrix");
-    const data = new Int32Array(v.length * stride);
-    v.forEach((row, r) => {
-      const ints = intList(`reqToToken[${r}]`, row);
-      if (ints.length !== stride) throw new CaseError("INVALID_CASE", `reqToToken[${r}] has ${ints.length} entries: every row must have ${stride} (rows are equally long)`);
-      data.set(ints, r * stride);
-    });
-    return { data, stride };
-  }
-  if (typeof v === "object" && v !== null && "identity" in v) return v;
-  throw new CaseError("INVALID_CASE", 'reqToToken must be an int[][] or {"identity": {"tokensPerReq": N}}');
-}
-
-function fullToStateOf(v: PlanCase["fullToState"]): FullToState | undefined {
-  if (v === undefined || v === "identity") return v;
-  return intList("fullToState", v);
-}
-
-/** Plans one validated case with the TypeScript planner. */
-export function planCaseTables(c: PlanCase): CaseTables {
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw new CaseError("INVALID_CASE", "a case must be a JSON object");
-  if (!KINDS.includes(c.kind)) throw new CaseError("INVALID_CASE", `kind = ${JSON.stringify(c.kind)}: must be one of ${KINDS.join(", ")}`);
-  const seqLens = intList("seqLens", c.seqLens);
-  const ring = { compressRatio: c.compressRatio, ringSize: c.ringSize as number, swaPageSize: c.swaPageSize as number, useReqRing: c.useReqRing ?? false };
-  const maps = { reqToToken: reqToTokenOf(c.reqToToken), fullToState: fullToStateOf(c.fullToState) };
-  const reqPoolIndices = c.reqPoolIndices === undefined ? undefined : intList("reqPoolIndices", c.reqPoolIndices);
-  switch (c.kind) {
-    case "prefill": {
-      const p = planPrefill({ ...ring, ...maps, seqLens, extendLens: intList("extendLens", c.extendLens), reqPoolIndices, numQTokens: c.numQTokens, useCudaGraph: c.useCudaGraph, path: c.path });
-      return { planC: p.planC, planW: p.planW };
-    }
-    case "prefill-legacy": {
-      const p = planPrefillLegacy({ compressRatio: c.compressRatio, seqLens, extendLens: intList("extendLens", c.extendLens), reqPoolIndices, numQTokens: c.numQTokens, useCudaGraph: c.useCudaGraph });
-      return { planC: p.planC, planW: p.planW };
-    }
-    case "decode":
-      return { planD: planDecode({ ...ring, ...maps, seqLens, reqPoolIndices }) };
-    case "decode-legacy":
-      return { planD: planDecodeLegacy({ compressRatio: c.compressRatio, seqLens, reqPoolIndices }) };
-  }
-}
+export type PlanEngineName = "cpu" | "gpu";
 
 function rowsOf(t: CompressPlanTable | WritePlanTable | DecodePlanTable | undefined): Row[] {
   if (!t) return [];
@@ -155,7 +63,7 @@ function rowsOf(t: CompressPlanTable | WritePlanTable | DecodePlanTable | undefi
   return rows;
 }
 
-export function renderTables(t: CaseTables): PlanCaseResult {
+export function renderTables(t: PlanCaseTables): PlanCaseResult {
   return {
     planC: rowsOf(t.planC),
     planW: rowsOf(t.planW),
@@ -166,35 +74,24 @@ export function renderTables(t: CaseTables): PlanCaseResult {
 
 function errorResult(err: unknown): PlanCaseResult {
   if (err instanceof PlannerError) return { error: { code: err.code, message: err.message, field: err.field } };
-  if (err instanceof CaseError) return { error: { code: err.code, message: err.message } };
-  // A GPU engine error (kernels-cuda) carries a code too.
+  // kernels-cuda errors (GPU unavailable, CUDA failures) carry a code too.
   const e = err as { code?: unknown; message?: unknown };
   return { error: { code: typeof e.code === "string" ? e.code : "INTERNAL", message: typeof e.message === "string" ? e.message : String(err) } };
 }
 
-/**
- * The GPU engine: the CUDA planner of @dsv4-kv/kernels-cuda, loaded only when asked for. It must return the same
- * tables as `planCaseTables` (the agreement tests hold it to that).
- */
-export type CaseTablePlanner = (c: PlanCase) => CaseTables | Promise<CaseTables>;
-
-export async function loadGpuCasePlanner(): Promise<CaseTablePlanner> {
-  const kernels = (await import("@dsv4-kv/kernels-cuda")) as Record<string, unknown>;
-  const factory = kernels["createCasePlanner"];
-  if (typeof factory !== "function") {
-    throw new CaseError("GPU_UNAVAILABLE", "this build of @dsv4-kv/kernels-cuda has no GPU case planner (createCasePlanner)");
-  }
-  return (factory as (fallback: CaseTablePlanner) => CaseTablePlanner)(planCaseTables);
+/** The GPU engine of @dsv4-kv/kernels-cuda, loaded only when asked for (the addon stays unloaded otherwise). */
+async function loadGpuEngine(): Promise<PlanEngine> {
+  const { createGpuPlanEngine } = await import("@dsv4-kv/kernels-cuda");
+  return createGpuPlanEngine();
 }
 
-export async function runPlanCases(input: unknown, engine: PlanEngine = "cpu"): Promise<{ results: PlanCaseResult[]; ok: boolean }> {
+export async function runPlanCases(input: unknown, engineName: PlanEngineName = "cpu"): Promise<{ results: PlanCaseResult[]; ok: boolean }> {
   const cases = Array.isArray(input) ? input : [input];
-  let planner: CaseTablePlanner = planCaseTables;
-  if (engine === "gpu") planner = await loadGpuCasePlanner();
+  const engine = engineName === "gpu" ? await loadGpuEngine() : cpuPlanEngine;
   const results: PlanCaseResult[] = [];
   for (const c of cases) {
     try {
-      results.push(renderTables(await planner(c as PlanCase)));
+      results.push(renderTables(planCase(c, engine)));
     } catch (err) {
       results.push(errorResult(err));
     }
