@@ -293,10 +293,10 @@ function setInvalidW(ww: Uint32Array, ws: Int32Array, i: number): void {
 /** Stage-0 rows as upstream's first pass leaves them (batch index in readPage1, packed write ids, p+1). */
 export function planPrefillStage0(options: PrefillPlanOptions): PrefillPlan {
   const n = normalizePrefill(options, false);
-  return runStage0(n, options).plan;
+  return runStage0(n);
 }
 
-function runStage0(n: NormalizedPrefill, _options: PrefillPlanOptions): { plan: PrefillPlan } {
+function runStage0(n: NormalizedPrefill): PrefillPlan {
   const tail = n.cr === 4 && !n.useReqRing;
   // At most one event and one write per token, so numQ rows always suffice.
   const planC = CompressPlanTable.allocate(n.numQ);
@@ -309,7 +309,7 @@ function runStage0(n: NormalizedPrefill, _options: PrefillPlanOptions): { plan: 
   for (let i = nw; i < w.rowCount; i++) setInvalidW(w.words, w.signedWords, i);
   const plan: PrefillPlan = { planC: c, planW: w, numCompress: nc, numWrite: nw, writePad: n.pad, path: n.path };
   if (n.path === "device") plan.devicePath = devicePathOf(n.extendLens);
-  return { plan };
+  return plan;
 }
 
 /** Which kernel-0 path upstream takes for these extends: uniform when every E is equal and in [1, 32]. */
@@ -331,7 +331,7 @@ export function devicePathOf(extendLens: ArrayLike<number>): "uniform" | "genera
  */
 export function planPrefill(options: PrefillPlanOptions): PrefillPlan {
   const n = normalizePrefill(options, false);
-  const { plan } = runStage0(n, options);
+  const plan = runStage0(n);
   const resolver = new SlotResolver(n.cr, n.ringSize, n.swaPageSize, n.useReqRing, options);
   stage1(n.cr, resolver, n.rids, plan.planC, plan.numCompress, plan.planW, plan.numWrite);
   return plan;

@@ -34,7 +34,7 @@ interface BatchRecord {
   step: number;
   description: string;
   prefix: number;
-  /** first position the batch's plan wrote from (for explanations) */
+  /** positions the batch's plan wrote to the ring (to say whether a lost position was ever written) */
   writtenPositions: Set<number>;
 }
 
@@ -87,7 +87,6 @@ export class RingResidencySimulator {
       config.writePad !== undefined
         ? requireInteger("writePad", config.writePad, 0, 0x7fffffff)
         : padForFormula(config.padFormula ?? "derived", config.compressRatio, config.ringSize);
-    // Identity maps sized for the whole simulated sequence: one request row of tokens.
   }
 
   private ringOptions() {
