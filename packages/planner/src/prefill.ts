@@ -353,12 +353,9 @@ export interface LegacyPrefillPlanOptions {
 export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPlan {
   const cr = options.compressRatio;
   const ringSize = cr === 4 ? 8 : 128;
-  const n = normalizePrefill({ ...options, ringSize, swaPageSize: ringSize, path: "host" }, true);
-  const planC = CompressPlanTable.allocate(n.numQ);
-  const planW = WritePlanTable.allocate(n.numQ);
-  const [nc, nw] = stage0Into(cr, ringSize, 0, false, n.seqLens, n.extendLens, planC.signedWords, planW.signedWords);
-  const c = n.useCudaGraph ? planC : new CompressPlanTable(planC.bytes.subarray(0, nc * 16));
-  const w = n.useCudaGraph ? planW : new WritePlanTable(planW.bytes.subarray(0, nw * 8));
+  // The legacy layout is a request ring with no pad and no tail clause: stage 0 is the shared host loop.
+  const n = normalizePrefill({ ...options, ringSize, swaPageSize: ringSize, useReqRing: true, path: "host" }, true);
+  const { planC: c, planW: w, numCompress: nc, numWrite: nw } = runStage0(n);
   const cw = c.words;
   const cs = c.signedWords;
   for (let i = 0; i < nc; i++) {
@@ -368,7 +365,6 @@ export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPla
     cs[i * 4 + 2] = legacyPage(cr, rid, q0);
     cs[i * 4 + 3] = legacyPage(cr, rid, q);
   }
-  for (let i = nc; i < c.rowCount; i++) setInvalidC(cw, cs, i);
   const ww = w.words;
   const ws = w.signedWords;
   for (let i = 0; i < nw; i++) {
@@ -378,7 +374,6 @@ export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPla
     ww[i * 2] = packed & 0xffff;
     ws[i * 2 + 1] = legacySlot(cr, rid, p);
   }
-  for (let i = nw; i < w.rowCount; i++) setInvalidW(ww, ws, i);
   return { planC: c, planW: w, numCompress: nc, numWrite: nw, writePad: 0, path: "host" };
 }
 
