@@ -222,18 +222,48 @@ describe("seeded random campaign", () => {
     expect(stats.zero).toBeGreaterThan(0);
     expect(stats.underfilled).toBeGreaterThan(0);
   });
-  gpuTest("2,000 decode batches (paged, request ring, c128, legacy) agree with the CPU planner", ({ gpu }) => {
+  gpuTest("2,000 decode batches (paged, request ring, c128, legacy; up to 10,000 requests) agree with the CPU planner", ({ gpu }) => {
     void gpu;
     const rng = new SeededRandom(SEED + 1);
     for (let it = 0; it < 2000; it++) {
       const cr = rng.next() < 0.5 ? 4 : 128;
       const ring = cr === 4 ? [8, 16][rng.int(0, 1)]! : [128, 256][rng.int(0, 1)]!;
-      const batch = [1, 8, 256, 1024, 3000][rng.int(0, 4)]!;
+      // 10,000 requests exceed the 8,192 threads of the capped decode grid: the looping kernel variant.
+      const batch = [1, 8, 256, 1024, 3000, 10000][rng.int(0, 5)]!;
       const seqLens = Array.from({ length: batch }, () => rng.int(1, 2048));
       const reqPoolIndices = Array.from({ length: batch }, () => rng.int(0, 4096));
       const o = { compressRatio: cr, ringSize: ring, swaPageSize: ring * 16, useReqRing: cr === 4 && rng.next() < 0.3, seqLens, reqPoolIndices };
       expectSameDecode(planDecodeGpu(o), planDecode(o), `decode it ${it}`);
       if (it % 10 === 0) expectSameDecode(planDecodeLegacyGpu({ compressRatio: cr, seqLens, reqPoolIndices }), planDecodeLegacy({ compressRatio: cr, seqLens, reqPoolIndices }), `legacy decode it ${it}`);
     }
+  });
+  // The kernels take int32 arithmetic without per-slot checks for pool indices up to max_rid (every slot fits int32)
+  // and the fully checked path above it. Ring 384 (c128): max_rid = floor((2^31-1 - 383) / 384) = 5,592,404, and
+  // rid 5,592,405 has base 2,147,483,520, so its slot fits int32 exactly when p % 384 <= 127: both paths, both sides
+  // of the edge, mixed with ordinary requests in one batch.
+  gpuTest("pool indices at the int32 edge of the request ring (fast and checked paths) agree with the CPU planner", ({ gpu }) => {
+    void gpu;
+    const edge = 5_592_405;
+    const ring = { compressRatio: 128 as const, ringSize: 384, swaPageSize: 384 * 4 };
+    // decode: S - 1 and max(S - 1 - 128, 0) both with p % 384 <= 127 (so S <= 128 at the edge) -> fits;
+    // S = 384 + 300 -> overflows
+    const fits = { ...ring, seqLens: [384 * 9 + 100, 100, 128], reqPoolIndices: [edge - 1, edge, edge] };
+    expectSameDecode(planDecodeGpu(fits), planDecode(fits), "decode at the edge");
+    const over = { ...ring, seqLens: [7, 384 + 300], reqPoolIndices: [edge - 1, edge] };
+    expect(errorCode(() => planDecodeGpu(over))).toBe(errorCode(() => planDecode(over)));
+    expect(errorCode(() => planDecode(over))).toBe("INT32_OVERFLOW");
+    const legacyEdge = Math.floor((2 ** 31 - 1 - 127) / 128);
+    for (const cr of [4, 128] as const) {
+      const l = { compressRatio: cr, seqLens: [9, 700], reqPoolIndices: [legacyEdge - 1, legacyEdge] };
+      expectSameDecode(planDecodeLegacyGpu(l), planDecodeLegacy(l), `legacy decode at the edge c${cr}`);
+      const lo = { compressRatio: cr, seqLens: [9, 700], reqPoolIndices: [legacyEdge, legacyEdge + 1] };
+      expect(errorCode(() => planDecodeLegacyGpu(lo))).toBe(errorCode(() => planDecodeLegacy(lo)));
+    }
+    // prefill: a request whose positions stay at p % 384 <= 127 next to an ordinary one; then one that crosses 127
+    const pf = { ...ring, seqLens: [384 * 3 + 100, 50], extendLens: [40, 20], reqPoolIndices: [edge, 3] };
+    bothPaths(pf, "prefill at the edge");
+    const pfo = { ...ring, seqLens: [384 * 3 + 140, 50], extendLens: [40, 20], reqPoolIndices: [edge, 3] };
+    expect(errorCode(() => planPrefillGpu(pfo))).toBe(errorCode(() => planPrefill(pfo)));
+    expect(errorCode(() => planPrefill(pfo))).toBe("INT32_OVERFLOW");
   });
 });

@@ -1,4 +1,4 @@
-// Host check of MakeFastDiv (native/planner/plan_kernels.cuh): the multiply-high quotient equals n / d for every
+// Host check of MakeFastDiv (native/planner/plan_kernels.cuh): the multiply-high-and-add quotient equals n / d for every
 // divisor 1..4096, powers of two and neighbours up to 2^31-1 and random divisors, at the numerators where an error
 // would first show (multiples of d and their neighbours, 0, 2^31-1) plus random ones.
 //   g++ -std=c++17 -O2 -Inative scripts/check-fastdiv.cpp -o /tmp/check-fastdiv && /tmp/check-fastdiv
@@ -6,8 +6,9 @@
 #include <random>
 #include "planner/plan_kernels.cuh"
 using dsv4kv::FastDiv;
-static uint32_t Quo(const FastDiv& f, uint32_t n) {
-  return f.mul == 0 ? n : static_cast<uint32_t>(((static_cast<uint64_t>(n) * f.mul) >> 32) >> f.shr);
+static uint32_t Quo(const FastDiv& f, uint32_t n) {  // as the device's Quo: (umulhi(n, m) + n) >> l, in 32 bits
+  const uint32_t t = static_cast<uint32_t>((static_cast<uint64_t>(n) * f.mul) >> 32);
+  return static_cast<uint32_t>(t + n) >> f.shr;
 }
 int main() {
   std::mt19937_64 rng(7);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <type_traits>
 #include <vector>
 
 #include "planner/plan_kernels.cuh"
@@ -60,9 +61,9 @@ __device__ __forceinline__ void WriteRecord(PlanStatus* out, const LaneErr& e, i
   *out = r;
 }
 
-// Run-time division of n >= 0 (FastDiv in plan_kernels.cuh): one multiply-high and a shift.
+// Run-time division of 0 <= n < 2^31 (FastDiv in plan_kernels.cuh): multiply-high, add, shift; no branch.
 __device__ __forceinline__ int32_t Quo(const FastDiv& f, int32_t n) {
-  return f.mul == 0 ? n : static_cast<int32_t>(__umulhi(static_cast<uint32_t>(n), f.mul) >> f.shr);
+  return static_cast<int32_t>((__umulhi(static_cast<uint32_t>(n), f.mul) + static_cast<uint32_t>(n)) >> f.shr);
 }
 __device__ __forceinline__ int32_t Rem(const FastDiv& f, int32_t n) { return n - Quo(f, n) * static_cast<int32_t>(f.d); }
 // n >= 0 divided by the compile-time ratio (a shift).
@@ -76,14 +77,19 @@ __device__ __forceinline__ int32_t DivCr(int32_t n) {
 // Inputs are read with volatile inline PTX (ld.global.nc): the compiler may not sink a volatile asm into the branch
 // that first uses its value, so S, E and the pool index are fetched together at the top of the kernel instead of
 // one after another behind the validity checks (each sunk load would add a dependent memory round trip).
+// DSV4KV_PLAN_LD: the cache operator of these loads ("nc": the read-only path; "" for plain ld.global), a build-time
+// switch for bench/anatomy's side-by-side timing.
+#ifndef DSV4KV_PLAN_LD
+#define DSV4KV_PLAN_LD ".nc"
+#endif
 __device__ __forceinline__ int64_t Ld64(const int64_t* ptr) {
   long long v;
-  asm volatile("ld.global.nc.s64 %0, [%1];" : "=l"(v) : "l"(ptr));
+  asm volatile("ld.global" DSV4KV_PLAN_LD ".s64 %0, [%1];" : "=l"(v) : "l"(ptr));
   return v;
 }
 __device__ __forceinline__ int32_t Ld32(const int32_t* ptr) {
   int v;
-  asm volatile("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(ptr));
+  asm volatile("ld.global" DSV4KV_PLAN_LD ".s32 %0, [%1];" : "=r"(v) : "l"(ptr));
   return v;
 }
 template <typename LenT>
@@ -112,6 +118,8 @@ enum Mode : int { kPaged = 0, kReqRing = 1, kLegacy = 2 };
 
 template <int MODE>
 __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, int32_t b, LaneErr& err) {
+  // One branch for the common valid case; the refusals below in their order.
+  if (rid >= 0 && rid <= (MODE == kLegacy ? (INT_MAX - 127) / 128 : INT_MAX)) return static_cast<int32_t>(rid);
   if (rid < 0) {
     Note(err, kErrRidNeg, b, rid, 0);
     return 0;
@@ -131,27 +139,39 @@ __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, i
 
 // Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4. On a bad index it notes the
 // error and returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
-template <int MODE>
+//
+// kIdx: the caller has checked the request's indices once (IndexChecked: every slot of request-ring index
+// rid <= max_rid fits int32; for the paged ring rid < r2t_rows and every looked-up position p < S <= r2t_stride), so
+// only the data-dependent checks of the table values remain. Measured on the H200 (bench/anatomy): the per-slot index
+// checks were about a third of the row code of the small prefill kernel.
+template <int MODE, bool kIdx = false>
 __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32_t b, int32_t p, LaneErr& err) {
   if constexpr (MODE != kPaged) {  // request ring (legacy callers use LegacySlot / LegacyPage instead)
-    // rid < 2^31, p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
-    const int64_t s = static_cast<int64_t>(rid) * sp.ring + Rem(sp.ring_div, p);
-    if (s > INT_MAX) {
-      Note(err, kErrSlotOverflow, b, rid, p);
+    if constexpr (kIdx) {
+      return rid * sp.ring + Rem(sp.ring_div, p);  // rid <= max_rid: rid*R + p%R <= INT32_MAX
+    } else {
+      // rid < 2^31, p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
+      const int64_t s = static_cast<int64_t>(rid) * sp.ring + Rem(sp.ring_div, p);
+      if (s > INT_MAX) {
+        Note(err, kErrSlotOverflow, b, rid, p);
+        return 0;
+      }
+      return static_cast<int32_t>(s);
+    }
+  } else {
+  if constexpr (!kIdx) {
+    if (rid >= sp.r2t_rows) {
+      Note(err, kErrRidRows, b, rid, sp.r2t_rows);
       return 0;
     }
-    return static_cast<int32_t>(s);
-  } else {
-  if (rid >= sp.r2t_rows) {
-    Note(err, kErrRidRows, b, rid, sp.r2t_rows);
-    return 0;
-  }
-  if (p >= sp.r2t_stride) {
-    Note(err, kErrPosStride, rid, p, sp.r2t_stride);
-    return 0;
+    if (p >= sp.r2t_stride) {
+      Note(err, kErrPosStride, rid, p, sp.r2t_stride);
+      return 0;
+    }
   }
   // rid < r2t_rows and p < r2t_stride: the index is inside the [rows, stride] matrix (identity: < INT32_MAX).
-  const int64_t full = sp.r2t ? static_cast<int64_t>(sp.r2t[rid * sp.r2t_stride + p]) : rid * sp.r2t_stride + p;
+  const int64_t idx = rid * sp.r2t_stride + p;
+  const int64_t full = sp.r2t ? static_cast<int64_t>(Ld32(sp.r2t + idx)) : idx;
   int64_t swa = full;
   if (sp.f2s) {
     if (full < 0 || full >= sp.f2s_len) {
@@ -170,6 +190,60 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32
   const int32_t sw = static_cast<int32_t>(swa);
   const uint32_t v = static_cast<uint32_t>(Quo(sp.sps_div, sw)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, sw));
   return static_cast<int32_t>(v);
+  }
+}
+
+// Whether request (rid, S) may take the checked-index paths (Slot<MODE, true>, SlotPairChecked): its index checks
+// hold for every position it looks up (positions are < S), and a full_to_state table has an entry 0 (SlotPairChecked
+// reads entry 0 in place of an out-of-range one). rid is already CheckRid'ed (0 <= rid <= INT32_MAX).
+template <int MODE>
+__device__ __forceinline__ bool IndexChecked(const SlotParams& sp, int32_t rid, int32_t s) {
+  if constexpr (MODE == kPaged) return rid < sp.r2t_rows && s <= sp.r2t_stride && (sp.f2s == nullptr || sp.f2s_len > 0);
+  else return rid <= sp.max_rid;
+}
+
+// Slots of positions pa and pb (both < S) of an IndexChecked request, as Slot<MODE, true>(pa) then Slot(pb) would
+// give them (errors noted for pa first, and only when want_a), but with both table reads of each level issued
+// together, so a paged lookup costs two dependent memory round trips for the pair instead of four, and the
+// uniform table-presence branches are taken once. pa is always a valid position, so reading it when !want_a is safe.
+template <int MODE>
+__device__ __forceinline__ void SlotPairChecked(const SlotParams& sp, int32_t rid, int32_t b, int32_t pa, int32_t pb, bool want_a,
+                                                LaneErr& err, int32_t& sa, int32_t& sb) {
+  if constexpr (MODE != kPaged) {
+    (void)b;
+    (void)want_a;
+    (void)err;
+    const int32_t base = rid * sp.ring;  // rid <= max_rid: base + p%R <= INT32_MAX
+    sa = base + Rem(sp.ring_div, pa);
+    sb = base + Rem(sp.ring_div, pb);
+  } else {
+    const int64_t row = static_cast<int64_t>(rid) * sp.r2t_stride;  // rid < r2t_rows, pa, pb < S <= r2t_stride
+    int64_t fa = row + pa, fb = row + pb;
+    if (sp.r2t) {
+      const int32_t la = Ld32(sp.r2t + fa), lb = Ld32(sp.r2t + fb);
+      fa = la;
+      fb = lb;
+    }
+    int64_t wa = fa, wb = fb;
+    bool range_a = true, range_b = true;
+    if (sp.f2s) {
+      range_a = fa >= 0 && fa < sp.f2s_len;
+      range_b = fb >= 0 && fb < sp.f2s_len;
+      const int32_t va = Ld32(sp.f2s + (range_a ? fa : 0)), vb = Ld32(sp.f2s + (range_b ? fb : 0));  // f2s_len > 0
+      wa = va;
+      wb = vb;
+    }
+    if (want_a) {
+      if (!range_a) Note(err, kErrFullRange, rid, fa, pa);
+      else if (wa < 0) Note(err, kErrSwaNeg, rid, wa, pa);
+    }
+    if (!range_b) Note(err, kErrFullRange, rid, fb, pb);
+    else if (wb < 0) Note(err, kErrSwaNeg, rid, wb, pb);
+    // As Slot: wrapping int32 arithmetic on a location in [0, INT32_MAX]; a refused location gives slot 0.
+    const int32_t swa = range_a && wa >= 0 ? static_cast<int32_t>(wa) : -1;
+    const int32_t swb = range_b && wb >= 0 ? static_cast<int32_t>(wb) : -1;
+    sa = swa < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swa)));
+    sb = swb < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swb)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swb)));
   }
 }
 
@@ -205,11 +279,17 @@ __device__ __forceinline__ ReqShape Shape(int32_t s, int32_t e, const PrefillPar
 
 // The §5.2 per-request checks in the CPU planner's order (plus the int64 narrowing check first for each field).
 // Returns the error code (0 when the request is valid) with its value and aux.
+// The accepted case is one predicate (e >= host_rules covers E >= 1 / E >= 0, and 0 <= E <= S implies S >= 0), so
+// the common path has no branch chain; int32 lengths need no narrowing check.
+template <typename LenT>
 __device__ __forceinline__ int32_t CheckReq(const PrefillParams& p, int64_t s, int64_t e, int64_t& value, int64_t& aux) {
   aux = s;
-  if (NotInt32(s)) { value = s; aux = 0; return kErrNarrow; }
+  value = e;
+  constexpr bool k32 = sizeof(LenT) == 4;
+  if ((k32 || (!NotInt32(s) && !NotInt32(e))) && e >= p.host_rules && e <= s) return kErrNone;
+  if (!k32 && NotInt32(s)) { value = s; aux = 0; return kErrNarrow; }
   if (s < 0) { value = s; return kErrSeqNeg; }
-  if (NotInt32(e)) { value = e; aux = 1; return kErrNarrow; }
+  if (!k32 && NotInt32(e)) { value = e; aux = 1; return kErrNarrow; }
   value = e;
   if (e < 0) return kErrExtendNeg;
   if (p.host_rules && e == 0) return kErrExtendZero;
@@ -226,45 +306,68 @@ __device__ __forceinline__ void StoreInvalidW(uint32_t* w, int32_t k) {
 
 // Row k (position prefix + j of request b, pool index rid already checked) of the plan: its compress row at
 // c_base + rankC when position+1 is a multiple of cr, its write row at w_base + rankW when it is written.
-template <int CR, int MODE>
+// Each slot is looked up once: slot(max(pos-cr, 0)) for a compress row with buffer_len > 0, then slot(pos), shared by
+// that compress row (rp1) and the write row (the first error noted is the same as looking them up per use).
+template <int CR, int MODE, bool kIdx>
 __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
                                         int32_t c_base, int32_t w_base, LaneErr& err) {
   const int32_t pos = r.prefix + j;  // < S <= INT32_MAX, so pos + 1 does not overflow
-  if (((pos + 1) & (CR - 1)) == 0) {  // cr is a power of two (4 or 128)
-    const int32_t row = c_base + (DivCr<CR>(pos) - DivCr<CR>(r.prefix));
-    constexpr int32_t window = CR == 4 ? 2 * CR : CR;
-    const int32_t buffer_len = window - min(j + 1, window);
-    int32_t rp0 = -1, rp1 = b;  // buffer_len == 0: upstream stores nothing; the stage-0 (-1, b) pair stays
-    const int32_t q = pos, q0 = max(q - CR, 0);
-    if constexpr (MODE == kLegacy) {
-      rp0 = LegacyPage<CR>(rid, q0);
-      rp1 = LegacyPage<CR>(rid, q);
-    } else {
-      if (buffer_len > 0) {
-        // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
-        rp0 = Slot<MODE>(p.slot, rid, b, q0, err) / CR;
-        rp1 = Slot<MODE>(p.slot, rid, b, q, err) / CR;
-      }
+  const bool is_c = ((pos + 1) & (CR - 1)) == 0;  // cr is a power of two (4 or 128)
+  constexpr int32_t window = CR == 4 ? 2 * CR : CR;
+  const int32_t buffer_len = window - min(j + 1, window);
+  const bool main = pos >= r.main_start;
+  // The tail clause is a paged-c4 rule (the host refuses cfg.tail otherwise).
+  const bool tail = MODE == kPaged && p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
+  const bool is_w = main || tail;
+  const int32_t q0 = max(pos - CR, 0);
+  int32_t rp0 = -1, rp1 = b, loc = 0;  // buffer_len == 0: upstream stores nothing; the stage-0 (-1, b) pair stays
+  if constexpr (MODE == kLegacy) {
+    rp0 = LegacyPage<CR>(rid, q0);
+    rp1 = LegacyPage<CR>(rid, pos);
+    loc = LegacySlot<CR>(rid, pos);
+  } else {
+    const bool lookup_c = is_c && buffer_len > 0;
+    int32_t slot_q0 = 0, slot_pos = 0;
+#ifndef DSV4KV_SLOT_SEQ
+    if constexpr (kIdx) {
+      if (lookup_c || is_w) SlotPairChecked<MODE>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0, slot_pos);
+    } else
+#endif
+    {
+      if (lookup_c) slot_q0 = Slot<MODE, kIdx>(p.slot, rid, b, q0, err);
+      if (lookup_c || is_w) slot_pos = Slot<MODE, kIdx>(p.slot, rid, b, pos, err);
     }
+    if (lookup_c) {
+      // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
+      rp0 = slot_q0 / CR;
+      rp1 = slot_pos / CR;
+    }
+    loc = slot_pos;
+  }
+  if (is_c) {
+    const int32_t row = c_base + (DivCr<CR>(pos) - DivCr<CR>(r.prefix));
     reinterpret_cast<uint4*>(p.plan_c)[row] =
         make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
                    static_cast<uint32_t>(rp0), static_cast<uint32_t>(rp1));
   }
-  const bool main = pos >= r.main_start;
-  // The tail clause is a paged-c4 rule (the host refuses cfg.tail otherwise).
-  const bool tail = MODE == kPaged && p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
-  if (main || tail) {
+  if (is_w) {
     const int32_t rank = main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix;
-    int32_t loc;
-    if constexpr (MODE == kLegacy) loc = LegacySlot<CR>(rid, pos);
-    else loc = Slot<MODE>(p.slot, rid, b, pos, err);
     reinterpret_cast<uint2*>(p.plan_w)[w_base + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
   }
+}
+template <int CR, int MODE>
+__device__ __forceinline__ void EmitRowAny(bool idx_checked, const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r,
+                                           int32_t rid, int32_t c_base, int32_t w_base, LaneErr& err) {
+  if (MODE != kLegacy && idx_checked) EmitRow<CR, MODE, true>(p, k, b, j, r, rid, c_base, w_base, err);
+  else EmitRow<CR, MODE, false>(p, k, b, j, r, rid, c_base, w_base, err);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small batches (1 <= B <= kSmallBatch = 32): one request per lane, everything in registers.
-template <int CR, int MODE, typename LenT>
+// kLoop (here and in the other kernels): the grid does not cover every row / request, so threads loop over a grid
+// stride; without it each thread has at most one and the loop body runs once (measured on the H200, bench/anatomy:
+// the loop structure alone cost decode 0.07 µs even when it ran once).
+template <int CR, int MODE, typename LenT, bool kLoop>
 __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const PrefillParams p) {
   __shared__ LaneErr warp_err[kSmallThreads / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -280,14 +383,14 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
   LaneErr verr{0, 0, 0, 0};
   if (have) {
     int64_t v, a;
-    const int32_t code = CheckReq(p, s64, e64, v, a);
+    const int32_t code = CheckReq<LenT>(p, s64, e64, v, a);
     if (code != kErrNone) verr = LaneErr{code, lane, v, a};
   }
   const bool ok = have && verr.code == kErrNone;
   const int32_t s = ok ? static_cast<int32_t>(s64) : 0;
   const int32_t e = ok ? static_cast<int32_t>(e64) : 0;
-  ReqShape r{0, 0, 0, 0, 0, 0, 0};
-  if (ok) r = Shape<CR>(s, e, p);
+  // Unconditional (no branch): a refused or absent request has s = e = 0, whose shape is all zeros.
+  const ReqShape r = Shape<CR>(s, e, p);
   // Inclusive warp scan of E and of the packed counts nc | nw << 16. E is clamped to 65536: 32 clamped values sum
   // to < 2^22 (exact in int32), and a clamped E means sum(E) > 65535 >= numQ, a refused batch. nc, nw <= E, so
   // when the batch is accepted (sum(E) <= numQ <= 65535) every partial sum of nc and of nw is <= 65535: the low
@@ -311,26 +414,25 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
 
   LaneErr werr = WarpErr(verr);  // a refused request: the lowest one's error, as every warp sees it
   bool bad = werr.code != kErrNone;
-  if (!bad) {
-    int64_t sum = e_tot;
-    if (e_tot > 65535) {  // some E was clamped (or the sum is large): the exact int64 sum, for the message only
-      long long x = e;
-      for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
-      sum = x;
-    }
-    if (p.host_rules ? sum != p.num_q : sum > p.num_q) {
-      werr = LaneErr{kErrExtendSum, -1, sum, p.num_q};
-      bad = true;
-    }
+  // The sum check in int32 on the clamped sum: a clamped E makes e_tot > 65535 >= numQ, refused either way.
+  if (!bad && (p.host_rules ? e_tot != p.num_q : e_tot > p.num_q)) {
+    long long x = e;  // the exact sum, for the message only
+    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
+    werr = LaneErr{kErrExtendSum, -1, static_cast<int64_t>(x), p.num_q};
+    bad = true;
   }
   // Pool indices are checked by their owner lane, only for requests that have rows (as the host loop reads them).
   LaneErr rerr{0, 0, 0, 0};
   int32_t rid = 0;
   if (!bad && ok && e > 0) rid = CheckRid<MODE>(p.slot, rid64, lane, rerr);
+  const int32_t idx_checked = rerr.code == kErrNone && IndexChecked<MODE>(p.slot, rid, s) ? 1 : 0;
 
   const int32_t n_tok = e_tot;  // <= numQ when !bad
   const int32_t nc_total = static_cast<int32_t>(cw_tot & 0xffffu);
   const int32_t nw_total = static_cast<int32_t>(cw_tot >> 16);
+  // The clean record goes out now, before the rows (its stores overlap them); a block that sees an error overwrites
+  // it at the end from the same thread, so program order keeps the error record.
+  if (threadIdx.x == 0 && !bad) WriteRecord(p.status + blockIdx.x, LaneErr{0, 0, 0, 0}, nc_total, nw_total, gridDim.x);
   // Binary lifting over lanes [0, B): the largest step is the highest power of two <= B - 1.
   const int top = B > 1 ? 1 << (31 - __clz(B - 1)) : 0;
   LaneErr rowerr{0, 0, 0, 0};
@@ -343,6 +445,7 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
         StoreInvalidC(p.plan_c, k);
         StoreInvalidW(p.plan_w, k);
       }
+      if constexpr (!kLoop) break;
       continue;
     }
     // Request of row k: the largest b < B with e_ex[b] <= k (zero-length requests are skipped; e_ex[0] = 0).
@@ -360,26 +463,31 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
     rb.tail_prefix = __shfl_sync(kFull, r.tail_prefix, b);
     const int32_t eb = __shfl_sync(kFull, e_ex, b);
     const uint32_t cwb = __shfl_sync(kFull, cw_ex, b);
-    const int32_t ridb = __shfl_sync(kFull, rid, b);
+    // rid <= INT32_MAX, so bit 31 is free to carry the request's IndexChecked flag in the same shuffle.
+    const int32_t ridb = __shfl_sync(kFull, static_cast<int32_t>(static_cast<uint32_t>(rid) | (static_cast<uint32_t>(idx_checked) << 31)), b);
     if (k < n_tok) {
-      EmitRow<CR, MODE>(p, k, b, k - eb, rb, ridb, static_cast<int32_t>(cwb & 0xffffu), static_cast<int32_t>(cwb >> 16), rowerr);
+      EmitRowAny<CR, MODE>(ridb < 0, p, k, b, k - eb, rb, ridb & 0x7fffffff, static_cast<int32_t>(cwb & 0xffffu),
+                           static_cast<int32_t>(cwb >> 16), rowerr);
     }
     if (k < p.num_q) {
       if (k >= nc_total) StoreInvalidC(p.plan_c, k);
       if (k >= nw_total) StoreInvalidW(p.plan_w, k);
     }
+    if constexpr (!kLoop) break;
   }
-  if (!bad) {
+  // One vote for the common clean case; the lowest-lane reductions only when some lane saw an error.
+  if (!bad && __any_sync(kFull, (rerr.code | rowerr.code) != kErrNone)) {
     werr = WarpErr(rerr);                       // a bad pool index first (its rows used index 0) ...
     if (werr.code == kErrNone) werr = WarpErr(rowerr);  // ... then what the slot lookups found
   }
   const int32_t nc_out = bad ? 0 : nc_total, nw_out = bad ? 0 : nw_total;
   if (blockDim.x == 32) {
-    if (lane == 0) WriteRecord(p.status + blockIdx.x, werr, nc_out, nw_out, gridDim.x);
+    if (lane == 0 && werr.code != kErrNone) WriteRecord(p.status + blockIdx.x, werr, nc_out, nw_out, gridDim.x);
     return;
   }
   if (lane == 0) warp_err[warp] = werr;
-  __syncthreads();  // blockDim is uniform: every thread of the block reaches this barrier
+  // blockDim is uniform: every thread of the block reaches this barrier. A clean block is done (its record is out).
+  if (!__syncthreads_or(werr.code != kErrNone)) return;
   if (threadIdx.x == 0) {
     LaneErr first{0, 0, 0, 0};
     for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) {
@@ -427,7 +535,7 @@ __device__ __forceinline__ void BlockScan3(int64_t v[3], int64_t* tot) {
   for (int c = 0; c < 3; ++c) v[c] = warp_tot[c][warp] + inc[c] - v[c];
 }
 
-template <int CR, int MODE, typename LenT>
+template <int CR, int MODE, typename LenT, bool kLoop>
 __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p) {
   // Dynamic shared memory: three int32 arrays of batch+1 entries (exclusive scans of E, nc, nw).
   extern __shared__ int32_t smem[];
@@ -450,7 +558,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
     const int64_t s64 = LoadLen<LenT>(p.seq_lens, b);
     const int64_t e64 = LoadLen<LenT>(p.extend_lens, b);
     int64_t v, a;
-    const int32_t err = CheckReq(p, s64, e64, v, a);
+    const int32_t err = CheckReq<LenT>(p, s64, e64, v, a);
     if (err != kErrNone) {
       Report(&err_rec, err, b, v, a);
       bad = 1;
@@ -495,6 +603,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
     for (int32_t k = blockIdx.x * kThreads + threadIdx.x; k < p.num_q; k += stride) {
       StoreInvalidC(p.plan_c, k);
       StoreInvalidW(p.plan_w, k);
+      if constexpr (!kLoop) break;
     }
     __syncthreads();
     if (threadIdx.x == 0) WriteRecord(p.status + blockIdx.x, err_rec, 0, 0, gridDim.x);
@@ -522,11 +631,15 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       const int32_t s = static_cast<int32_t>(LoadLen<LenT>(p.seq_lens, b));
       const int32_t e = static_cast<int32_t>(LoadLen<LenT>(p.extend_lens, b));
       const ReqShape r = Shape<CR>(s, e, p);
-      const int32_t rid = CheckRid<MODE>(p.slot, p.rids ? p.rids[b] : b, b, err);
-      EmitRow<CR, MODE>(p, k, b, k - e_off[b], r, rid, c_off[b], w_off[b], err);
+      LaneErr rerr{0, 0, 0, 0};
+      const int32_t rid = CheckRid<MODE>(p.slot, p.rids ? p.rids[b] : b, b, rerr);
+      if (rerr.code != kErrNone) Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
+      EmitRowAny<CR, MODE>(rerr.code == kErrNone && IndexChecked<MODE>(p.slot, rid, s), p, k, b, k - e_off[b], r, rid, c_off[b],
+                           w_off[b], err);
     }
     if (k >= nc_total) StoreInvalidC(p.plan_c, k);
     if (k >= nw_total) StoreInvalidW(p.plan_w, k);
+    if constexpr (!kLoop) break;
   }
   if (err.code != kErrNone) Report(&err_rec, err.code, err.index, err.value, err.aux);
   __syncthreads();
@@ -535,11 +648,122 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
 
 // ---------------------------------------------------------------------------------------------------------------
 // Decode: one thread per request, one status record per warp (records [0, warps)), no shared memory, no barrier.
-template <int CR, int MODE, typename LenT>
-__global__ void __launch_bounds__(kDecodeThreads) DecodeKernel(const DecodeParams p) {
+
+// A warp's status record, in two steps so that the clean case costs no store after the rows: lane 0 writes the clean
+// record first (DecodeStatusClean, before the loads, so the stores overlap them), and a warp that saw an error
+// overwrites it at the end (DecodeStatusError; same thread, so program order makes the error record the one that
+// stays). The clean record writes the fields a clean record defines: `code`, the counts (0 for decode) and `grid`;
+// index, value and aux mean something only when code != 0 (PlanStatus). Measured on the H200 (bench/anatomy): the
+// full ballot + lowest-lane shuffles + 48-byte record after the rows cost decode ~0.15 µs.
+__device__ __forceinline__ void DecodeStatusClean(PlanStatus* rec, int lane, int32_t records) {
+  if (lane == 0) {
+    rec->code = kErrNone;
+    rec->num_compress = 0;
+    rec->num_write = 0;
+    rec->grid = records;
+  }
+}
+__device__ __forceinline__ void DecodeStatusError(PlanStatus* rec, const LaneErr& e, int lane, int32_t records) {
+  if (__any_sync(kFull, e.code != kErrNone)) {  // every lane votes (blockDim is a multiple of 32)
+    const LaneErr w = WarpErr(e);
+    if (lane == 0) WriteRecord(rec, w, 0, 0, records);
+  }
+}
+
+// Request-ring and legacy decode read only these: 56 bytes, one 64-byte constant-cache line, where DecodeParams is
+// 168 bytes over three (measured on the H200, bench/anatomy: the compact struct alone took c128 B=8 from 1.26 to
+// 1.16 µs). Built from DecodeParams by LaunchDecode.
+struct DecodeRingArgs {
+  uint32_t* plan_d;
+  PlanStatus* status;
+  const void* seq_lens;
+  const int64_t* rids;
+  int32_t batch;
+  int32_t ring;       // R (request ring; unused by legacy)
+  FastDiv ring_div;
+  int32_t max_rid;    // SlotParams::max_rid
+};
+static_assert(sizeof(DecodeRingArgs) <= 64, "one constant-cache line");
+
+// The §6 row of request i with every check, for the rare request the fast path does not take; notes the first
+// error and returns the row upstream's kernel would write ({S, -1, -1, -1} for a refused request).
+template <int CR, bool kLegacy>
+__device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
+  const int32_t s = static_cast<int32_t>(s64);
+  uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
+  if (NotInt32(s64)) {
+    Note(err, kErrNarrow, i, s64, 0);
+    return out;
+  }
+  if (s < 1) {
+    Note(err, kErrDecodeSeq, i, s, 0);
+    return out;
+  }
+  if (rid64 < 0) {
+    Note(err, kErrRidNeg, i, rid64, 0);
+    return out;
+  }
+  if (rid64 > a.max_rid && (kLegacy || rid64 > INT_MAX)) {  // legacy: CheckRid's bound; ring: no slot fits int32
+    Note(err, kErrSlotOverflow, i, rid64, 0);
+    return out;
+  }
+  const int32_t rid = static_cast<int32_t>(rid64), p1 = s - 1, p0 = max(p1 - CR, 0);
+  if constexpr (kLegacy) {
+    return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
+                      static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
+  }
+  // rid > max_rid: a slot may or may not fit int32 depending on p % R; check each (write slot first, as §6 orders).
+  const int64_t w64 = static_cast<int64_t>(rid) * a.ring + Rem(a.ring_div, p1);
+  const int64_t r64 = static_cast<int64_t>(rid) * a.ring + Rem(a.ring_div, p0);
+  if (w64 > INT_MAX) Note(err, kErrSlotOverflow, i, rid, p1);
+  if (r64 > INT_MAX) Note(err, kErrSlotOverflow, i, rid, p0);
+  const int32_t w = w64 > INT_MAX ? 0 : static_cast<int32_t>(w64);
+  const int32_t r0 = r64 > INT_MAX ? 0 : static_cast<int32_t>(r64);
+  return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / CR), static_cast<uint32_t>(w / CR));
+}
+
+template <int CR, bool kLegacy, typename LenT, bool kLoop>
+__global__ void __launch_bounds__(kDecodeThreads) DecodeRingKernel(const DecodeRingArgs a) {
   const int lane = threadIdx.x & 31;
   const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
   const int32_t threads = gridDim.x * blockDim.x;
+  PlanStatus* const rec = a.status + (tid >> 5);
+  DecodeStatusClean(rec, lane, threads >> 5);
+  LaneErr err{0, 0, 0, 0};
+  for (int32_t i = tid; i < a.batch; i += threads) {
+    const int64_t s64 = LoadLen<LenT>(a.seq_lens, i);  // independent loads: S and the pool index
+    const int64_t rid64 = a.rids ? Ld64(a.rids + i) : i;
+    uint4 out;
+    if (s64 >= 1 && (sizeof(LenT) == 4 || s64 <= INT_MAX) && rid64 >= 0 && rid64 <= a.max_rid) {
+      // 1 <= S <= INT32_MAX and rid <= max_rid: every slot fits int32, so int32 arithmetic is exact, and the slots
+      // are >= 0, so /cr is a shift.
+      const int32_t s = static_cast<int32_t>(s64), rid = static_cast<int32_t>(rid64), p1 = s - 1, p0 = max(p1 - CR, 0);
+      if constexpr (kLegacy) {
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
+                         static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
+      } else {
+        const uint32_t base = static_cast<uint32_t>(rid) * static_cast<uint32_t>(a.ring);
+        const uint32_t w = base + static_cast<uint32_t>(Rem(a.ring_div, p1));
+        const uint32_t r0 = base + static_cast<uint32_t>(Rem(a.ring_div, p0));
+        out = make_uint4(static_cast<uint32_t>(s), w, r0 / CR, w / CR);
+      }
+    } else {
+      out = DecodeRingChecked<CR, kLegacy>(a, i, s64, rid64, err);
+    }
+    reinterpret_cast<uint4*>(a.plan_d)[i] = out;
+    if constexpr (!kLoop) break;
+  }
+  DecodeStatusError(rec, err, lane, threads >> 5);
+}
+
+// Paged c4 decode: slots through req_to_token / full_to_state (the full SlotParams).
+template <int CR, typename LenT, bool kLoop>
+__global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const DecodeParams p) {
+  const int lane = threadIdx.x & 31;
+  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t threads = gridDim.x * blockDim.x;
+  PlanStatus* const rec = p.status + (tid >> 5);
+  DecodeStatusClean(rec, lane, threads >> 5);
   LaneErr err{0, 0, 0, 0};
   for (int32_t i = tid; i < p.batch; i += threads) {
     const int64_t s64 = LoadLen<LenT>(p.seq_lens, i);  // independent loads: S and the pool index
@@ -552,25 +776,26 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeKernel(const DecodeParam
       Note(err, kErrDecodeSeq, i, s, 0);
     } else {
       LaneErr rerr{0, 0, 0, 0};
-      const int32_t rid = CheckRid<MODE>(p.slot, rid64, i, rerr);
+      const int32_t rid = CheckRid<kPaged>(p.slot, rid64, i, rerr);
       if (rerr.code != kErrNone) {
         Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
       } else {
         const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
-        if constexpr (MODE == kLegacy) {
-          out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
-                           static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
+        int32_t w, r0;
+        if (IndexChecked<kPaged>(p.slot, rid, s)) {  // positions p0 <= p1 < S
+          w = Slot<kPaged, true>(p.slot, rid, i, p1, err);
+          r0 = Slot<kPaged, true>(p.slot, rid, i, p0, err) / CR;
         } else {
-          const int32_t w = Slot<MODE>(p.slot, rid, i, p1, err);
-          const int32_t r0 = Slot<MODE>(p.slot, rid, i, p0, err) / CR;
-          out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
+          w = Slot<kPaged>(p.slot, rid, i, p1, err);
+          r0 = Slot<kPaged>(p.slot, rid, i, p0, err) / CR;
         }
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
       }
     }
     reinterpret_cast<uint4*>(p.plan_d)[i] = out;
+    if constexpr (!kLoop) break;
   }
-  const LaneErr werr = WarpErr(err);  // blockDim is a multiple of 32: every lane reaches this ballot
-  if (lane == 0) WriteRecord(p.status + (tid >> 5), werr, 0, 0, threads >> 5);
+  DecodeStatusError(rec, err, lane, threads >> 5);
 }
 
 __global__ void EmptyKernel() {}
@@ -594,17 +819,20 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
     const int32_t threads = std::min(kSmallThreads, (p.num_q + 31) / 32 * 32);
     const int32_t want = (p.num_q + threads - 1) / threads;
     const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
-    PrefillSmallKernel<CR, MODE, LenT><<<blocks, threads, 0, stream>>>(p);
+    if (static_cast<int64_t>(blocks) * threads < p.num_q) PrefillSmallKernel<CR, MODE, LenT, true><<<blocks, threads, 0, stream>>>(p);
+    else PrefillSmallKernel<CR, MODE, LenT, false><<<blocks, threads, 0, stream>>>(p);
     return cudaGetLastError();
   }
-  static std::atomic<bool> smem_set{false};
-  cudaError_t e = AllowSmem(PrefillKernel<CR, MODE, LenT>, smem_set);
-  if (e != cudaSuccess) return e;
+  static std::atomic<bool> smem_set_loop{false}, smem_set_once{false};
   // One thread per ragged row; at most 2 blocks per SM (each block rescans the batch, so more blocks only repeat
   // it) and at most kMaxStatusBlocks (one status record each).
   const int32_t want = (p.num_q + kThreads - 1) / kThreads;
   const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
-  PrefillKernel<CR, MODE, LenT><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  const bool loop = static_cast<int64_t>(blocks) * kThreads < p.num_q;
+  cudaError_t e = loop ? AllowSmem(PrefillKernel<CR, MODE, LenT, true>, smem_set_loop) : AllowSmem(PrefillKernel<CR, MODE, LenT, false>, smem_set_once);
+  if (e != cudaSuccess) return e;
+  if (loop) PrefillKernel<CR, MODE, LenT, true><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  else PrefillKernel<CR, MODE, LenT, false><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
   return cudaGetLastError();
 }
 
@@ -631,18 +859,27 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
   // kMaxStatusBlocks = 256 warps (8,192 threads); a grid-stride loop covers larger batches.
   const int32_t threads = p.batch <= 32 ? 32 : kDecodeThreads;
   const int32_t blocks = std::max(1, std::min((p.batch + threads - 1) / threads, kMaxStatusBlocks * 32 / threads));
-  auto go = [&](auto kernel) {
-    kernel<<<blocks, threads, 0, stream>>>(p);
+  auto go = [&](auto kernel, const auto& args) {
+    kernel<<<blocks, threads, 0, stream>>>(args);
     return cudaGetLastError();
   };
   // c128 is always request-style (§4): no paged c128 kernel exists.
-  if (p.slot.cr == 4) {
-    if (p.slot.legacy) return p.lens64 ? go(DecodeKernel<4, kLegacy, int64_t>) : go(DecodeKernel<4, kLegacy, int32_t>);
-    if (p.slot.req_style) return p.lens64 ? go(DecodeKernel<4, kReqRing, int64_t>) : go(DecodeKernel<4, kReqRing, int32_t>);
-    return p.lens64 ? go(DecodeKernel<4, kPaged, int64_t>) : go(DecodeKernel<4, kPaged, int32_t>);
+  const bool loop = static_cast<int64_t>(blocks) * threads < p.batch;
+  if (p.slot.cr == 4 && !p.slot.legacy && !p.slot.req_style) {
+    if (p.lens64) return loop ? go(DecodePagedKernel<4, int64_t, true>, p) : go(DecodePagedKernel<4, int64_t, false>, p);
+    return loop ? go(DecodePagedKernel<4, int32_t, true>, p) : go(DecodePagedKernel<4, int32_t, false>, p);
   }
-  if (p.slot.legacy) return p.lens64 ? go(DecodeKernel<128, kLegacy, int64_t>) : go(DecodeKernel<128, kLegacy, int32_t>);
-  return p.lens64 ? go(DecodeKernel<128, kReqRing, int64_t>) : go(DecodeKernel<128, kReqRing, int32_t>);
+  const DecodeRingArgs a{p.plan_d, p.status, p.seq_lens, p.rids, p.batch, p.slot.ring, p.slot.ring_div, p.slot.max_rid};
+  auto ring = [&](auto cr_tag, auto legacy_tag) {
+    constexpr int CR = decltype(cr_tag)::value;
+    constexpr bool kLegacy = decltype(legacy_tag)::value;
+    if (p.lens64) return loop ? go(DecodeRingKernel<CR, kLegacy, int64_t, true>, a) : go(DecodeRingKernel<CR, kLegacy, int64_t, false>, a);
+    return loop ? go(DecodeRingKernel<CR, kLegacy, int32_t, true>, a) : go(DecodeRingKernel<CR, kLegacy, int32_t, false>, a);
+  };
+  using C4 = std::integral_constant<int, 4>;
+  using C128 = std::integral_constant<int, 128>;
+  if (p.slot.cr == 4) return p.slot.legacy ? ring(C4{}, std::true_type{}) : ring(C4{}, std::false_type{});
+  return p.slot.legacy ? ring(C128{}, std::true_type{}) : ring(C128{}, std::false_type{});
 }
 
 cudaError_t LaunchEmpty(cudaStream_t stream) {

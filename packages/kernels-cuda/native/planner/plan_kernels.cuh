@@ -49,6 +49,7 @@ enum PlanErr : int32_t {
 // looks at records [0, grid) and takes the first non-zero code.
 struct PlanStatus {
   int32_t code;          // PlanErr (first error seen by this block)
+  // index, value, aux: the error's details, defined only when code != 0 (a clean decode record leaves them as they were)
   int32_t index;
   int64_t value;
   int64_t aux;
@@ -63,25 +64,23 @@ static_assert(sizeof(PlanStatus) == 48, "PlanStatus is 48 bytes");
 constexpr int32_t kMaxStatusBlocks = 256;
 constexpr size_t kStatusBytes = sizeof(PlanStatus) * kMaxStatusBlocks;
 
-// Division by a run-time divisor d in [1, 2^31) of a numerator n in [0, 2^31), as one multiply-high and a shift
-// (Granlund-Montgomery, as CUTLASS's FastDivmod). For d >= 2: p = 31 + ceil(log2 d), mul = ceil(2^p / d), shr = p - 32.
-// mul < 2^32 because 2^31 <= 2^p/d < 2^32 (2^(p-31) >= d > 2^(p-32)). With e = mul*d - 2^p in [0, d) and n < 2^31:
-// n*e < 2^31 * 2^(p-31) = 2^p, so n*mul/2^p = n/d + n*e/(d*2^p) exceeds n/d by less than 1/d and the floor is
-// floor(n/d). d == 1 is mul = 0 (the quotient is n). Built on the host (MakeFastDiv), checked by scripts/check-fastdiv.cpp.
+// Division by a run-time divisor d in [1, 2^31) of a numerator n in [0, 2^31), branch-free: with l = ceil(log2 d)
+// and m = floor(2^32 (2^l - d) / d) + 1, t = umulhi(n, m) and q = (t + n) >> l (Granlund-Montgomery 1994, Fig. 4.1,
+// whose q = (t + ((n - t) >> 1)) >> (l - 1) equals (t + n) >> l because floor(floor(x/2)/2^(l-1)) = floor(x/2^l); we
+// may add directly since t <= n < 2^31, so t + n < 2^32). 0 <= 2^l - d < d gives m <= 2^32 - 1. d = 1 (l = 0) and
+// powers of two (m = 1, t = 0) need no special case, so the device code has no select and no predicated load (the
+// earlier form, floor(n * ceil(2^p/d) / 2^p) with d = 1 special-cased, measured 0.09 µs slower in the small prefill
+// kernel on the H200, bench/anatomy). Built on the host (MakeFastDiv), checked by scripts/check-fastdiv.cpp.
 struct FastDiv {
   uint32_t d;
-  uint32_t mul;
-  uint32_t shr;
+  uint32_t mul;  // m
+  uint32_t shr;  // l
 };
 inline FastDiv MakeFastDiv(uint32_t d) {
-  FastDiv f{d, 0u, 0u};
-  if (d <= 1) return f;
   uint32_t l = 0;
-  while ((uint64_t{1} << l) < d) ++l;  // ceil(log2 d), 1..31
-  const uint32_t p = 31 + l;
-  f.mul = static_cast<uint32_t>(((uint64_t{1} << p) + d - 1) / d);
-  f.shr = p - 32;
-  return f;
+  while ((uint64_t{1} << l) < d) ++l;  // ceil(log2 d), 0..31
+  const uint64_t m = ((uint64_t{1} << 32) * ((uint64_t{1} << l) - d)) / d + 1;  // (2^l - d) < 2^31: no overflow
+  return FastDiv{d, static_cast<uint32_t>(m), l};
 }
 
 // Slot addressing shared by prefill stage 1 and decode (§4).
@@ -93,12 +92,28 @@ struct SlotParams {
   int32_t legacy;       // §7 legacy layout (c4 rid*8+p%8 / page rid*2+(p/4)&1; c128 rid*128+p%128 / page rid)
   FastDiv ring_div;     // MakeFastDiv(ring)
   FastDiv sps_div;      // MakeFastDiv(sps)
+  int32_t max_rid;      // MaxFastRid: the largest pool index all of whose slots fit int32 (request ring / legacy)
   const int32_t* r2t;   // req_to_token, row-major [r2t_rows, r2t_stride]; nullptr = identity r*stride+p
   int64_t r2t_stride;   // tokens per request row (positions must be < this)
   int64_t r2t_rows;     // rows (identity: floor(INT32_MAX / stride), so r*stride+p never exceeds int32)
   const int32_t* f2s;   // full_to_state; nullptr = identity
   int64_t f2s_len;
 };
+
+// The largest pool index rid for which every slot of the mode fits int32, so the kernels' fast path can use int32
+// arithmetic with no per-slot overflow check (larger indices take the checked path, which reports kErrSlotOverflow).
+//   request ring: rid*R + p%R <= rid*R + (R-1) <= INT32_MAX  <=>  rid <= (INT32_MAX - (R-1)) / R;
+//   legacy: the largest slot is rid*128 + 127 (c128; c4's rid*8 + 7 and pages rid*2 + 1 are smaller), so
+//           rid <= (INT32_MAX - 127) / 128 (the same bound CheckRid enforces for legacy);
+//   paged c4: slots come from the tables, nothing to bound here (0).
+// Called wherever SlotParams are filled (the binding's ParseSlot).
+inline int32_t MaxFastRid(int32_t cr, int32_t ring, int32_t legacy, int32_t req_style) {
+  constexpr int64_t kMax = 2147483647;
+  if (legacy) return static_cast<int32_t>((kMax - 127) / 128);
+  if ((req_style || cr == 128) && ring >= 1) return  // c128 is always a request ring (§4)
+         static_cast<int32_t>((kMax - (ring - 1)) / ring);
+  return 0;
+}
 
 // One params struct per kernel (SGLang c_plan.cuh style).
 struct PrefillParams {

@@ -1,0 +1,464 @@
+// Anatomy of the small planner kernels and of writePrefix's byte mix: variant timings that each leave one cost out,
+// so differences locate the time (H200.md: "time variants that leave one stage out"). Not part of the addon; built
+// and run by bench/anatomy/run.sh (nvcc here, the binary runs on the GPU machine). `--ncu` only launches the kernels
+// of interest a few times each, for Nsight Compute.
+#include "planner/plan_kernels.cu"
+#include "online_mtp/online_mtp_kernels.cu"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace dsv4kv {
+namespace anatomy {
+
+#define CK(x)                                                                                   \
+  do {                                                                                          \
+    cudaError_t e__ = (x);                                                                      \
+    if (e__ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e__));  \
+      std::exit(1);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+// ---- decode variants (c128 request ring / c4 paged identity), same function as DecodeKernel ----------------------
+// kStatus = false: no ballot, no status record (only the plan rows).
+template <int CR, int MODE, bool kStatus>
+__global__ void __launch_bounds__(256) DecodeVar(const DecodeParams p) {
+  const int lane = threadIdx.x & 31;
+  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t threads = gridDim.x * blockDim.x;
+  LaneErr err{0, 0, 0, 0};
+  for (int32_t i = tid; i < p.batch; i += threads) {
+    const int64_t s64 = LoadLen<int32_t>(p.seq_lens, i);
+    const int64_t rid64 = p.rids ? Ld64(p.rids + i) : i;
+    const int32_t s = static_cast<int32_t>(s64);
+    uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
+    if (s < 1) {
+      Note(err, kErrDecodeSeq, i, s, 0);
+    } else {
+      LaneErr rerr{0, 0, 0, 0};
+      const int32_t rid = CheckRid<MODE>(p.slot, rid64, i, rerr);
+      if (rerr.code != kErrNone) {
+        Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
+      } else {
+        const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
+        const int32_t w = Slot<MODE>(p.slot, rid, i, p1, err);
+        const int32_t r0 = Slot<MODE>(p.slot, rid, i, p0, err) / CR;
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
+      }
+    }
+    reinterpret_cast<uint4*>(p.plan_d)[i] = out;
+  }
+  if constexpr (kStatus) {
+    const LaneErr werr = WarpErr(err);
+    if (lane == 0) WriteRecord(p.status + (tid >> 5), werr, 0, 0, threads >> 5);
+  } else {
+    if (err.code != kErrNone) p.status->code = err.code;  // keep the checks live
+  }
+}
+
+// Compact parameters (56 bytes: one constant-cache line) for the request ring.
+struct DecodeLite {
+  uint4* out;
+  PlanStatus* status;
+  const int32_t* seq;
+  const int64_t* rids;
+  int32_t batch;
+  int32_t ring;
+  FastDiv ring_div;
+};
+template <int CR, bool kStatus>
+__global__ void __launch_bounds__(256) DecodeLiteKernel(const DecodeLite p) {
+  const int lane = threadIdx.x & 31;
+  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t threads = gridDim.x * blockDim.x;
+  LaneErr err{0, 0, 0, 0};
+  for (int32_t i = tid; i < p.batch; i += threads) {
+    const int32_t s = Ld32(p.seq + i);
+    const int64_t rid64 = p.rids ? Ld64(p.rids + i) : i;
+    uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
+    if (s < 1) {
+      Note(err, kErrDecodeSeq, i, s, 0);
+    } else if (rid64 < 0 || rid64 > INT_MAX) {
+      Note(err, kErrRidNeg, i, rid64, 0);
+    } else {
+      const int32_t rid = static_cast<int32_t>(rid64);
+      const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
+      const int64_t w64 = static_cast<int64_t>(rid) * p.ring + Rem(p.ring_div, p1);
+      const int64_t r64 = static_cast<int64_t>(rid) * p.ring + Rem(p.ring_div, p0);
+      if (w64 > INT_MAX) Note(err, kErrSlotOverflow, i, rid, p1);
+      const int32_t w = w64 > INT_MAX ? 0 : static_cast<int32_t>(w64);
+      const int32_t r0 = r64 > INT_MAX ? 0 : static_cast<int32_t>(r64);
+      out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / CR), static_cast<uint32_t>(w / CR));
+    }
+    p.out[i] = out;
+  }
+  if constexpr (kStatus) {
+    const LaneErr werr = WarpErr(err);
+    if (lane == 0) WriteRecord(p.status + (tid >> 5), werr, 0, 0, threads >> 5);
+  } else {
+    if (err.code != kErrNone) p.status->code = err.code;
+  }
+}
+
+// Upstream's shape (spec §6), written here: one thread per request, 256-thread blocks, no checks, no status.
+__global__ void __launch_bounds__(256) DecodeMinKernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
+  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= batch) return;
+  const int64_t s = seq[i], rid = rids[i];
+  const int64_t p1 = s - 1, p0 = p1 - cr > 0 ? p1 - cr : 0;
+  const int32_t w = static_cast<int32_t>(rid * ring + p1 % ring);
+  const int32_t r0 = static_cast<int32_t>(rid * ring + p0 % ring);
+  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr), static_cast<uint32_t>(w / cr));
+}
+
+#ifndef ANATOMY_BEFORE
+// The request-ring decode with its status variants: 0 none (floor), 1 clean record first (the addon's), 2 vote and
+// clean record after the rows.
+template <int kStatusMode>
+__global__ void __launch_bounds__(128) DecodeRingVar(const DecodeRingArgs a) {
+  const int lane = threadIdx.x & 31;
+  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t threads = gridDim.x * blockDim.x;
+  PlanStatus* const rec = a.status + (tid >> 5);
+  if (kStatusMode == 1) DecodeStatusClean(rec, lane, threads >> 5);
+  LaneErr err{0, 0, 0, 0};
+  const int32_t i = tid;
+  if (i < a.batch) {
+    const int64_t s64 = LoadLen<int32_t>(a.seq_lens, i);
+    const int64_t rid64 = a.rids ? Ld64(a.rids + i) : i;
+    uint4 out;
+    if (s64 >= 1 && rid64 >= 0 && rid64 <= a.max_rid) {
+      const int32_t s = static_cast<int32_t>(s64), rid = static_cast<int32_t>(rid64), p1 = s - 1, p0 = max(p1 - 128, 0);
+      const uint32_t base = static_cast<uint32_t>(rid) * static_cast<uint32_t>(a.ring);
+      const uint32_t w = base + static_cast<uint32_t>(Rem(a.ring_div, p1));
+      const uint32_t r0 = base + static_cast<uint32_t>(Rem(a.ring_div, p0));
+      out = make_uint4(static_cast<uint32_t>(s), w, r0 / 128, w / 128);
+    } else {
+      out = DecodeRingChecked<128, false>(a, i, s64, rid64, err);
+    }
+    reinterpret_cast<uint4*>(a.plan_d)[i] = out;
+  }
+  if (kStatusMode == 1) DecodeStatusError(rec, err, lane, threads >> 5);
+  if (kStatusMode == 2) {
+    if (__any_sync(kFull, err.code != kErrNone)) {
+      const LaneErr w = WarpErr(err);
+      if (lane == 0) WriteRecord(rec, w, 0, 0, threads >> 5);
+    } else if (lane == 0) {
+      rec->code = 0;
+      rec->num_compress = 0;
+      rec->num_write = 0;
+      rec->grid = threads >> 5;
+    }
+  }
+  if (kStatusMode == 0 && err.code != kErrNone) a.status->code = err.code;
+}
+#endif
+
+// Upstream's shape with int32 arithmetic (int64 inputs narrowed, hardware-free `%`), no checks, no status.
+__global__ void __launch_bounds__(256) DecodeMin32Kernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
+  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= batch) return;
+  const int32_t s = static_cast<int32_t>(seq[i]), rid = static_cast<int32_t>(rids[i]);
+  const int32_t p1 = s - 1, p0 = max(p1 - cr, 0);
+  const int32_t w = rid * ring + p1 % ring;
+  const int32_t r0 = rid * ring + p0 % ring;
+  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr), static_cast<uint32_t>(w / cr));
+}
+
+// Where do consecutive single-block launches run?
+__global__ void SmidKernel(int32_t* trace, int32_t* counter) {
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  const int32_t k = atomicAdd(counter, 1);
+  if (k < 4096) trace[k] = static_cast<int32_t>(smid);
+}
+
+// ---- L2-resident byte-mix kernels (writePrefix batch 256 D 8: reads R bytes, writes W bytes) ----------------------
+__global__ void __launch_bounds__(512) MixKernel(const float4* __restrict__ src, int64_t n_read, float4* __restrict__ dst, int64_t n_write) {
+  const int64_t tid = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t threads = gridDim.x * static_cast<int64_t>(blockDim.x);
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int64_t i = tid; i < n_read; i += threads) {
+    const float4 v = __ldg(src + i);
+    acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+  }
+  for (int64_t i = tid; i < n_write; i += threads) dst[i] = acc;
+}
+// Same bytes, 4-byte scalar accesses (writePrefix's scalar kernel's access width).
+__global__ void __launch_bounds__(512) MixScalarKernel(const float* __restrict__ src, int64_t n_read, float* __restrict__ dst, int64_t n_write) {
+  const int64_t tid = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t threads = gridDim.x * static_cast<int64_t>(blockDim.x);
+  float acc = 0.f;
+  for (int64_t i = tid; i < n_read; i += threads) acc += __ldg(src + i);
+  for (int64_t i = tid; i < n_write; i += threads) dst[i] = acc;
+}
+
+struct Row {
+  std::string name;
+  BenchResult r;
+};
+std::vector<Row> g_rows;
+
+void Time(const std::string& name, const std::function<cudaError_t(cudaStream_t)>& f, cudaStream_t st) {
+  BenchResult r{};
+  CK(BenchLaunch(f, st, 200, 30, 100, &r));
+  g_rows.push_back({name, r});
+  std::printf("%-64s eager %7.3f  graph %7.3f\n", name.c_str(), r.eager_us, r.graph_us);
+  std::fflush(stdout);
+}
+
+SlotParams IdentitySlot(int cr, int ring, int sps) {
+  SlotParams s{};
+  s.cr = cr;
+  s.ring = ring;
+  s.sps = sps;
+  s.req_style = cr == 128 ? 1 : 0;
+  s.legacy = 0;
+  s.ring_div = MakeFastDiv(ring);
+  s.sps_div = MakeFastDiv(sps);
+#ifndef ANATOMY_BEFORE
+  s.max_rid = MaxFastRid(cr, ring, 0, s.req_style);
+#endif
+  s.r2t = nullptr;
+  s.r2t_stride = 65536;
+  s.r2t_rows = INT_MAX / 65536;
+  s.f2s = nullptr;
+  s.f2s_len = 0;
+  return s;
+}
+
+int Main(int argc, char** argv) {
+  const bool ncu = argc > 1 && std::strcmp(argv[1], "--ncu") == 0;
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  int dev = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+
+  // Shared buffers.
+  const int maxB = 1024;
+  int32_t *d_seq32, *d_ext32;
+  int64_t *d_seq64, *d_rids;
+  uint4* d_out;
+  uint32_t *d_pc, *d_pw;
+  PlanStatus* d_status;
+  CK(cudaMalloc(&d_seq32, maxB * 4));
+  CK(cudaMalloc(&d_ext32, maxB * 4));
+  CK(cudaMalloc(&d_seq64, maxB * 8));
+  CK(cudaMalloc(&d_rids, maxB * 8));
+  CK(cudaMalloc(&d_out, maxB * 16));
+  CK(cudaMalloc(&d_pc, 65536 * 16));
+  CK(cudaMalloc(&d_pw, 65536 * 8));
+  CK(cudaMalloc(&d_status, kStatusBytes));
+  std::vector<int32_t> seq(maxB), ext(maxB, 6);
+  std::vector<int64_t> seq64(maxB), rids(maxB);
+  for (int i = 0; i < maxB; ++i) {
+    seq[i] = 1000 + i;
+    seq64[i] = seq[i];
+    rids[i] = i;
+  }
+  CK(cudaMemcpy(d_seq32, seq.data(), maxB * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_seq64, seq64.data(), maxB * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_rids, rids.data(), maxB * 8, cudaMemcpyHostToDevice));
+  // Prefill uniform inputs (as bench.mjs: S = 512 + i%7 + E, E = 6).
+  std::vector<int32_t> pseq(maxB);
+  for (int i = 0; i < maxB; ++i) pseq[i] = 512 + (i % 7) + 6;
+  int32_t* d_pseq;
+  CK(cudaMalloc(&d_pseq, maxB * 4));
+  CK(cudaMemcpy(d_pseq, pseq.data(), maxB * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_ext32, ext.data(), maxB * 4, cudaMemcpyHostToDevice));
+
+  auto decodeParams = [&](int cr, int ring, int B) {
+    DecodeParams p{};
+    p.plan_d = reinterpret_cast<uint32_t*>(d_out);
+    p.status = d_status;
+    p.seq_lens = d_seq32;
+    p.rids = d_rids;  // as bench.mjs (and upstream): pool indices read from memory
+    p.lens64 = 0;
+    p.batch = B;
+    p.slot = IdentitySlot(cr, ring, 256);
+    return p;
+  };
+  auto prefillParams = [&](int cr, int ring, int B = 8) {
+    PrefillParams p{};
+    p.plan_c = d_pc;
+    p.plan_w = d_pw;
+    p.status = d_status;
+    p.seq_lens = d_pseq;
+    p.extend_lens = d_ext32;
+    p.rids = nullptr;
+    p.lens64 = 0;
+    p.batch = B;
+    p.num_q = 6 * B;
+    p.pad = ring > (cr == 4 ? 8 : 128) ? ring - (cr == 4 ? 8 : 128) + 2 : 0;  // the planner's writePad (for the bench only)
+    p.tail = cr == 4 ? 1 : 0;
+    p.host_rules = 0;
+    p.slot = IdentitySlot(cr, ring, 256);
+    return p;
+  };
+
+  // writePrefix batch 256 D 8 (bench.mjs's inputs).
+  namespace om = online_mtp;
+  const int wB = 256, wD = 8, wN = wB + 1, wO = wN + 2;
+  float *d_kv, *d_ape;
+  void* d_state;
+  int32_t *d_wseq, *d_widx;
+  CK(cudaMalloc(&d_kv, static_cast<size_t>(wB) * wD * om::kKvScoreCols * 4));
+  CK(cudaMalloc(&d_ape, static_cast<size_t>(om::kChunk) * om::kHeadDim * 4));
+  const int64_t stateRows = static_cast<int64_t>(wO) * (wD + 1);
+  CK(cudaMalloc(&d_state, stateRows * om::kRowElems * 4));
+  CK(cudaMalloc(&d_wseq, wB * 4));
+  CK(cudaMalloc(&d_widx, wB * 4));
+  {
+    std::vector<int32_t> s(wB), r(wB);
+    const int extra[7] = {0, 1, 2, 63, 120, 126, 127};
+    for (int i = 0; i < wB; ++i) {
+      s[i] = 1024 + extra[i % 7];
+      r[i] = i;
+    }
+    CK(cudaMemcpy(d_wseq, s.data(), wB * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_widx, r.data(), wB * 4, cudaMemcpyHostToDevice));
+    CK(om::LaunchFillRandom(d_kv, static_cast<int64_t>(wB) * wD * om::kKvScoreCols, 1, 2.f, -1.f, st));
+    CK(om::LaunchFillRandom(d_ape, om::kChunk * om::kHeadDim, 2, 0.5f, -0.25f, st));
+    CK(om::LaunchFillStateRandom(d_state, stateRows, om::kF32, 3, st));
+    CK(cudaStreamSynchronize(st));
+  }
+  auto wpParams = [&](int variant, int split) {
+    om::WritePrefixParams p{};
+    p.kvScore = d_kv;
+    p.seqLens = d_wseq;
+    p.reqPoolIdx = d_widx;
+    p.ape = d_ape;
+    p.state = d_state;
+    p.batch = wB;
+    p.numVerify = wD;
+    p.bankStrideRows = wO;
+    p.numReqSlots = wN;
+    p.stateType = om::kF32;
+    p.variant = variant;
+    p.split = split;
+    p.err = nullptr;
+    return p;
+  };
+  // Byte mix of writePrefix b256 D8 fp32: reads = 6/7 of bank-0 rows + D input rows; writes = D bank rows.
+  const int64_t readBytes = static_cast<int64_t>(wB) * wD * om::kKvScoreCols * 4 + static_cast<int64_t>(wB) * 6 / 7 * om::kRowElems * 4;
+  const int64_t writeBytes = static_cast<int64_t>(wB) * wD * om::kRowElems * 4;
+  float *d_src, *d_dst;
+  CK(cudaMalloc(&d_src, readBytes + writeBytes));
+  CK(cudaMalloc(&d_dst, readBytes + writeBytes));
+  CK(om::LaunchFillRandom(d_src, (readBytes + writeBytes) / 4, 4, 1.f, 0.f, st));
+  CK(cudaStreamSynchronize(st));
+
+  if (ncu) {
+    for (int i = 0; i < 20; ++i) {
+      CK(LaunchDecode(decodeParams(128, 256, 8), st));
+      CK(LaunchDecode(decodeParams(4, 16, 8), st));
+      DecodeMinKernel<<<1, 256, 0, st>>>(d_out, d_seq64, d_rids, 8, 128, 256);
+      CK(LaunchPrefill(prefillParams(4, 16), st, sms));
+      CK(LaunchPrefill(prefillParams(128, 256), st, sms));
+      CK(om::LaunchWritePrefix(wpParams(om::kWpScalar, 1), st));
+      MixKernel<<<2 * sms, 512, 0, st>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16, reinterpret_cast<float4*>(d_dst), writeBytes / 16);
+      CK(LaunchEmpty(st));
+    }
+    CK(cudaStreamSynchronize(st));
+    std::printf("ncu mode done\n");
+    return 0;
+  }
+
+  Time("empty kernel", [&](cudaStream_t s) { return LaunchEmpty(s); }, st);
+  for (int B : {8, 256, 1024}) {
+    for (int cr : {128, 4}) {
+      const int ring = cr == 4 ? 16 : 256;
+      const DecodeParams dp = decodeParams(cr, ring, B);
+      const std::string tag = "decode c" + std::to_string(cr) + " B=" + std::to_string(B) + " ";
+      Time(tag + "addon kernel", [&](cudaStream_t s) { return LaunchDecode(dp, s); }, st);
+      const int threads = B <= 32 ? 32 : 128;
+      const int blocks = (B + threads - 1) / threads;
+      if (cr == 128) {
+#ifndef ANATOMY_BEFORE
+        {
+          const DecodeRingArgs ra{dp.plan_d, dp.status, dp.seq_lens, dp.rids, B, ring, MakeFastDiv(ring), MaxFastRid(128, ring, 0, 1)};
+          Time(tag + "ring var: no status", [&](cudaStream_t s) { DecodeRingVar<0><<<blocks, threads, 0, s>>>(ra); return cudaGetLastError(); }, st);
+          Time(tag + "ring var: clean record first", [&](cudaStream_t s) { DecodeRingVar<1><<<blocks, threads, 0, s>>>(ra); return cudaGetLastError(); }, st);
+          Time(tag + "ring var: vote + record after", [&](cudaStream_t s) { DecodeRingVar<2><<<blocks, threads, 0, s>>>(ra); return cudaGetLastError(); }, st);
+        }
+#endif
+        Time(tag + "upstream shape, int32 math, 256 thr", [&](cudaStream_t s) { DecodeMin32Kernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring); return cudaGetLastError(); }, st);
+        if (getenv("ANATOMY_PLANNER_ONLY")) continue;
+        Time(tag + "same code, 256-thread blocks", [&](cudaStream_t s) { DecodeVar<128, kReqRing, true><<<(B + 255) / 256, 256, 0, s>>>(dp); return cudaGetLastError(); }, st);
+        Time(tag + "same code, no ballot/status", [&](cudaStream_t s) { DecodeVar<128, kReqRing, false><<<blocks, threads, 0, s>>>(dp); return cudaGetLastError(); }, st);
+        DecodeLite lp{d_out, d_status, d_seq32, nullptr, B, ring, MakeFastDiv(ring)};
+        Time(tag + "56-byte params + status", [&](cudaStream_t s) { DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lp); return cudaGetLastError(); }, st);
+        Time(tag + "56-byte params, no status", [&](cudaStream_t s) { DecodeLiteKernel<128, false><<<blocks, threads, 0, s>>>(lp); return cudaGetLastError(); }, st);
+        DecodeLite lr = lp;
+        lr.rids = d_rids;
+        Time(tag + "56-byte params + status + rids", [&](cudaStream_t s) { DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lr); return cudaGetLastError(); }, st);
+        Time(tag + "upstream shape (int64 S/rid, %), 256 thr", [&](cudaStream_t s) { DecodeMinKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring); return cudaGetLastError(); }, st);
+      } else {
+        if (getenv("ANATOMY_PLANNER_ONLY")) continue;
+        Time(tag + "same code, no ballot/status", [&](cudaStream_t s) { DecodeVar<4, kPaged, false><<<blocks, threads, 0, s>>>(dp); return cudaGetLastError(); }, st);
+      }
+    }
+  }
+  for (int B : {8, 32, 256}) {
+    for (int cr : {4, 128}) {
+      const PrefillParams pp = prefillParams(cr, cr == 4 ? 16 : 256, B);
+      Time("prefill B=" + std::to_string(B) + " D=6 c" + std::to_string(cr) + " addon kernel", [&](cudaStream_t s) { return LaunchPrefill(pp, s, sms); }, st);
+    }
+  }
+  if (getenv("ANATOMY_PLANNER_ONLY")) return 0;
+  // writePrefix and the byte-mix ceilings.
+  for (int split : {1, 2, 4}) {
+    const om::WritePrefixParams wp = wpParams(om::kWpScalar, split);
+    Time("writePrefix b256 D8 fp32 scalar split " + std::to_string(split), [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
+  }
+  {
+    const om::WritePrefixParams wp = wpParams(om::kWpVec, 1);
+    Time("writePrefix b256 D8 fp32 vec split 1", [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
+  }
+  std::printf("byte mix: read %.2f MiB, write %.2f MiB\n", readBytes / 1048576.0, writeBytes / 1048576.0);
+  for (int bps : {1, 2, 4, 8}) {
+    const int blocks = bps * sms;
+    Time("L2 mix float4, " + std::to_string(blocks) + " blocks x 512", [&](cudaStream_t s) {
+      MixKernel<<<blocks, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16, reinterpret_cast<float4*>(d_dst), writeBytes / 16);
+      return cudaGetLastError();
+    }, st);
+  }
+  for (int bps : {2, 4}) {
+    const int blocks = bps * sms;
+    Time("L2 mix scalar, " + std::to_string(blocks) + " blocks x 512", [&](cudaStream_t s) {
+      MixScalarKernel<<<blocks, 512, 0, s>>>(d_src, readBytes / 4, d_dst, writeBytes / 4);
+      return cudaGetLastError();
+    }, st);
+  }
+  Time("L2 read only (mix read bytes), 4/SM", [&](cudaStream_t s) {
+    MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16, reinterpret_cast<float4*>(d_dst), 0);
+    return cudaGetLastError();
+  }, st);
+  Time("L2 write only (mix write bytes), 4/SM", [&](cudaStream_t s) {
+    MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), 0, reinterpret_cast<float4*>(d_dst), writeBytes / 16);
+    return cudaGetLastError();
+  }, st);
+
+  // SM placement of consecutive one-block launches (eager and graph).
+  int32_t *d_trace, *d_cnt;
+  CK(cudaMalloc(&d_trace, 4096 * 4));
+  CK(cudaMalloc(&d_cnt, 4));
+  CK(cudaMemset(d_cnt, 0, 4));
+  for (int i = 0; i < 100; ++i) SmidKernel<<<1, 32, 0, st>>>(d_trace, d_cnt);
+  CK(cudaStreamSynchronize(st));
+  std::vector<int32_t> tr(100);
+  CK(cudaMemcpy(tr.data(), d_trace, 400, cudaMemcpyDeviceToHost));
+  std::printf("smid of 100 eager one-block launches:");
+  for (int v : tr) std::printf(" %d", v);
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace anatomy
+}  // namespace dsv4kv
+
+int main(int argc, char** argv) { return dsv4kv::anatomy::Main(argc, argv); }

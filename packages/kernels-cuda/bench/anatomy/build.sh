@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the anatomy binary here (nvcc, sm_90 SASS, static cudart) into .anatomy/ at the repository root.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../../.." && pwd)"
+pkg="$root/packages/kernels-cuda"
+mkdir -p "$root/.anatomy"
+nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 -gencode arch=compute_90,code=sm_90 \
+  -cudart static -I"$pkg/native" -o "$root/.anatomy/anatomy" "$pkg/bench/anatomy/anatomy.cu"
+# BEFORE=<git rev>: also build the planner kernels of that revision (.anatomy/anatomy-before), same harness.
+if [ -n "${BEFORE:-}" ]; then
+  tmp=$(mktemp -d)
+  (cd "$root" && git archive "$BEFORE" packages/kernels-cuda/native | tar -x -C "$tmp")
+  cp -r "$pkg/native/online_mtp" "$tmp/packages/kernels-cuda/native/"  # the harness's online-MTP part: current
+  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 -DANATOMY_BEFORE -gencode arch=compute_90,code=sm_90 \
+    -cudart static -I"$tmp/packages/kernels-cuda/native" -o "$root/.anatomy/anatomy-before" "$pkg/bench/anatomy/anatomy.cu"
+  rm -rf "$tmp"
+fi
+# PLAIN=1: also the current kernels with plain ld.global instead of ld.global.nc (.anatomy/anatomy-plain).
+if [ -n "${PLAIN:-}" ]; then
+  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 '-DDSV4KV_PLAN_LD=""' -gencode arch=compute_90,code=sm_90 \
+    -cudart static -I"$pkg/native" -o "$root/.anatomy/anatomy-plain" "$pkg/bench/anatomy/anatomy.cu"
+fi
+# VARIANTS="name:-DFLAG ...": more builds of the current kernels with build-time switches (.anatomy/anatomy-name).
+for v in ${VARIANTS:-}; do
+  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 "${v#*:}" -gencode arch=compute_90,code=sm_90 \
+    -cudart static -I"$pkg/native" -o "$root/.anatomy/anatomy-${v%%:*}" "$pkg/bench/anatomy/anatomy.cu"
+done
+echo "built $root/.anatomy/anatomy"
