@@ -222,7 +222,7 @@ describe("seeded random campaign", () => {
     expect(stats.zero).toBeGreaterThan(0);
     expect(stats.underfilled).toBeGreaterThan(0);
   });
-  gpuTest("2,000 decode batches (paged, request ring, c128, legacy; up to 10,000 requests) agree with the CPU planner", ({ gpu }) => {
+  gpuTest("2,000 decode batches (paged with and without tables, request ring, c128, legacy; up to 10,000 requests) agree with the CPU planner", ({ gpu }) => {
     void gpu;
     const rng = new SeededRandom(SEED + 1);
     for (let it = 0; it < 2000; it++) {
@@ -232,7 +232,19 @@ describe("seeded random campaign", () => {
       const batch = [1, 8, 256, 1024, 3000, 10000][rng.int(0, 5)]!;
       const seqLens = Array.from({ length: batch }, () => rng.int(1, 2048));
       const reqPoolIndices = Array.from({ length: batch }, () => rng.int(0, 4096));
-      const o = { compressRatio: cr, ringSize: ring, swaPageSize: ring * 16, useReqRing: cr === 4 && rng.next() < 0.3, seqLens, reqPoolIndices };
+      const o: Parameters<typeof planDecode>[0] = { compressRatio: cr, ringSize: ring, swaPageSize: ring * 16, useReqRing: cr === 4 && rng.next() < 0.3, seqLens, reqPoolIndices };
+      if (cr === 4 && !o.useReqRing && batch <= 256 && rng.next() < 0.25) {
+        // explicit maps (the paged kernel's table reads): shuffled req_to_token rows, a shifted full_to_state
+        const rows = 2 * batch + 4;
+        const stride = Math.max(...seqLens) + rng.int(0, 7);
+        o.reqPoolIndices = Array.from({ length: batch }, () => rng.int(0, rows - 1));
+        const r2t = new Int32Array(rows * stride);
+        for (let i = 0; i < r2t.length; i++) r2t[i] = (i * 7 + 3) % (rows * stride);
+        const f2s = new Int32Array(rows * stride);
+        for (let i = 0; i < f2s.length; i++) f2s[i] = (i + 1000) % (rows * stride);
+        o.reqToToken = { data: r2t, stride };
+        o.fullToState = f2s;
+      }
       expectSameDecode(planDecodeGpu(o), planDecode(o), `decode it ${it}`);
       if (it % 10 === 0) expectSameDecode(planDecodeLegacyGpu({ compressRatio: cr, seqLens, reqPoolIndices }), planDecodeLegacy({ compressRatio: cr, seqLens, reqPoolIndices }), `legacy decode it ${it}`);
     }

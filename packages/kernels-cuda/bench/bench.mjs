@@ -68,6 +68,24 @@ for (const [cr, ring] of [[4, 16], [128, 256]]) {
     const r = addon.bench(ctx, "decode", job.cfg, job.inputs, opts);
     rows.push({ name: `decode B=${b}`, cr, ring, ...r, upstream: upstream[`decode B=${b}`][col] });
   }
+  if (cr === 4) {
+    // The paged c4 ring with real req_to_token / full_to_state tables (identity-valued, 1,024 rows of 2,048 tokens):
+    // the rows above use identity maps (no table), while upstream's kernels always read both tables, so these rows
+    // are the like-for-like comparison for c4.
+    const stride = 2048, rowsN = 1024;
+    const ident = Int32Array.from({ length: stride * rowsN }, (_, i) => i);
+    const tables = { reqToToken: { data: ident, stride }, fullToState: ident };
+    for (const [name, ext] of [["prefill uniform B=8 D=6", Array(8).fill(6)], ["prefill uniform B=256 D=6", Array(256).fill(6)]]) {
+      const job = prefillNativeJob({ ...prefillCase(cr, ring, ext), ...tables, reqPoolIndices: ext.map((_, i) => i) });
+      const r = addon.bench(ctx, "prefill", job.cfg, job.inputs, opts);
+      rows.push({ name: `${name}, r2t/f2s tables`, cr, ring, ...r, upstream: upstream[name][col] });
+    }
+    for (const b of [8, 256, 1024]) {
+      const job = decodeNativeJob({ compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: Array.from({ length: b }, (_, i) => 1000 + i), reqPoolIndices: Array.from({ length: b }, (_, i) => i), ...tables });
+      const r = addon.bench(ctx, "decode", job.cfg, job.inputs, opts);
+      rows.push({ name: `decode B=${b}, r2t/f2s tables`, cr, ring, ...r, upstream: upstream[`decode B=${b}`][col] });
+    }
+  }
 }
 const empty = addon.bench(ctx, "empty", {}, {}, opts);
 rows.unshift({ name: "empty kernel", cr: 0, ring: 0, ...empty, upstream: upstream["empty kernel"][0] });

@@ -271,6 +271,25 @@ int Main(int argc, char** argv) {
   CK(cudaMemcpy(d_pseq, pseq.data(), maxB * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_ext32, ext.data(), maxB * 4, cudaMemcpyHostToDevice));
 
+  // Identity-valued req_to_token [1024, 2048] and full_to_state [2M] tables: the paged path's real reads.
+  const int64_t tStride = 2048, tRows = 1024, tLen = tStride * tRows;
+  int32_t *d_r2t, *d_f2s;
+  CK(cudaMalloc(&d_r2t, tLen * 4));
+  CK(cudaMalloc(&d_f2s, tLen * 4));
+  {
+    std::vector<int32_t> t(tLen);
+    for (int64_t i = 0; i < tLen; ++i) t[i] = static_cast<int32_t>(i);
+    CK(cudaMemcpy(d_r2t, t.data(), tLen * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_f2s, t.data(), tLen * 4, cudaMemcpyHostToDevice));
+  }
+  auto withTables = [&](SlotParams sp) {
+    sp.r2t = d_r2t;
+    sp.r2t_stride = tStride;
+    sp.r2t_rows = tRows;
+    sp.f2s = d_f2s;
+    sp.f2s_len = tLen;
+    return sp;
+  };
   auto decodeParams = [&](int cr, int ring, int B) {
     DecodeParams p{};
     p.plan_d = reinterpret_cast<uint32_t*>(d_out);
@@ -289,7 +308,7 @@ int Main(int argc, char** argv) {
     p.status = d_status;
     p.seq_lens = d_pseq;
     p.extend_lens = d_ext32;
-    p.rids = nullptr;
+    p.rids = d_rids;  // as bench.mjs
     p.lens64 = 0;
     p.batch = B;
     p.num_q = 6 * B;
@@ -398,6 +417,9 @@ int Main(int argc, char** argv) {
         Time(tag + "56-byte params + status + rids", [&](cudaStream_t s) { DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lr); return cudaGetLastError(); }, st);
         Time(tag + "upstream shape (int64 S/rid, %), 256 thr", [&](cudaStream_t s) { DecodeMinKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring); return cudaGetLastError(); }, st);
       } else {
+        DecodeParams dt = dp;
+        dt.slot = withTables(dp.slot);
+        Time(tag + "addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchDecode(dt, s); }, st);
         if (getenv("ANATOMY_PLANNER_ONLY")) continue;
         Time(tag + "same code, no ballot/status", [&](cudaStream_t s) { DecodeVar<4, kPaged, false><<<blocks, threads, 0, s>>>(dp); return cudaGetLastError(); }, st);
       }
@@ -407,6 +429,11 @@ int Main(int argc, char** argv) {
     for (int cr : {4, 128}) {
       const PrefillParams pp = prefillParams(cr, cr == 4 ? 16 : 256, B);
       Time("prefill B=" + std::to_string(B) + " D=6 c" + std::to_string(cr) + " addon kernel", [&](cudaStream_t s) { return LaunchPrefill(pp, s, sms); }, st);
+      if (cr == 4) {
+        PrefillParams pt = pp;
+        pt.slot = withTables(pp.slot);
+        Time("prefill B=" + std::to_string(B) + " D=6 c4 addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchPrefill(pt, s, sms); }, st);
+      }
     }
   }
   if (getenv("ANATOMY_PLANNER_ONLY")) return 0;

@@ -756,43 +756,108 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeRingKernel(const DecodeR
   DecodeStatusError(rec, err, lane, threads >> 5);
 }
 
-// Paged c4 decode: slots through req_to_token / full_to_state (the full SlotParams).
+// Paged c4 decode reads these: everything the loads need (inputs, tables and their bounds) in the first 48 bytes, one
+// 64-byte constant-cache line, the slot arithmetic and the outputs after it (88 bytes; DecodeParams is 168). Built
+// from DecodeParams by LaunchDecode.
+struct DecodePagedArgs {
+  const void* seq_lens;
+  const int64_t* rids;
+  const int32_t* r2t;   // nullptr = identity
+  const int32_t* f2s;   // nullptr = identity
+  int32_t batch;
+  int32_t r2t_stride;   // <= INT32_MAX (the binding's range)
+  int32_t r2t_rows;     // <= INT32_MAX
+  uint32_t f2s_len;     // min(f2s_len, 2^31): locations are int32, so above 2^31 entries every location >= 0 is in range
+  FastDiv ring_div;
+  FastDiv sps_div;
+  uint32_t* plan_d;
+  PlanStatus* status;
+};
+
+// The §6 paged row with every check (the original order: S, pool index, then slot(p1), slot(p0)), for the rare
+// request the fast path does not take.
+template <int CR, typename LenT>
+__device__ __forceinline__ uint4 DecodePagedChecked(const DecodePagedArgs& a, int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
+  const int32_t s = static_cast<int32_t>(s64);
+  uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
+  if (NotInt32(s64)) {
+    Note(err, kErrNarrow, i, s64, 0);
+    return out;
+  }
+  if (s < 1) {
+    Note(err, kErrDecodeSeq, i, s, 0);
+    return out;
+  }
+  SlotParams sp{};
+  sp.cr = CR;
+  sp.ring = static_cast<int32_t>(a.ring_div.d);
+  sp.sps = static_cast<int32_t>(a.sps_div.d);
+  sp.ring_div = a.ring_div;
+  sp.sps_div = a.sps_div;
+  sp.r2t = a.r2t;
+  sp.r2t_stride = a.r2t_stride;
+  sp.r2t_rows = a.r2t_rows;
+  sp.f2s = a.f2s;
+  sp.f2s_len = a.f2s_len;
+  LaneErr rerr{0, 0, 0, 0};
+  const int32_t rid = CheckRid<kPaged>(sp, rid64, i, rerr);
+  if (rerr.code != kErrNone) {
+    Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
+    return out;
+  }
+  const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
+  const int32_t w = Slot<kPaged>(sp, rid, i, p1, err);
+  const int32_t r0 = Slot<kPaged>(sp, rid, i, p0, err) / CR;
+  return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
+}
+
+// The paged slot of a location (as Slot: wrapping int32 arithmetic on a location in [0, INT32_MAX]).
+__device__ __forceinline__ int32_t PagedSlotOf(const DecodePagedArgs& a, int32_t swa) {
+  return static_cast<int32_t>(static_cast<uint32_t>(Quo(a.sps_div, swa)) * a.ring_div.d + static_cast<uint32_t>(Rem(a.ring_div, swa)));
+}
+
 template <int CR, typename LenT, bool kLoop>
-__global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const DecodeParams p) {
+__global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const DecodePagedArgs a) {
   const int lane = threadIdx.x & 31;
   const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
   const int32_t threads = gridDim.x * blockDim.x;
-  PlanStatus* const rec = p.status + (tid >> 5);
+  PlanStatus* const rec = a.status + (tid >> 5);
   DecodeStatusClean(rec, lane, threads >> 5);
   LaneErr err{0, 0, 0, 0};
-  for (int32_t i = tid; i < p.batch; i += threads) {
-    const int64_t s64 = LoadLen<LenT>(p.seq_lens, i);  // independent loads: S and the pool index
-    const int64_t rid64 = p.rids ? Ld64(p.rids + i) : i;
-    const int32_t s = static_cast<int32_t>(s64);
-    uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
-    if (NotInt32(s64)) {
-      Note(err, kErrNarrow, i, s64, 0);
-    } else if (s < 1) {
-      Note(err, kErrDecodeSeq, i, s, 0);
-    } else {
-      LaneErr rerr{0, 0, 0, 0};
-      const int32_t rid = CheckRid<kPaged>(p.slot, rid64, i, rerr);
-      if (rerr.code != kErrNone) {
-        Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
+  for (int32_t i = tid; i < a.batch; i += threads) {
+    const int64_t s64 = LoadLen<LenT>(a.seq_lens, i);  // independent loads: S and the pool index
+    const int64_t rid64 = a.rids ? Ld64(a.rids + i) : i;
+    uint4 out;
+    bool done = false;
+    // Fast path: S in [1, r2t_stride] and rid in [0, r2t_rows), so both positions p0 <= p1 < S index the table row;
+    // the table values are checked below and any failure falls back to the checked path, which reports it.
+    if (s64 >= 1 && s64 <= a.r2t_stride && rid64 >= 0 && rid64 < a.r2t_rows && (a.f2s == nullptr || a.f2s_len > 0)) {
+      const int32_t s = static_cast<int32_t>(s64), p1 = s - 1, p0 = max(p1 - CR, 0);
+      const int64_t row = rid64 * a.r2t_stride;
+      int64_t f1 = row + p1, f0 = row + p0;
+      if (a.r2t) {  // both req_to_token reads in flight together
+        const int32_t l1 = Ld32(a.r2t + f1), l0 = Ld32(a.r2t + f0);
+        f1 = l1;
+        f0 = l0;
+      }
+      bool ok;
+      if (a.f2s) {  // both full_to_state reads in flight together; an out-of-range location reads entry 0 instead
+        const bool in1 = static_cast<uint64_t>(f1) < a.f2s_len, in0 = static_cast<uint64_t>(f0) < a.f2s_len;
+        const int32_t v1 = Ld32(a.f2s + (in1 ? f1 : 0)), v0 = Ld32(a.f2s + (in0 ? f0 : 0));
+        ok = in1 && in0 && v1 >= 0 && v0 >= 0;
+        f1 = v1;
+        f0 = v0;
       } else {
-        const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
-        int32_t w, r0;
-        if (IndexChecked<kPaged>(p.slot, rid, s)) {  // positions p0 <= p1 < S
-          w = Slot<kPaged, true>(p.slot, rid, i, p1, err);
-          r0 = Slot<kPaged, true>(p.slot, rid, i, p0, err) / CR;
-        } else {
-          w = Slot<kPaged>(p.slot, rid, i, p1, err);
-          r0 = Slot<kPaged>(p.slot, rid, i, p0, err) / CR;
-        }
-        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
+        ok = f1 >= 0 && f0 >= 0;
+      }
+      if (ok) {  // 0 <= locations <= INT32_MAX (int32 table entries, or identity < rows*stride)
+        const int32_t w = PagedSlotOf(a, static_cast<int32_t>(f1)), s0 = PagedSlotOf(a, static_cast<int32_t>(f0));
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(s0 / CR), static_cast<uint32_t>(w / CR));
+        done = true;
       }
     }
-    reinterpret_cast<uint4*>(p.plan_d)[i] = out;
+    if (!done) out = DecodePagedChecked<CR, LenT>(a, i, s64, rid64, err);
+    reinterpret_cast<uint4*>(a.plan_d)[i] = out;
     if constexpr (!kLoop) break;
   }
   DecodeStatusError(rec, err, lane, threads >> 5);
@@ -866,8 +931,15 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
   // c128 is always request-style (§4): no paged c128 kernel exists.
   const bool loop = static_cast<int64_t>(blocks) * threads < p.batch;
   if (p.slot.cr == 4 && !p.slot.legacy && !p.slot.req_style) {
-    if (p.lens64) return loop ? go(DecodePagedKernel<4, int64_t, true>, p) : go(DecodePagedKernel<4, int64_t, false>, p);
-    return loop ? go(DecodePagedKernel<4, int32_t, true>, p) : go(DecodePagedKernel<4, int32_t, false>, p);
+    // r2t_stride and r2t_rows are in [1, INT32_MAX] / [0, INT32_MAX] (the binding's ranges); f2s_len is clamped to
+    // 2^31, above which no int32 location can be out of range.
+    const DecodePagedArgs pa{p.seq_lens, p.rids, p.slot.r2t, p.slot.f2s, p.batch,
+                             static_cast<int32_t>(std::min<int64_t>(p.slot.r2t_stride, INT_MAX)),
+                             static_cast<int32_t>(std::min<int64_t>(p.slot.r2t_rows, INT_MAX)),
+                             static_cast<uint32_t>(std::min<int64_t>(p.slot.f2s_len, int64_t{1} << 31)),
+                             p.slot.ring_div, p.slot.sps_div, p.plan_d, p.status};
+    if (p.lens64) return loop ? go(DecodePagedKernel<4, int64_t, true>, pa) : go(DecodePagedKernel<4, int64_t, false>, pa);
+    return loop ? go(DecodePagedKernel<4, int32_t, true>, pa) : go(DecodePagedKernel<4, int32_t, false>, pa);
   }
   const DecodeRingArgs a{p.plan_d, p.status, p.seq_lens, p.rids, p.batch, p.slot.ring, p.slot.ring_div, p.slot.max_rid};
   auto ring = [&](auto cr_tag, auto legacy_tag) {

@@ -116,10 +116,9 @@ inline int32_t MaxFastRid(int32_t cr, int32_t ring, int32_t legacy, int32_t req_
 }
 
 // One params struct per kernel (SGLang c_plan.cuh style).
+// Field order: what the kernels read first (inputs, scalars) fills the first 48 bytes, so the early code touches one
+// 64-byte constant-cache line of the parameter bank; slot geometry next, output pointers last (read at the rows).
 struct PrefillParams {
-  uint32_t* plan_c;            // [num_q][4] words, 16-byte rows
-  uint32_t* plan_w;            // [num_q][2] words, 8-byte rows
-  PlanStatus* status;          // kMaxStatusBlocks records (see PlanStatus)
   const void* seq_lens;        // [batch] S, int32 (lens64 == 0) or int64 (lens64 == 1, narrowing checked)
   const void* extend_lens;     // [batch] E, same type as seq_lens
   const int64_t* rids;         // [batch] request-pool index; nullptr = b
@@ -130,6 +129,9 @@ struct PrefillParams {
   int32_t tail;                // paged c4 SWA-page tail clause
   int32_t host_rules;          // host path: E >= 1 and sum(E) == num_q; device path: E >= 0, sum(E) <= num_q
   SlotParams slot;
+  uint32_t* plan_c;            // [num_q][4] words, 16-byte rows
+  uint32_t* plan_w;            // [num_q][2] words, 8-byte rows
+  PlanStatus* status;          // kMaxStatusBlocks records (see PlanStatus)
 };
 
 struct DecodeParams {
