@@ -12,7 +12,7 @@ import {
   DEFAULT_IDENTITY_TOKENS_PER_REQ,
   MAX_NUM_Q_TOKENS,
   PlannerError,
-  planPrefillStage0,
+  normalizePrefillOptions,
   SlotResolver,
   UPSTREAM_DEVICE_BATCH_LIMIT,
   validateRing,
@@ -160,58 +160,21 @@ interface PrefillJob {
 
 /** The planner package's prefill normalisation (§5.2 + §16 device-path checks), for the GPU. */
 function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number): PrefillJob {
-  // The planner package's own normalisation decides every refusal (same code, field and order as planPrefill):
-  // its stage 0 runs it first (O(numQ) host work). The device-path batch limit is this kernel's (16,384), not
-  // upstream's 1,024, unless the caller sets a smaller deviceBatchLimit.
+  // The planner package's own normalisation decides every refusal (same code, field and order as planPrefill /
+  // planPrefillLegacy), in O(batch): no host plan is built. The device-path batch limit is this kernel's (16,384),
+  // not upstream's 1,024, unless the caller sets a smaller deviceBatchLimit.
   const userLimit = o.deviceBatchLimit;
-  planPrefillStage0({ ...o, deviceBatchLimit: userLimit === undefined ? gpuLimit : Math.min(userLimit, gpuLimit) });
+  const n = normalizePrefillOptions({ ...o, deviceBatchLimit: userLimit === undefined ? gpuLimit : Math.min(userLimit, gpuLimit) }, { legacy });
   if (!legacy) new SlotResolver(o.compressRatio, o.ringSize, o.swaPageSize, o.useReqRing ?? false, o);
-  const path = o.path ?? "host";
-  if (path !== "host" && path !== "device") throw new PlannerError("INVALID_ARGUMENT", "path", path, 'must be "host" or "device"');
-  if (legacy) {
-    if (o.compressRatio !== 4 && o.compressRatio !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", o.compressRatio, "must be 4 or 128");
-  } else {
-    validateRing(o);
-  }
-  const seqLens = toIntArray("seqLens", o.seqLens, 0, INT32_MAX) as Int32Array;
-  const extendLens = toIntArray("extendLens", o.extendLens, -INT32_MAX - 1, INT32_MAX) as Int32Array;
-  const batch = seqLens.length;
-  if (extendLens.length !== batch) throw new PlannerError("INVALID_ARGUMENT", "extendLens.length", extendLens.length, `must equal seqLens.length ${batch}`);
-  const ridsNum = o.reqPoolIndices === undefined ? undefined : toIntArray("reqPoolIndices", o.reqPoolIndices, 0, Number.MAX_SAFE_INTEGER);
-  if (ridsNum && ridsNum.length !== batch) throw new PlannerError("INVALID_ARGUMENT", "reqPoolIndices.length", ridsNum.length, `must equal seqLens.length ${batch}`);
-  let extendSum = 0;
-  for (let b = 0; b < batch; b++) extendSum += Math.max(0, extendLens[b]!);
-  const numQ = o.numQTokens ?? extendSum;
-  requireInteger("numQTokens", numQ, 0, Number.MAX_SAFE_INTEGER);
-  if (batch === 0 || numQ === 0) {
-    throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, "a prefill plan needs at least one request and one token (upstream launches a zero-block grid)");
-  }
-  if (!(batch <= numQ && numQ <= MAX_NUM_Q_TOKENS)) {
-    throw new PlannerError("NUM_Q_TOKENS", "numQTokens", numQ, `must satisfy batch size ${batch} <= numQTokens <= ${MAX_NUM_Q_TOKENS} (ragged ids are 16-bit)`);
-  }
-  // The planner package refuses device-path batches above `deviceBatchLimit` (default upstream's 1,024). This
-  // kernel lifts that: the default GPU limit is the addon's (16,384); an explicit deviceBatchLimit still applies.
-  const limit = path === "device" && !legacy && o.deviceBatchLimit !== undefined ? Math.min(o.deviceBatchLimit, gpuLimit) : gpuLimit;
-  if (batch > limit) throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${limit} requests per call`);
-  for (let b = 0; b < batch; b++) {
-    const e = extendLens[b]!;
-    const s = seqLens[b]!;
-    const minE = path === "host" || legacy ? 1 : 0;
-    if (e < minE) throw new PlannerError("EXTEND_LEN", `extendLens[${b}]`, e, minE === 1 ? "must be > 0 (every request in a prefill batch extends by at least one token)" : "must be >= 0");
-    if (e > s) throw new PlannerError("EXTEND_LEN", `extendLens[${b}]`, e, `must be <= seqLens[${b}] = ${s} (the prefix S - E cannot be negative)`);
-  }
+  const { seqLens, extendLens, batch, numQ, path, pad } = n;
+  // The host path has no device batch limit in the CPU planner, but this kernel's per-block scan does.
+  if (batch > gpuLimit) throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${gpuLimit} requests per call`);
   const hostRules = path === "host" || legacy;
-  if (hostRules) {
-    if (extendSum !== numQ) throw new PlannerError("EXTEND_SUM", "numQTokens", numQ, `must equal the sum of extendLens (${extendSum}) on the host path`);
-  } else if (extendSum > numQ) {
-    throw new PlannerError("EXTEND_SUM", "numQTokens", numQ, `must be >= the sum of extendLens (${extendSum}); the plan tables have numQTokens rows`);
-  }
-  let pad = legacy ? 0 : derivedWritePad(o.compressRatio, o.ringSize);
-  if (o.writePadOverride !== undefined) pad = requireInteger("writePadOverride", o.writePadOverride, 0, INT32_MAX);
   const cr = o.compressRatio;
   const useReqRing = o.useReqRing ?? false;
   const slots = legacy ? slotInputs(cr, true, {}) : slotInputs(cr, useReqRing, o);
-  const rids = ridsOf("reqPoolIndices", ridsNum, batch);
+  const rids = new BigInt64Array(batch);
+  for (let b = 0; b < batch; b++) rids[b] = BigInt(n.rids[b]!);
   const ring = legacy ? (cr === 4 ? 8 : 128) : o.ringSize;
   return {
     cfg: {
@@ -234,7 +197,7 @@ function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number
     rids,
     slots,
     path,
-    padded: path === "device" || (o.useCudaGraph ?? false),
+    padded: path === "device" || n.useCudaGraph,
     pad,
   };
 }

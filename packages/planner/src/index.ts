@@ -48,6 +48,8 @@ export {
   planPrefill,
   planPrefillStage0,
   planPrefillLegacy,
+  normalizePrefillOptions,
+  type NormalizedPrefillOptions,
   stage0Into,
   devicePathOf,
 } from "./prefill.js";

@@ -59,19 +59,32 @@ export interface PrefillPlan {
   devicePath?: "uniform" | "general";
 }
 
-interface NormalizedPrefill {
-  cr: number;
-  ringSize: number;
-  swaPageSize: number;
-  useReqRing: boolean;
-  seqLens: Int32Array;
-  extendLens: Int32Array;
-  rids: Int32Array | Float64Array;
-  numQ: number;
-  batch: number;
-  pad: number;
-  path: PlannerPath;
-  useCudaGraph: boolean;
+/** PrefillPlanOptions after validation: what every prefill planner (CPU stage 0, the GPU kernels) starts from. */
+export interface NormalizedPrefillOptions {
+  readonly cr: number;
+  readonly ringSize: number;
+  readonly swaPageSize: number;
+  readonly useReqRing: boolean;
+  readonly seqLens: Int32Array;
+  readonly extendLens: Int32Array;
+  /** Request-pool indices (0..batch-1 when the options give none). */
+  readonly rids: Int32Array | Float64Array;
+  readonly numQ: number;
+  readonly batch: number;
+  /** The write pad in effect: writePad(cr, ringSize), 0 for legacy, or writePadOverride. */
+  readonly pad: number;
+  readonly path: PlannerPath;
+  readonly useCudaGraph: boolean;
+}
+type NormalizedPrefill = NormalizedPrefillOptions;
+
+/**
+ * Validates prefill options exactly as `planPrefill` (or, with `legacy`, `planPrefillLegacy`) does: the same
+ * PlannerError code, field and order, in O(batch) and without building plan tables. The GPU planner uses it so that
+ * both planners refuse the same inputs the same way.
+ */
+export function normalizePrefillOptions(options: PrefillPlanOptions, opts: { legacy?: boolean } = {}): NormalizedPrefillOptions {
+  return normalizePrefill(options, opts.legacy ?? false);
 }
 
 /** §5.2 validation, with the device-path checks upstream skipped (§16) added. */

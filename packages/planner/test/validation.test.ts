@@ -9,6 +9,7 @@ import {
   planDecodeLegacy,
   planPrefill,
   planPrefillLegacy,
+  normalizePrefillOptions,
   type PrefillPlanOptions,
 } from "../src/index.js";
 
@@ -24,8 +25,7 @@ function refusal(fn: () => unknown): PlannerError {
   throw new Error("expected a PlannerError");
 }
 
-describe("prefill validation", () => {
-  test.each([
+const prefillRefusals = [
     ["ratio not 4 or 128", { compressRatio: 2, ringSize: 2, swaPageSize: 256 }, "INVALID_RATIO", "compressRatio", 2],
     ["req ring with c128", { compressRatio: 128, ringSize: 256, swaPageSize: 256, useReqRing: true }, "REQ_RING_NEEDS_C4", "useReqRing", true],
     ["ring not a multiple of the ratio", { ringSize: 18, swaPageSize: 36 * 8 }, "INVALID_RING", "ringSize", 18],
@@ -45,13 +45,29 @@ describe("prefill validation", () => {
     ["seq len beyond int32", { seqLens: [2 ** 31], extendLens: [1] }, "INT32_OVERFLOW", "seqLens[0]", 2 ** 31],
     ["length mismatch", { seqLens: [5, 6], extendLens: [1] }, "INVALID_ARGUMENT", "extendLens.length", 1],
     ["bad path", { path: "gpu" }, "INVALID_ARGUMENT", "path", "gpu"],
-  ] as const)("%s", (_name, override, code, field, value) => {
+] as const;
+
+describe("prefill validation", () => {
+  test.each(prefillRefusals)("%s", (_name, override, code, field, value) => {
     const err = refusal(() => planPrefill({ ...base, ...(override as Partial<PrefillPlanOptions>) }));
     expect(err.code).toBe(code);
     expect(err.field).toBe(field);
     expect(err.value).toEqual(value);
     expect(err.rule.length).toBeGreaterThan(5);
     expect(err.message).toContain(field);
+  });
+
+  // The GPU planner validates through normalizePrefillOptions (O(batch), no tables): it must refuse exactly as
+  // planPrefill does, and hand back the inputs planPrefill plans.
+  test.each(prefillRefusals)("normalizePrefillOptions refuses as planPrefill does: %s", (_name, override, code, field, value) => {
+    const err = refusal(() => normalizePrefillOptions({ ...base, ...(override as Partial<PrefillPlanOptions>) }));
+    expect([err.code, err.field, err.value]).toEqual([code, field, value]);
+  });
+  test("normalizePrefillOptions returns the normalised inputs (pad, numQ, default pool indices, legacy rules)", () => {
+    const n = normalizePrefillOptions({ ...base, seqLens: [518, 20], extendLens: [6, 2], path: "device", numQTokens: 12 });
+    expect([n.batch, n.numQ, n.pad, n.path, Array.from(n.rids), Array.from(n.seqLens)]).toEqual([2, 12, 10, "device", [0, 1], [518, 20]]);
+    expect(normalizePrefillOptions({ ...base, compressRatio: 128, ringSize: 128, swaPageSize: 128 }, { legacy: true }).pad).toBe(0);
+    expect(refusal(() => normalizePrefillOptions({ ...base, extendLens: [0] }, { legacy: true })).code).toBe("EXTEND_LEN");
   });
 
   test("host and device accept the upstream limits exactly: numQ 65535, 1024 requests on the device path", () => {
