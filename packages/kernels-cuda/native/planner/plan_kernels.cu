@@ -879,9 +879,11 @@ template <int CR, int MODE, typename LenT>
 cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_count) {
   const int32_t sm2 = 2 * std::max(1, sm_count);
   if (p.batch <= kSmallBatch) {
-    // One thread per row in blocks of up to 256 (fewer when numQ is small: numQ = 48 is one block of 64); at most
-    // 2 blocks per SM and kMaxStatusBlocks blocks (one status record each); grid-stride loops cover the rest.
-    const int32_t threads = std::min(kSmallThreads, (p.num_q + 31) / 32 * 32);
+    // One thread per row. Up to kMaxStatusBlocks warps' worth of rows (8,192), one-warp blocks: every warp redoes the
+    // per-request phase anyway, and a one-warp block needs no shared memory and no barrier for its status record.
+    // Beyond that, blocks of up to 256; at most 2 blocks per SM and kMaxStatusBlocks blocks (one status record
+    // each); grid-stride loops cover the rest.
+    const int32_t threads = p.num_q <= 32 * kMaxStatusBlocks ? 32 : std::min(kSmallThreads, (p.num_q + 31) / 32 * 32);
     const int32_t want = (p.num_q + threads - 1) / threads;
     const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
     if (static_cast<int64_t>(blocks) * threads < p.num_q) PrefillSmallKernel<CR, MODE, LenT, true><<<blocks, threads, 0, stream>>>(p);
