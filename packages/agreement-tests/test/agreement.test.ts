@@ -196,8 +196,10 @@ describe("seeded random campaign", () => {
         for (let i = 0; i < r2t.length; i++) r2t[i] = (i * 7 + 3) % (rows * stride);
         const f2s = new Int32Array(rows * stride);
         for (let i = 0; i < f2s.length; i++) f2s[i] = (i + 1000) % (rows * stride);
-        o.reqToToken = { data: r2t, stride };
-        o.fullToState = f2s;
+        // both tables, req_to_token only, or full_to_state only (identity rows of the same stride): each a kernel
+        const which = rng.int(0, 2);
+        o.reqToToken = which === 2 ? { identity: { tokensPerReq: stride } } : { data: r2t, stride };
+        if (which !== 1) o.fullToState = f2s;
         stats.maps++;
       }
       if (uniform) stats.uniform++;
@@ -242,8 +244,9 @@ describe("seeded random campaign", () => {
         for (let i = 0; i < r2t.length; i++) r2t[i] = (i * 7 + 3) % (rows * stride);
         const f2s = new Int32Array(rows * stride);
         for (let i = 0; i < f2s.length; i++) f2s[i] = (i + 1000) % (rows * stride);
-        o.reqToToken = { data: r2t, stride };
-        o.fullToState = f2s;
+        const which = rng.int(0, 2);  // both tables, req_to_token only, full_to_state only
+        o.reqToToken = which === 2 ? { identity: { tokensPerReq: stride } } : { data: r2t, stride };
+        if (which !== 1) o.fullToState = f2s;
       }
       expectSameDecode(planDecodeGpu(o), planDecode(o), `decode it ${it}`);
       if (it % 10 === 0) expectSameDecode(planDecodeLegacyGpu({ compressRatio: cr, seqLens, reqPoolIndices }), planDecodeLegacy({ compressRatio: cr, seqLens, reqPoolIndices }), `legacy decode it ${it}`);

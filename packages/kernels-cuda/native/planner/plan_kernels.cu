@@ -206,7 +206,9 @@ __device__ __forceinline__ bool IndexChecked(const SlotParams& sp, int32_t rid, 
 // give them (errors noted for pa first, and only when want_a), but with both table reads of each level issued
 // together, so a paged lookup costs two dependent memory round trips for the pair instead of four, and the
 // uniform table-presence branches are taken once. pa is always a valid position, so reading it when !want_a is safe.
-template <int MODE>
+// kMaps (paged only): which tables the launch has, bit 0 req_to_token, bit 1 full_to_state, as a template
+// parameter so that the kernel holds only the reads it does (-1: decided at run time).
+template <int MODE, int kMaps = -1>
 __device__ __forceinline__ void SlotPairChecked(const SlotParams& sp, int32_t rid, int32_t b, int32_t pa, int32_t pb, bool want_a,
                                                 LaneErr& err, int32_t& sa, int32_t& sb) {
   if constexpr (MODE != kPaged) {
@@ -217,16 +219,18 @@ __device__ __forceinline__ void SlotPairChecked(const SlotParams& sp, int32_t ri
     sa = base + Rem(sp.ring_div, pa);
     sb = base + Rem(sp.ring_div, pb);
   } else {
+    const bool has_r2t = kMaps < 0 ? sp.r2t != nullptr : (kMaps & 1) != 0;
+    const bool has_f2s = kMaps < 0 ? sp.f2s != nullptr : (kMaps & 2) != 0;
     const int64_t row = static_cast<int64_t>(rid) * sp.r2t_stride;  // rid < r2t_rows, pa, pb < S <= r2t_stride
     int64_t fa = row + pa, fb = row + pb;
-    if (sp.r2t) {
+    if (has_r2t) {
       const int32_t la = Ld32(sp.r2t + fa), lb = Ld32(sp.r2t + fb);
       fa = la;
       fb = lb;
     }
     int64_t wa = fa, wb = fb;
     bool range_a = true, range_b = true;
-    if (sp.f2s) {
+    if (has_f2s) {
       range_a = fa >= 0 && fa < sp.f2s_len;
       range_b = fb >= 0 && fb < sp.f2s_len;
       const int32_t va = Ld32(sp.f2s + (range_a ? fa : 0)), vb = Ld32(sp.f2s + (range_b ? fb : 0));  // f2s_len > 0
@@ -308,7 +312,7 @@ __device__ __forceinline__ void StoreInvalidW(uint32_t* w, int32_t k) {
 // c_base + rankC when position+1 is a multiple of cr, its write row at w_base + rankW when it is written.
 // Each slot is looked up once: slot(max(pos-cr, 0)) for a compress row with buffer_len > 0, then slot(pos), shared by
 // that compress row (rp1) and the write row (the first error noted is the same as looking them up per use).
-template <int CR, int MODE, bool kIdx>
+template <int CR, int MODE, bool kIdx, int kMaps>
 __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
                                         int32_t c_base, int32_t w_base, LaneErr& err) {
   const int32_t pos = r.prefix + j;  // < S <= INT32_MAX, so pos + 1 does not overflow
@@ -330,7 +334,7 @@ __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32
     int32_t slot_q0 = 0, slot_pos = 0;
 #ifndef DSV4KV_SLOT_SEQ
     if constexpr (kIdx) {
-      if (lookup_c || is_w) SlotPairChecked<MODE>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0, slot_pos);
+      if (lookup_c || is_w) SlotPairChecked<MODE, kMaps>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0, slot_pos);
     } else
 #endif
     {
@@ -355,11 +359,11 @@ __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32
     reinterpret_cast<uint2*>(p.plan_w)[w_base + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
   }
 }
-template <int CR, int MODE>
+template <int CR, int MODE, int kMaps>
 __device__ __forceinline__ void EmitRowAny(bool idx_checked, const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r,
                                            int32_t rid, int32_t c_base, int32_t w_base, LaneErr& err) {
-  if (MODE != kLegacy && idx_checked) EmitRow<CR, MODE, true>(p, k, b, j, r, rid, c_base, w_base, err);
-  else EmitRow<CR, MODE, false>(p, k, b, j, r, rid, c_base, w_base, err);
+  if (MODE != kLegacy && idx_checked) EmitRow<CR, MODE, true, kMaps>(p, k, b, j, r, rid, c_base, w_base, err);
+  else EmitRow<CR, MODE, false, kMaps>(p, k, b, j, r, rid, c_base, w_base, err);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -367,7 +371,7 @@ __device__ __forceinline__ void EmitRowAny(bool idx_checked, const PrefillParams
 // kLoop (here and in the other kernels): the grid does not cover every row / request, so threads loop over a grid
 // stride; without it each thread has at most one and the loop body runs once (measured on the H200, bench/anatomy:
 // the loop structure alone cost decode 0.07 µs even when it ran once).
-template <int CR, int MODE, typename LenT, bool kLoop>
+template <int CR, int MODE, typename LenT, bool kLoop, int kMaps>
 __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const PrefillParams p) {
   __shared__ LaneErr warp_err[kSmallThreads / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -466,7 +470,7 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
     // rid <= INT32_MAX, so bit 31 is free to carry the request's IndexChecked flag in the same shuffle.
     const int32_t ridb = __shfl_sync(kFull, static_cast<int32_t>(static_cast<uint32_t>(rid) | (static_cast<uint32_t>(idx_checked) << 31)), b);
     if (k < n_tok) {
-      EmitRowAny<CR, MODE>(ridb < 0, p, k, b, k - eb, rb, ridb & 0x7fffffff, static_cast<int32_t>(cwb & 0xffffu),
+      EmitRowAny<CR, MODE, kMaps>(ridb < 0, p, k, b, k - eb, rb, ridb & 0x7fffffff, static_cast<int32_t>(cwb & 0xffffu),
                            static_cast<int32_t>(cwb >> 16), rowerr);
     }
     if (k < p.num_q) {
@@ -535,7 +539,7 @@ __device__ __forceinline__ void BlockScan3(int64_t v[3], int64_t* tot) {
   for (int c = 0; c < 3; ++c) v[c] = warp_tot[c][warp] + inc[c] - v[c];
 }
 
-template <int CR, int MODE, typename LenT, bool kLoop>
+template <int CR, int MODE, typename LenT, bool kLoop, int kMaps>
 __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p) {
   // Dynamic shared memory: three int32 arrays of batch+1 entries (exclusive scans of E, nc, nw).
   extern __shared__ int32_t smem[];
@@ -634,7 +638,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       LaneErr rerr{0, 0, 0, 0};
       const int32_t rid = CheckRid<MODE>(p.slot, p.rids ? p.rids[b] : b, b, rerr);
       if (rerr.code != kErrNone) Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
-      EmitRowAny<CR, MODE>(rerr.code == kErrNone && IndexChecked<MODE>(p.slot, rid, s), p, k, b, k - e_off[b], r, rid, c_off[b],
+      EmitRowAny<CR, MODE, kMaps>(rerr.code == kErrNone && IndexChecked<MODE>(p.slot, rid, s), p, k, b, k - e_off[b], r, rid, c_off[b],
                            w_off[b], err);
     }
     if (k >= nc_total) StoreInvalidC(p.plan_c, k);
@@ -816,8 +820,9 @@ __device__ __forceinline__ int32_t PagedSlotOf(const DecodePagedArgs& a, int32_t
   return static_cast<int32_t>(static_cast<uint32_t>(Quo(a.sps_div, swa)) * a.ring_div.d + static_cast<uint32_t>(Rem(a.ring_div, swa)));
 }
 
-template <int CR, typename LenT, bool kLoop>
+template <int CR, typename LenT, bool kLoop, int kMaps>  // kMaps: bit 0 req_to_token, bit 1 full_to_state present
 __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const DecodePagedArgs a) {
+  constexpr bool kR2t = (kMaps & 1) != 0, kF2s = (kMaps & 2) != 0;
   const int lane = threadIdx.x & 31;
   const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
   const int32_t threads = gridDim.x * blockDim.x;
@@ -831,17 +836,17 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const Decode
     bool done = false;
     // Fast path: S in [1, r2t_stride] and rid in [0, r2t_rows), so both positions p0 <= p1 < S index the table row;
     // the table values are checked below and any failure falls back to the checked path, which reports it.
-    if (s64 >= 1 && s64 <= a.r2t_stride && rid64 >= 0 && rid64 < a.r2t_rows && (a.f2s == nullptr || a.f2s_len > 0)) {
+    if (s64 >= 1 && s64 <= a.r2t_stride && rid64 >= 0 && rid64 < a.r2t_rows && (!kF2s || a.f2s_len > 0)) {
       const int32_t s = static_cast<int32_t>(s64), p1 = s - 1, p0 = max(p1 - CR, 0);
       const int64_t row = rid64 * a.r2t_stride;
       int64_t f1 = row + p1, f0 = row + p0;
-      if (a.r2t) {  // both req_to_token reads in flight together
+      if constexpr (kR2t) {  // both req_to_token reads in flight together
         const int32_t l1 = Ld32(a.r2t + f1), l0 = Ld32(a.r2t + f0);
         f1 = l1;
         f0 = l0;
       }
       bool ok;
-      if (a.f2s) {  // both full_to_state reads in flight together; an out-of-range location reads entry 0 instead
+      if constexpr (kF2s) {  // both full_to_state reads in flight together; an out-of-range location reads entry 0 instead
         const bool in1 = static_cast<uint64_t>(f1) < a.f2s_len, in0 = static_cast<uint64_t>(f0) < a.f2s_len;
         const int32_t v1 = Ld32(a.f2s + (in1 ? f1 : 0)), v0 = Ld32(a.f2s + (in0 ? f0 : 0));
         ok = in1 && in0 && v1 >= 0 && v0 >= 0;
@@ -875,7 +880,7 @@ cudaError_t AllowSmem(K kernel, std::atomic<bool>& done) {
   return e;
 }
 
-template <int CR, int MODE, typename LenT>
+template <int CR, int MODE, typename LenT, int kMaps>
 cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_count) {
   const int32_t sm2 = 2 * std::max(1, sm_count);
   if (p.batch <= kSmallBatch) {
@@ -886,8 +891,8 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
     const int32_t threads = p.num_q <= 32 * kMaxStatusBlocks ? 32 : std::min(kSmallThreads, (p.num_q + 31) / 32 * 32);
     const int32_t want = (p.num_q + threads - 1) / threads;
     const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
-    if (static_cast<int64_t>(blocks) * threads < p.num_q) PrefillSmallKernel<CR, MODE, LenT, true><<<blocks, threads, 0, stream>>>(p);
-    else PrefillSmallKernel<CR, MODE, LenT, false><<<blocks, threads, 0, stream>>>(p);
+    if (static_cast<int64_t>(blocks) * threads < p.num_q) PrefillSmallKernel<CR, MODE, LenT, true, kMaps><<<blocks, threads, 0, stream>>>(p);
+    else PrefillSmallKernel<CR, MODE, LenT, false, kMaps><<<blocks, threads, 0, stream>>>(p);
     return cudaGetLastError();
   }
   static std::atomic<bool> smem_set_loop{false}, smem_set_once{false};
@@ -896,10 +901,10 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
   const int32_t want = (p.num_q + kThreads - 1) / kThreads;
   const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
   const bool loop = static_cast<int64_t>(blocks) * kThreads < p.num_q;
-  cudaError_t e = loop ? AllowSmem(PrefillKernel<CR, MODE, LenT, true>, smem_set_loop) : AllowSmem(PrefillKernel<CR, MODE, LenT, false>, smem_set_once);
+  cudaError_t e = loop ? AllowSmem(PrefillKernel<CR, MODE, LenT, true, kMaps>, smem_set_loop) : AllowSmem(PrefillKernel<CR, MODE, LenT, false, kMaps>, smem_set_once);
   if (e != cudaSuccess) return e;
-  if (loop) PrefillKernel<CR, MODE, LenT, true><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
-  else PrefillKernel<CR, MODE, LenT, false><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  if (loop) PrefillKernel<CR, MODE, LenT, true, kMaps><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  else PrefillKernel<CR, MODE, LenT, false, kMaps><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
   return cudaGetLastError();
 }
 
@@ -907,9 +912,22 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
 
 size_t PrefillSmemBytes(int32_t batch) { return static_cast<size_t>(3) * (static_cast<size_t>(batch) + 1) * sizeof(int32_t); }
 
+template <int CR, int MODE, int kMaps>
+cudaError_t LaunchPrefillL(const PrefillParams& p, cudaStream_t stream, int sm_count) {
+  return p.lens64 ? LaunchPrefillT<CR, MODE, int64_t, kMaps>(p, stream, sm_count) : LaunchPrefillT<CR, MODE, int32_t, kMaps>(p, stream, sm_count);
+}
 template <int CR, int MODE>
 cudaError_t LaunchPrefillM(const PrefillParams& p, cudaStream_t stream, int sm_count) {
-  return p.lens64 ? LaunchPrefillT<CR, MODE, int64_t>(p, stream, sm_count) : LaunchPrefillT<CR, MODE, int32_t>(p, stream, sm_count);
+  if constexpr (MODE != kPaged) {
+    return LaunchPrefillL<CR, MODE, 0>(p, stream, sm_count);  // no tables read
+  } else {
+    switch ((p.slot.r2t ? 1 : 0) | (p.slot.f2s ? 2 : 0)) {
+      case 0: return LaunchPrefillL<CR, MODE, 0>(p, stream, sm_count);
+      case 1: return LaunchPrefillL<CR, MODE, 1>(p, stream, sm_count);
+      case 2: return LaunchPrefillL<CR, MODE, 2>(p, stream, sm_count);
+      default: return LaunchPrefillL<CR, MODE, 3>(p, stream, sm_count);
+    }
+  }
 }
 
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_count) {
@@ -940,8 +958,17 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
                              static_cast<int32_t>(std::min<int64_t>(p.slot.r2t_rows, INT_MAX)),
                              static_cast<uint32_t>(std::min<int64_t>(p.slot.f2s_len, int64_t{1} << 31)),
                              p.slot.ring_div, p.slot.sps_div, p.plan_d, p.status};
-    if (p.lens64) return loop ? go(DecodePagedKernel<4, int64_t, true>, pa) : go(DecodePagedKernel<4, int64_t, false>, pa);
-    return loop ? go(DecodePagedKernel<4, int32_t, true>, pa) : go(DecodePagedKernel<4, int32_t, false>, pa);
+    auto paged = [&](auto maps_tag) {
+      constexpr int kMaps = decltype(maps_tag)::value;
+      if (p.lens64) return loop ? go(DecodePagedKernel<4, int64_t, true, kMaps>, pa) : go(DecodePagedKernel<4, int64_t, false, kMaps>, pa);
+      return loop ? go(DecodePagedKernel<4, int32_t, true, kMaps>, pa) : go(DecodePagedKernel<4, int32_t, false, kMaps>, pa);
+    };
+    switch ((p.slot.r2t ? 1 : 0) | (p.slot.f2s ? 2 : 0)) {
+      case 0: return paged(std::integral_constant<int, 0>{});
+      case 1: return paged(std::integral_constant<int, 1>{});
+      case 2: return paged(std::integral_constant<int, 2>{});
+      default: return paged(std::integral_constant<int, 3>{});
+    }
   }
   const DecodeRingArgs a{p.plan_d, p.status, p.seq_lens, p.rids, p.batch, p.slot.ring, p.slot.ring_div, p.slot.max_rid};
   auto ring = [&](auto cr_tag, auto legacy_tag) {
