@@ -105,6 +105,8 @@ struct Staged {
   std::vector<uint8_t> host;  // the input region, uploaded in one copy
   size_t seq = 0, ext = 0, rids = 0, r2t = 0, f2s = 0;
   bool has_ext = false, has_rids = false, has_r2t = false, has_f2s = false;
+  // The layout alone (no bytes), for a launch closure to keep.
+  Staged Offsets() const { return Staged{{}, seq, ext, rids, r2t, f2s, has_ext, has_rids, has_r2t, has_f2s}; }
 };
 
 // Lays the host inputs out at offsets (relative to the input region) with 8-byte alignment.
@@ -187,6 +189,14 @@ void BindPrefillInputs(PrefillParams& p, const Staged& s, uint8_t* dev_in) {
   p.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(dev_in + s.f2s) : nullptr;
 }
 
+void BindDecodeInputs(DecodeParams& p, const Staged& s, uint8_t* dev_in) {
+  p.seq_lens = dev_in + s.seq;  // staged host inputs are int32
+  p.lens64 = 0;
+  p.rids = s.has_rids ? reinterpret_cast<const int64_t*>(dev_in + s.rids) : nullptr;
+  p.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(dev_in + s.r2t) : nullptr;
+  p.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(dev_in + s.f2s) : nullptr;
+}
+
 void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool has_f2s) {
   // Identity maps: no table. A table without its size (or the reverse) is refused.
   if (!has_r2t && sp.r2t_rows > 0 && sp.r2t_rows * sp.r2t_stride > 0 && sp.r2t_rows != INT_MAX / sp.r2t_stride)
@@ -202,66 +212,92 @@ void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool
   if (lens64) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.lens64 = 1 applies to device buffers only; host inputs.seqLens / extendLens are Int32Array");
 }
 
-Napi::Value PlanPrefill(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
+// A host-array plan call (sync, async or bench), parsed, checked and staged on the JS thread. Device layout:
+// [plan tables + status records: out_bytes, copied back into `out`][pad to 256][staged inputs]. `bind(dev)` points
+// the kernel's params at a device region of that layout and returns the launch; the entry points differ only in
+// where that region lives and what surrounds the launch.
+using LaunchOn = std::function<cudaError_t(cudaStream_t)>;
+struct HostPlan {
+  Staged staged;
+  size_t out_bytes = 0;
+  size_t in_off = 0;
+  std::string out_rule;  // what out_bytes is, for the size message
+  std::function<LaunchOn(uint8_t* dev)> bind;
+};
+
+HostPlan PrepareHostPlan(Napi::Env env, bool prefill, Napi::Object cfg, Napi::Object inputs, int sm) {
+  HostPlan h;
+  if (prefill) {
+    PrefillParams p = ParsePrefill(env, cfg);
+    h.staged = Stage(env, inputs, p.slot, p.batch, true);
+    CheckR2tF2sPresence(env, p.slot, h.staged.has_r2t, h.staged.has_f2s);
+    CheckHostLens(env, p.lens64);
+    h.out_bytes = static_cast<size_t>(p.num_q) * 24 + kStatusBytes;
+    h.out_rule = "numQ*24 + statusBytes";
+    h.in_off = Align(h.out_bytes, 256);
+    h.bind = [p, offsets = h.staged.Offsets(), in_off = h.in_off, sm](uint8_t* dev) mutable -> LaunchOn {
+      p.plan_c = reinterpret_cast<uint32_t*>(dev);
+      p.plan_w = reinterpret_cast<uint32_t*>(dev + static_cast<size_t>(p.num_q) * 16);
+      p.status = reinterpret_cast<PlanStatus*>(dev + static_cast<size_t>(p.num_q) * 24);
+      BindPrefillInputs(p, offsets, dev + in_off);
+      return [p, sm](cudaStream_t st) { return LaunchPrefill(p, st, sm); };
+    };
+  } else {
+    DecodeParams p = ParseDecode(env, cfg);
+    h.staged = Stage(env, inputs, p.slot, p.batch, false);
+    CheckR2tF2sPresence(env, p.slot, h.staged.has_r2t, h.staged.has_f2s);
+    CheckHostLens(env, p.lens64);
+    h.out_bytes = static_cast<size_t>(p.batch) * 16 + kStatusBytes;
+    h.out_rule = "batch*16 + statusBytes";
+    h.in_off = Align(h.out_bytes, 256);
+    h.bind = [p, offsets = h.staged.Offsets(), in_off = h.in_off](uint8_t* dev) mutable -> LaunchOn {
+      p.plan_d = reinterpret_cast<uint32_t*>(dev);
+      p.status = reinterpret_cast<PlanStatus*>(dev + static_cast<size_t>(p.batch) * 16);
+      BindDecodeInputs(p, offsets, dev + in_off);
+      return [p](cudaStream_t st) { return LaunchDecode(p, st); };
+    };
+  }
+  return h;
+}
+
+HostView CheckedOut(Napi::Env env, Napi::Value out_arg, const HostPlan& h) {
+  HostView out = HostViewOf(env, out_arg, "out");
+  if (out.bytes != h.out_bytes)
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly " + h.out_rule + " = " + std::to_string(h.out_bytes) + " bytes");
+  return out;
+}
+
+// planPrefill / planDecode: the context's workspace, one upload, the launch, one download, a stream sync.
+Napi::Value PlanHostSync(const Napi::CallbackInfo& info, bool prefill) {
+  Napi::Env env = info.Env();
   Context* ctx = Context::FromValue(env, info[0], "ctx");
-  PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
-  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, true);
-  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
-  CheckHostLens(env, p.lens64);
-  HostView out = HostViewOf(env, info[3], "out");
-  const size_t out_bytes = static_cast<size_t>(p.num_q) * 24 + kStatusBytes;
-  if (out.bytes != out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly numQ*24 + statusBytes = " + std::to_string(out_bytes) + " bytes");
-  const size_t in_off = Align(out_bytes, 256);
-  uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
+  HostPlan h = PrepareHostPlan(env, prefill, ArgObject(info, 1, "cfg"), ArgObject(info, 2, "inputs"), ctx->smCount());
+  HostView out = CheckedOut(env, info[3], h);
+  uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, h.in_off + h.staged.host.size()));
   ctx->Activate(env);
   cudaStream_t st = ctx->stream();
-  p.plan_c = reinterpret_cast<uint32_t*>(ws);
-  p.plan_w = reinterpret_cast<uint32_t*>(ws + static_cast<size_t>(p.num_q) * 16);
-  p.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(p.num_q) * 24);
-  BindPrefillInputs(p, s, ws + in_off);
-  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + in_off, s.host.data(), s.host.size(), cudaMemcpyHostToDevice, st));
-  DSV4KV_CUDA_TRY(env, LaunchPrefill(p, st, ctx->smCount()));
-  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(out.data, ws, out_bytes, cudaMemcpyDeviceToHost, st));
+  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
+  DSV4KV_CUDA_TRY(env, h.bind(ws)(st));
+  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(out.data, ws, h.out_bytes, cudaMemcpyDeviceToHost, st));
   DSV4KV_CUDA_TRY(env, cudaStreamSynchronize(st));
   return env.Undefined();
+}
+#endif
+
+Napi::Value PlanPrefill(const Napi::CallbackInfo& info) {
+#if DSV4KV_HAVE_CUDA
+  return PlanHostSync(info, true);
 #else
-  NoCuda(env, "planPrefill");
+  NoCuda(info.Env(), "planPrefill");
 #endif
 }
 
 Napi::Value PlanDecode(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
-  Context* ctx = Context::FromValue(env, info[0], "ctx");
-  DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
-  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, false);
-  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
-  CheckHostLens(env, p.lens64);
-  HostView out = HostViewOf(env, info[3], "out");
-  const size_t out_bytes = static_cast<size_t>(p.batch) * 16 + kStatusBytes;
-  if (out.bytes != out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly batch*16 + statusBytes = " + std::to_string(out_bytes) + " bytes");
-  const size_t in_off = Align(out_bytes, 256);
-  uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
-  ctx->Activate(env);
-  cudaStream_t st = ctx->stream();
-  p.plan_d = reinterpret_cast<uint32_t*>(ws);
-  p.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(p.batch) * 16);
-  uint8_t* in = ws + in_off;
-  p.seq_lens = in + s.seq;
-  p.rids = s.has_rids ? reinterpret_cast<const int64_t*>(in + s.rids) : nullptr;
-  p.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(in + s.r2t) : nullptr;
-  p.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(in + s.f2s) : nullptr;
-  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(in, s.host.data(), s.host.size(), cudaMemcpyHostToDevice, st));
-  DSV4KV_CUDA_TRY(env, LaunchDecode(p, st));
-  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(out.data, ws, out_bytes, cudaMemcpyDeviceToHost, st));
-  DSV4KV_CUDA_TRY(env, cudaStreamSynchronize(st));
-  return env.Undefined();
+  return PlanHostSync(info, false);
 #else
-  NoCuda(env, "planDecode");
+  NoCuda(info.Env(), "planDecode");
 #endif
 }
 
@@ -416,70 +452,35 @@ Napi::Object OutObject(const Napi::CallbackInfo& info, size_t i) {
 }
 #endif
 
-Napi::Value PlanPrefillAsync(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
+// planPrefillAsync / planDecodeAsync: the same preparation; the upload, launch, download and wait run on a worker.
+Napi::Value PlanHostAsync(const Napi::CallbackInfo& info, bool prefill, const char* what) {
+  Napi::Env env = info.Env();
   Context* ctx = Context::FromValue(env, info[0], "ctx");
-  PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
-  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, true);
-  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
-  CheckHostLens(env, p.lens64);
+  HostPlan h = PrepareHostPlan(env, prefill, ArgObject(info, 1, "cfg"), ArgObject(info, 2, "inputs"), ctx->smCount());
   Napi::Object out_obj = OutObject(info, 3);
-  HostView out = HostViewOf(env, out_obj, "out");
-  const size_t out_bytes = static_cast<size_t>(p.num_q) * 24 + kStatusBytes;
-  if (out.bytes != out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly numQ*24 + statusBytes = " + std::to_string(out_bytes) + " bytes");
-  const size_t in_off = Align(out_bytes, 256);
-  const int sm = ctx->smCount();
-  const Staged offsets{{}, s.seq, s.ext, s.rids, s.r2t, s.f2s, s.has_ext, s.has_rids, s.has_r2t, s.has_f2s};
-  auto launch = [p, offsets, in_off, sm](uint8_t* dev, cudaStream_t st) mutable {
-    p.plan_c = reinterpret_cast<uint32_t*>(dev);
-    p.plan_w = reinterpret_cast<uint32_t*>(dev + static_cast<size_t>(p.num_q) * 16);
-    p.status = reinterpret_cast<PlanStatus*>(dev + static_cast<size_t>(p.num_q) * 24);
-    BindPrefillInputs(p, offsets, dev + in_off);
-    return LaunchPrefill(p, st, sm);
-  };
-  auto* w = new PlanWorker(env, "planPrefillAsync", ctx, info[0].As<Napi::Object>(), out_obj, out, std::move(s.host), in_off, launch);
+  HostView out = CheckedOut(env, out_obj, h);
+  auto launch = [bind = std::move(h.bind)](uint8_t* dev, cudaStream_t st) { return bind(dev)(st); };
+  auto* w = new PlanWorker(env, what, ctx, info[0].As<Napi::Object>(), out_obj, out, std::move(h.staged.host), h.in_off, launch);
   Napi::Promise promise = w->Promise();
   w->Queue();
   return promise;
+}
+#endif
+
+Napi::Value PlanPrefillAsync(const Napi::CallbackInfo& info) {
+#if DSV4KV_HAVE_CUDA
+  return PlanHostAsync(info, true, "planPrefillAsync");
 #else
-  NoCuda(env, "planPrefillAsync");
+  NoCuda(info.Env(), "planPrefillAsync");
 #endif
 }
 
 Napi::Value PlanDecodeAsync(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
-  Context* ctx = Context::FromValue(env, info[0], "ctx");
-  DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
-  Staged s = Stage(env, ArgObject(info, 2, "inputs"), p.slot, p.batch, false);
-  CheckR2tF2sPresence(env, p.slot, s.has_r2t, s.has_f2s);
-  CheckHostLens(env, p.lens64);
-  Napi::Object out_obj = OutObject(info, 3);
-  HostView out = HostViewOf(env, out_obj, "out");
-  const size_t out_bytes = static_cast<size_t>(p.batch) * 16 + kStatusBytes;
-  if (out.bytes != out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly batch*16 + statusBytes = " + std::to_string(out_bytes) + " bytes");
-  const size_t in_off = Align(out_bytes, 256);
-  const Staged offsets{{}, s.seq, s.ext, s.rids, s.r2t, s.f2s, s.has_ext, s.has_rids, s.has_r2t, s.has_f2s};
-  auto launch = [p, offsets, in_off](uint8_t* dev, cudaStream_t st) mutable {
-    uint8_t* in = dev + in_off;
-    p.plan_d = reinterpret_cast<uint32_t*>(dev);
-    p.status = reinterpret_cast<PlanStatus*>(dev + static_cast<size_t>(p.batch) * 16);
-    p.seq_lens = in + offsets.seq;
-    p.lens64 = 0;
-    p.rids = offsets.has_rids ? reinterpret_cast<const int64_t*>(in + offsets.rids) : nullptr;
-    p.slot.r2t = offsets.has_r2t ? reinterpret_cast<const int32_t*>(in + offsets.r2t) : nullptr;
-    p.slot.f2s = offsets.has_f2s ? reinterpret_cast<const int32_t*>(in + offsets.f2s) : nullptr;
-    return LaunchDecode(p, st);
-  };
-  auto* w = new PlanWorker(env, "planDecodeAsync", ctx, info[0].As<Napi::Object>(), out_obj, out, std::move(s.host), in_off, launch);
-  Napi::Promise promise = w->Promise();
-  w->Queue();
-  return promise;
+  return PlanHostAsync(info, false, "planDecodeAsync");
 #else
-  NoCuda(env, "planDecodeAsync");
+  NoCuda(info.Env(), "planDecodeAsync");
 #endif
 }
 
@@ -500,38 +501,10 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   if (kind == "empty") {
     DSV4KV_CUDA_TRY(env, BenchLaunch([](cudaStream_t s) { return LaunchEmpty(s); }, st, warmup, reps, calls, &r));
   } else if (kind == "prefill" || kind == "decode") {
-    const bool pre = kind == "prefill";
-    Napi::Object cfg = ArgObject(info, 2, "cfg");
-    PrefillParams pp{};
-    DecodeParams dp{};
-    if (pre) pp = ParsePrefill(env, cfg);
-    else dp = ParseDecode(env, cfg);
-    const SlotParams& sp = pre ? pp.slot : dp.slot;
-    const int32_t batch = pre ? pp.batch : dp.batch;
-    Staged s = Stage(env, ArgObject(info, 3, "inputs"), sp, batch, pre);
-    CheckR2tF2sPresence(env, sp, s.has_r2t, s.has_f2s);
-    const size_t out_bytes = pre ? static_cast<size_t>(pp.num_q) * 24 + kStatusBytes : static_cast<size_t>(batch) * 16 + kStatusBytes;
-    const size_t in_off = Align(out_bytes, 256);
-    uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, in_off + s.host.size()));
-    DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + in_off, s.host.data(), s.host.size(), cudaMemcpyHostToDevice, st));
-    if (pre) {
-      pp.plan_c = reinterpret_cast<uint32_t*>(ws);
-      pp.plan_w = reinterpret_cast<uint32_t*>(ws + static_cast<size_t>(pp.num_q) * 16);
-      pp.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(pp.num_q) * 24);
-      BindPrefillInputs(pp, s, ws + in_off);
-      const int sm = ctx->smCount();
-      DSV4KV_CUDA_TRY(env, BenchLaunch([&](cudaStream_t q) { return LaunchPrefill(pp, q, sm); }, st, warmup, reps, calls, &r));
-    } else {
-      uint8_t* in = ws + in_off;
-      dp.plan_d = reinterpret_cast<uint32_t*>(ws);
-      dp.status = reinterpret_cast<PlanStatus*>(ws + static_cast<size_t>(batch) * 16);
-      dp.seq_lens = in + s.seq;
-      dp.lens64 = 0;
-      dp.rids = s.has_rids ? reinterpret_cast<const int64_t*>(in + s.rids) : nullptr;
-      dp.slot.r2t = s.has_r2t ? reinterpret_cast<const int32_t*>(in + s.r2t) : nullptr;
-      dp.slot.f2s = s.has_f2s ? reinterpret_cast<const int32_t*>(in + s.f2s) : nullptr;
-      DSV4KV_CUDA_TRY(env, BenchLaunch([&](cudaStream_t q) { return LaunchDecode(dp, q); }, st, warmup, reps, calls, &r));
-    }
+    HostPlan h = PrepareHostPlan(env, kind == "prefill", ArgObject(info, 2, "cfg"), ArgObject(info, 3, "inputs"), ctx->smCount());
+    uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, h.in_off + h.staged.host.size()));
+    DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
+    DSV4KV_CUDA_TRY(env, BenchLaunch(h.bind(ws), st, warmup, reps, calls, &r));
   } else {
     ThrowTyped(env, "ERR_DSV4KV_ARG", "kind must be prefill, decode or empty");
   }

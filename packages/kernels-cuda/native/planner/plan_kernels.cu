@@ -674,6 +674,40 @@ __device__ __forceinline__ void DecodeStatusError(PlanStatus* rec, const LaneErr
   }
 }
 
+// What every decode kernel does around its rows: one thread per request (a grid-stride loop only when kLoop), S and
+// the pool index loaded together, the status protocol above. `row(i, s64, rid64, err)` returns request i's plan row
+// and notes the first error of the thread in `err`.
+template <typename LenT, bool kLoop, typename RowFn>
+__device__ __forceinline__ void DecodeRows(uint32_t* plan_d, PlanStatus* status, const void* seq_lens, const int64_t* rids, int32_t batch,
+                                           RowFn row) {
+  const int lane = threadIdx.x & 31;
+  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t threads = gridDim.x * blockDim.x;
+  PlanStatus* const rec = status + (tid >> 5);
+  DecodeStatusClean(rec, lane, threads >> 5);
+  LaneErr err{0, 0, 0, 0};
+  for (int32_t i = tid; i < batch; i += threads) {
+    const int64_t s64 = LoadLen<LenT>(seq_lens, i);  // independent loads: S and the pool index
+    const int64_t rid64 = rids ? Ld64(rids + i) : i;
+    reinterpret_cast<uint4*>(plan_d)[i] = row(i, s64, rid64, err);
+    if constexpr (!kLoop) break;
+  }
+  DecodeStatusError(rec, err, lane, threads >> 5);
+}
+
+// The checked decode rows' first rule (§6): S must be an int32 and >= 1; notes the error otherwise.
+__device__ __forceinline__ bool DecodeSeqOk(int32_t i, int64_t s64, LaneErr& err) {
+  if (NotInt32(s64)) {
+    Note(err, kErrNarrow, i, s64, 0);
+    return false;
+  }
+  if (s64 < 1) {
+    Note(err, kErrDecodeSeq, i, s64, 0);
+    return false;
+  }
+  return true;
+}
+
 // Request-ring and legacy decode read only these: 56 bytes, one 64-byte constant-cache line, where DecodeParams is
 // 168 bytes over three (measured on the H200, bench/anatomy: the compact struct alone took c128 B=8 from 1.26 to
 // 1.16 µs). Built from DecodeParams by LaunchDecode.
@@ -694,15 +728,8 @@ static_assert(sizeof(DecodeRingArgs) <= 64, "one constant-cache line");
 template <int CR, bool kLegacy>
 __device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
   const int32_t s = static_cast<int32_t>(s64);
-  uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
-  if (NotInt32(s64)) {
-    Note(err, kErrNarrow, i, s64, 0);
-    return out;
-  }
-  if (s < 1) {
-    Note(err, kErrDecodeSeq, i, s, 0);
-    return out;
-  }
+  const uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
+  if (!DecodeSeqOk(i, s64, err)) return out;
   if (rid64 < 0) {
     Note(err, kErrRidNeg, i, rid64, 0);
     return out;
@@ -728,36 +755,23 @@ __device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32
 
 template <int CR, bool kLegacy, typename LenT, bool kLoop>
 __global__ void __launch_bounds__(kDecodeThreads) DecodeRingKernel(const DecodeRingArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-  const int32_t threads = gridDim.x * blockDim.x;
-  PlanStatus* const rec = a.status + (tid >> 5);
-  DecodeStatusClean(rec, lane, threads >> 5);
-  LaneErr err{0, 0, 0, 0};
-  for (int32_t i = tid; i < a.batch; i += threads) {
-    const int64_t s64 = LoadLen<LenT>(a.seq_lens, i);  // independent loads: S and the pool index
-    const int64_t rid64 = a.rids ? Ld64(a.rids + i) : i;
-    uint4 out;
+  DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
     if (s64 >= 1 && (sizeof(LenT) == 4 || s64 <= INT_MAX) && rid64 >= 0 && rid64 <= a.max_rid) {
       // 1 <= S <= INT32_MAX and rid <= max_rid: every slot fits int32, so int32 arithmetic is exact, and the slots
       // are >= 0, so /cr is a shift.
       const int32_t s = static_cast<int32_t>(s64), rid = static_cast<int32_t>(rid64), p1 = s - 1, p0 = max(p1 - CR, 0);
       if constexpr (kLegacy) {
-        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
-                         static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
+        return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
+                          static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
       } else {
         const uint32_t base = static_cast<uint32_t>(rid) * static_cast<uint32_t>(a.ring);
         const uint32_t w = base + static_cast<uint32_t>(Rem(a.ring_div, p1));
         const uint32_t r0 = base + static_cast<uint32_t>(Rem(a.ring_div, p0));
-        out = make_uint4(static_cast<uint32_t>(s), w, r0 / CR, w / CR);
+        return make_uint4(static_cast<uint32_t>(s), w, r0 / CR, w / CR);
       }
-    } else {
-      out = DecodeRingChecked<CR, kLegacy>(a, i, s64, rid64, err);
     }
-    reinterpret_cast<uint4*>(a.plan_d)[i] = out;
-    if constexpr (!kLoop) break;
-  }
-  DecodeStatusError(rec, err, lane, threads >> 5);
+    return DecodeRingChecked<CR, kLegacy>(a, i, s64, rid64, err);
+  });
 }
 
 // Paged c4 decode reads these: everything the loads need (inputs, tables and their bounds) in the first 48 bytes, one
@@ -783,15 +797,8 @@ struct DecodePagedArgs {
 template <int CR, typename LenT>
 __device__ __forceinline__ uint4 DecodePagedChecked(const DecodePagedArgs& a, int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
   const int32_t s = static_cast<int32_t>(s64);
-  uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
-  if (NotInt32(s64)) {
-    Note(err, kErrNarrow, i, s64, 0);
-    return out;
-  }
-  if (s < 1) {
-    Note(err, kErrDecodeSeq, i, s, 0);
-    return out;
-  }
+  const uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
+  if (!DecodeSeqOk(i, s64, err)) return out;
   SlotParams sp{};
   sp.cr = CR;
   sp.ring = static_cast<int32_t>(a.ring_div.d);
@@ -823,17 +830,7 @@ __device__ __forceinline__ int32_t PagedSlotOf(const DecodePagedArgs& a, int32_t
 template <int CR, typename LenT, bool kLoop, int kMaps>  // kMaps: bit 0 req_to_token, bit 1 full_to_state present
 __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const DecodePagedArgs a) {
   constexpr bool kR2t = (kMaps & 1) != 0, kF2s = (kMaps & 2) != 0;
-  const int lane = threadIdx.x & 31;
-  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-  const int32_t threads = gridDim.x * blockDim.x;
-  PlanStatus* const rec = a.status + (tid >> 5);
-  DecodeStatusClean(rec, lane, threads >> 5);
-  LaneErr err{0, 0, 0, 0};
-  for (int32_t i = tid; i < a.batch; i += threads) {
-    const int64_t s64 = LoadLen<LenT>(a.seq_lens, i);  // independent loads: S and the pool index
-    const int64_t rid64 = a.rids ? Ld64(a.rids + i) : i;
-    uint4 out;
-    bool done = false;
+  DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
     // Fast path: S in [1, r2t_stride] and rid in [0, r2t_rows), so both positions p0 <= p1 < S index the table row;
     // the table values are checked below and any failure falls back to the checked path, which reports it.
     if (s64 >= 1 && s64 <= a.r2t_stride && rid64 >= 0 && rid64 < a.r2t_rows && (!kF2s || a.f2s_len > 0)) {
@@ -857,15 +854,11 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const Decode
       }
       if (ok) {  // 0 <= locations <= INT32_MAX (int32 table entries, or identity < rows*stride)
         const int32_t w = PagedSlotOf(a, static_cast<int32_t>(f1)), s0 = PagedSlotOf(a, static_cast<int32_t>(f0));
-        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(s0 / CR), static_cast<uint32_t>(w / CR));
-        done = true;
+        return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(s0 / CR), static_cast<uint32_t>(w / CR));
       }
     }
-    if (!done) out = DecodePagedChecked<CR, LenT>(a, i, s64, rid64, err);
-    reinterpret_cast<uint4*>(a.plan_d)[i] = out;
-    if constexpr (!kLoop) break;
-  }
-  DecodeStatusError(rec, err, lane, threads >> 5);
+    return DecodePagedChecked<CR, LenT>(a, i, s64, rid64, err);
+  });
 }
 
 __global__ void EmptyKernel() {}
