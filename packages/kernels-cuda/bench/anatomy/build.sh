@@ -15,11 +15,6 @@ if [ -n "${BEFORE:-}" ]; then
     -cudart static -I"$tmp/packages/kernels-cuda/native" -o "$root/.anatomy/anatomy-before" "$pkg/bench/anatomy/anatomy.cu"
   rm -rf "$tmp"
 fi
-# PLAIN=1: also the current kernels with plain ld.global instead of ld.global.nc (.anatomy/anatomy-plain).
-if [ -n "${PLAIN:-}" ]; then
-  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 '-DDSV4KV_PLAN_LD=""' -gencode arch=compute_90,code=sm_90 \
-    -cudart static -I"$pkg/native" -o "$root/.anatomy/anatomy-plain" "$pkg/bench/anatomy/anatomy.cu"
-fi
 # VARIANTS="name:-DFLAG ...": more builds of the current kernels with build-time switches (.anatomy/anatomy-name).
 for v in ${VARIANTS:-}; do
   nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 "${v#*:}" -gencode arch=compute_90,code=sm_90 \

@@ -77,19 +77,15 @@ __device__ __forceinline__ int32_t DivCr(int32_t n) {
 // Inputs are read with volatile inline PTX (ld.global.nc): the compiler may not sink a volatile asm into the branch
 // that first uses its value, so S, E and the pool index are fetched together at the top of the kernel instead of
 // one after another behind the validity checks (each sunk load would add a dependent memory round trip).
-// DSV4KV_PLAN_LD: the cache operator of these loads ("nc": the read-only path; "" for plain ld.global), a build-time
-// switch for bench/anatomy's side-by-side timing.
-#ifndef DSV4KV_PLAN_LD
-#define DSV4KV_PLAN_LD ".nc"
-#endif
+// The read-only path (.nc); plain ld.global measured the same on the H200 (bench/anatomy, within 0.01 µs).
 __device__ __forceinline__ int64_t Ld64(const int64_t* ptr) {
   long long v;
-  asm volatile("ld.global" DSV4KV_PLAN_LD ".s64 %0, [%1];" : "=l"(v) : "l"(ptr));
+  asm volatile("ld.global.nc.s64 %0, [%1];" : "=l"(v) : "l"(ptr));
   return v;
 }
 __device__ __forceinline__ int32_t Ld32(const int32_t* ptr) {
   int v;
-  asm volatile("ld.global" DSV4KV_PLAN_LD ".s32 %0, [%1];" : "=r"(v) : "l"(ptr));
+  asm volatile("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(ptr));
   return v;
 }
 template <typename LenT>
@@ -137,37 +133,27 @@ __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, i
   return static_cast<int32_t>(rid);
 }
 
-// Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4. On a bad index it notes the
-// error and returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
-//
-// kIdx: the caller has checked the request's indices once (IndexChecked: every slot of request-ring index
-// rid <= max_rid fits int32; for the paged ring rid < r2t_rows and every looked-up position p < S <= r2t_stride), so
-// only the data-dependent checks of the table values remain. Measured on the H200 (bench/anatomy): the per-slot index
-// checks were about a third of the row code of the small prefill kernel.
-template <int MODE, bool kIdx = false>
+// Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4, with every check: the path of a
+// request that IndexChecked refuses (the others take SlotPairChecked). On a bad index it notes the error and
+// returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
+template <int MODE>
 __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32_t b, int32_t p, LaneErr& err) {
   if constexpr (MODE != kPaged) {  // request ring (legacy callers use LegacySlot / LegacyPage instead)
-    if constexpr (kIdx) {
-      return rid * sp.ring + Rem(sp.ring_div, p);  // rid <= max_rid: rid*R + p%R <= INT32_MAX
-    } else {
-      // rid < 2^31, p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
-      const int64_t s = static_cast<int64_t>(rid) * sp.ring + Rem(sp.ring_div, p);
-      if (s > INT_MAX) {
-        Note(err, kErrSlotOverflow, b, rid, p);
-        return 0;
-      }
-      return static_cast<int32_t>(s);
+    // rid < 2^31, p % R < R < 2^31: the int64 product cannot overflow; refuse what int32 cannot hold.
+    const int64_t s = static_cast<int64_t>(rid) * sp.ring + Rem(sp.ring_div, p);
+    if (s > INT_MAX) {
+      Note(err, kErrSlotOverflow, b, rid, p);
+      return 0;
     }
+    return static_cast<int32_t>(s);
   } else {
-  if constexpr (!kIdx) {
-    if (rid >= sp.r2t_rows) {
-      Note(err, kErrRidRows, b, rid, sp.r2t_rows);
-      return 0;
-    }
-    if (p >= sp.r2t_stride) {
-      Note(err, kErrPosStride, rid, p, sp.r2t_stride);
-      return 0;
-    }
+  if (rid >= sp.r2t_rows) {
+    Note(err, kErrRidRows, b, rid, sp.r2t_rows);
+    return 0;
+  }
+  if (p >= sp.r2t_stride) {
+    Note(err, kErrPosStride, rid, p, sp.r2t_stride);
+    return 0;
   }
   // rid < r2t_rows and p < r2t_stride: the index is inside the [rows, stride] matrix (identity: < INT32_MAX).
   const int64_t idx = rid * sp.r2t_stride + p;
@@ -193,7 +179,7 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32
   }
 }
 
-// Whether request (rid, S) may take the checked-index paths (Slot<MODE, true>, SlotPairChecked): its index checks
+// Whether request (rid, S) may take the checked-index path (SlotPairChecked): its index checks
 // hold for every position it looks up (positions are < S), and a full_to_state table has an entry 0 (SlotPairChecked
 // reads entry 0 in place of an out-of-range one). rid is already CheckRid'ed (0 <= rid <= INT32_MAX).
 template <int MODE>
@@ -202,10 +188,11 @@ __device__ __forceinline__ bool IndexChecked(const SlotParams& sp, int32_t rid, 
   else return rid <= sp.max_rid;
 }
 
-// Slots of positions pa and pb (both < S) of an IndexChecked request, as Slot<MODE, true>(pa) then Slot(pb) would
-// give them (errors noted for pa first, and only when want_a), but with both table reads of each level issued
-// together, so a paged lookup costs two dependent memory round trips for the pair instead of four, and the
-// uniform table-presence branches are taken once. pa is always a valid position, so reading it when !want_a is safe.
+// Slots of positions pa and pb (both < S) of an IndexChecked request, as Slot(pa) then Slot(pb) would give them
+// (errors noted for pa first, and only when want_a), without Slot's index checks (they hold by IndexChecked; on the
+// H200 they were about a third of the small prefill kernel's row code, bench/anatomy) and with both table reads of
+// each level issued together, so a paged lookup costs two dependent memory round trips for the pair instead of
+// four. pa is always a valid position, so reading it when !want_a is safe.
 // kMaps (paged only): which tables the launch has, bit 0 req_to_token, bit 1 full_to_state, as a template
 // parameter so that the kernel holds only the reads it does (-1: decided at run time).
 template <int MODE, int kMaps = -1>
@@ -332,14 +319,11 @@ __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32
   } else {
     const bool lookup_c = is_c && buffer_len > 0;
     int32_t slot_q0 = 0, slot_pos = 0;
-#ifndef DSV4KV_SLOT_SEQ
     if constexpr (kIdx) {
       if (lookup_c || is_w) SlotPairChecked<MODE, kMaps>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0, slot_pos);
-    } else
-#endif
-    {
-      if (lookup_c) slot_q0 = Slot<MODE, kIdx>(p.slot, rid, b, q0, err);
-      if (lookup_c || is_w) slot_pos = Slot<MODE, kIdx>(p.slot, rid, b, pos, err);
+    } else {
+      if (lookup_c) slot_q0 = Slot<MODE>(p.slot, rid, b, q0, err);
+      if (lookup_c || is_w) slot_pos = Slot<MODE>(p.slot, rid, b, pos, err);
     }
     if (lookup_c) {
       // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
