@@ -1,7 +1,9 @@
 // Anatomy of the small planner kernels and of writePrefix's byte mix: variant timings that each leave one cost out,
 // so differences locate the time (H200.md: "time variants that leave one stage out"). Not part of the addon; built
-// and run by bench/anatomy/run.sh (nvcc here, the binary runs on the GPU machine). `--ncu` only launches the kernels
-// of interest a few times each, for Nsight Compute.
+// and run by bench/anatomy/run.sh or compare.sh (nvcc here, the binary runs on the GPU machine). `--ncu` only
+// launches the kernels of interest a few times each, for Nsight Compute (ANATOMY_NCU_SMALL=1: only the four small
+// planner kernels, as compare.sh profiles them). The calibration kernels (DecodeMin*) are upstream's shapes written
+// from the spec, for same-run comparison.
 #include "planner/plan_kernels.cu"
 #include "online_mtp/online_mtp_kernels.cu"
 
@@ -114,48 +116,6 @@ __global__ void __launch_bounds__(256) DecodeMinKernel(uint4* out, const int64_t
   out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr), static_cast<uint32_t>(w / cr));
 }
 
-#ifndef ANATOMY_BEFORE
-// The request-ring decode with its status variants: 0 none (floor), 1 clean record first (the addon's), 2 vote and
-// clean record after the rows.
-template <int kStatusMode>
-__global__ void __launch_bounds__(128) DecodeRingVar(const DecodeRingArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-  const int32_t threads = gridDim.x * blockDim.x;
-  PlanStatus* const rec = a.status + (tid >> 5);
-  if (kStatusMode == 1) DecodeStatusClean(rec, lane, threads >> 5);
-  LaneErr err{0, 0, 0, 0};
-  const int32_t i = tid;
-  if (i < a.batch) {
-    const int64_t s64 = LoadLen<int32_t>(a.seq_lens, i);
-    const int64_t rid64 = a.rids ? Ld64(a.rids + i) : i;
-    uint4 out;
-    if (s64 >= 1 && rid64 >= 0 && rid64 <= a.max_rid) {
-      const int32_t s = static_cast<int32_t>(s64), rid = static_cast<int32_t>(rid64), p1 = s - 1, p0 = max(p1 - 128, 0);
-      const uint32_t base = static_cast<uint32_t>(rid) * static_cast<uint32_t>(a.ring);
-      const uint32_t w = base + static_cast<uint32_t>(Rem(a.ring_div, p1));
-      const uint32_t r0 = base + static_cast<uint32_t>(Rem(a.ring_div, p0));
-      out = make_uint4(static_cast<uint32_t>(s), w, r0 / 128, w / 128);
-    } else {
-      out = DecodeRingChecked<128, false>(a, i, s64, rid64, err);
-    }
-    reinterpret_cast<uint4*>(a.plan_d)[i] = out;
-  }
-  if (kStatusMode == 1) DecodeStatusError(rec, err, lane, threads >> 5);
-  if (kStatusMode == 2) {
-    if (__any_sync(kFull, err.code != kErrNone)) {
-      const LaneErr w = WarpErr(err);
-      if (lane == 0) WriteRecord(rec, w, 0, 0, threads >> 5);
-    } else if (lane == 0) {
-      rec->code = 0;
-      rec->num_compress = 0;
-      rec->num_write = 0;
-      rec->grid = threads >> 5;
-    }
-  }
-  if (kStatusMode == 0 && err.code != kErrNone) a.status->code = err.code;
-}
-#endif
 
 // Upstream's shape with int32 arithmetic (int64 inputs narrowed, hardware-free `%`), no checks, no status.
 __global__ void __launch_bounds__(256) DecodeMin32Kernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
@@ -166,6 +126,19 @@ __global__ void __launch_bounds__(256) DecodeMin32Kernel(uint4* out, const int64
   const int32_t w = rid * ring + p1 % ring;
   const int32_t r0 = rid * ring + p0 % ring;
   out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr), static_cast<uint32_t>(w / cr));
+}
+
+// Upstream's shape for the paged c4 decode (spec §6): one thread per request, int64 S and pool index, both table
+// reads of each position, int32 slot arithmetic with `/` and `%`, no checks, no status.
+__global__ void __launch_bounds__(256) DecodeMinPagedKernel(uint4* out, const int64_t* seq, const int64_t* rids, const int32_t* r2t,
+                                                            const int32_t* f2s, int32_t batch, int64_t stride, int32_t ring, int32_t sps) {
+  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= batch) return;
+  const int64_t s = seq[i], rid = rids[i];
+  const int64_t p1 = s - 1, p0 = p1 - 4 > 0 ? p1 - 4 : 0;
+  const int32_t l1 = f2s[r2t[rid * stride + p1]], l0 = f2s[r2t[rid * stride + p0]];
+  const int32_t w = (l1 / sps) * ring + l1 % ring, r0 = (l0 / sps) * ring + l0 % ring;
+  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / 4), static_cast<uint32_t>(w / 4));
 }
 
 // Where do consecutive single-block launches run?
@@ -210,6 +183,11 @@ void Time(const std::string& name, const std::function<cudaError_t(cudaStream_t)
   std::fflush(stdout);
 }
 
+#ifdef ANATOMY_BEFORE
+// Revisions before DeriveSlot: only max_rid is derived.
+inline void DeriveSlot(SlotParams& s) { s.max_rid = MaxFastRid(s.cr, s.ring, s.legacy, s.req_style); }
+#endif
+
 SlotParams IdentitySlot(int cr, int ring, int sps) {
   SlotParams s{};
   s.cr = cr;
@@ -219,14 +197,12 @@ SlotParams IdentitySlot(int cr, int ring, int sps) {
   s.legacy = 0;
   s.ring_div = MakeFastDiv(ring);
   s.sps_div = MakeFastDiv(sps);
-#ifndef ANATOMY_BEFORE
-  s.max_rid = MaxFastRid(cr, ring, 0, s.req_style);
-#endif
   s.r2t = nullptr;
   s.r2t_stride = 65536;
   s.r2t_rows = INT_MAX / 65536;
   s.f2s = nullptr;
   s.f2s_len = 0;
+  DeriveSlot(s);
   return s;
 }
 
@@ -288,6 +264,7 @@ int Main(int argc, char** argv) {
     sp.r2t_rows = tRows;
     sp.f2s = d_f2s;
     sp.f2s_len = tLen;
+    DeriveSlot(sp);
     return sp;
   };
   auto decodeParams = [&](int cr, int ring, int B) {
@@ -371,6 +348,23 @@ int Main(int argc, char** argv) {
   CK(om::LaunchFillRandom(d_src, (readBytes + writeBytes) / 4, 4, 1.f, 0.f, st));
   CK(cudaStreamSynchronize(st));
 
+  if (ncu && getenv("ANATOMY_NCU_SMALL")) {
+    // The four small planner kernels of interest, 20 rounds: c4 prefill B=8 D=6 identity, the same with tables,
+    // c4 decode B=8 with tables, c128 decode B=8.
+    PrefillParams pt = prefillParams(4, 16);
+    pt.slot = withTables(pt.slot);
+    DecodeParams dt = decodeParams(4, 16, 8);
+    dt.slot = withTables(dt.slot);
+    for (int i = 0; i < 20; ++i) {
+      CK(LaunchPrefill(prefillParams(4, 16), st, sms));
+      CK(LaunchPrefill(pt, st, sms));
+      CK(LaunchDecode(dt, st));
+      CK(LaunchDecode(decodeParams(128, 256, 8), st));
+    }
+    CK(cudaStreamSynchronize(st));
+    std::printf("ncu small mode done\n");
+    return 0;
+  }
   if (ncu) {
     for (int i = 0; i < 20; ++i) {
       CK(LaunchDecode(decodeParams(128, 256, 8), st));
@@ -397,14 +391,6 @@ int Main(int argc, char** argv) {
       const int threads = B <= 32 ? 32 : 128;
       const int blocks = (B + threads - 1) / threads;
       if (cr == 128) {
-#ifndef ANATOMY_BEFORE
-        {
-          const DecodeRingArgs ra{dp.plan_d, dp.status, dp.seq_lens, dp.rids, B, ring, MakeFastDiv(ring), MaxFastRid(128, ring, 0, 1)};
-          Time(tag + "ring var: no status", [&](cudaStream_t s) { DecodeRingVar<0><<<blocks, threads, 0, s>>>(ra); return cudaGetLastError(); }, st);
-          Time(tag + "ring var: clean record first", [&](cudaStream_t s) { DecodeRingVar<1><<<blocks, threads, 0, s>>>(ra); return cudaGetLastError(); }, st);
-          Time(tag + "ring var: vote + record after", [&](cudaStream_t s) { DecodeRingVar<2><<<blocks, threads, 0, s>>>(ra); return cudaGetLastError(); }, st);
-        }
-#endif
         Time(tag + "upstream shape, int32 math, 256 thr", [&](cudaStream_t s) { DecodeMin32Kernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring); return cudaGetLastError(); }, st);
         if (getenv("ANATOMY_PLANNER_ONLY")) continue;
         Time(tag + "same code, 256-thread blocks", [&](cudaStream_t s) { DecodeVar<128, kReqRing, true><<<(B + 255) / 256, 256, 0, s>>>(dp); return cudaGetLastError(); }, st);
@@ -420,6 +406,10 @@ int Main(int argc, char** argv) {
         DecodeParams dt = dp;
         dt.slot = withTables(dp.slot);
         Time(tag + "addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchDecode(dt, s); }, st);
+        Time(tag + "upstream shape paged, tables, 256 thr", [&](cudaStream_t s) {
+          DecodeMinPagedKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, d_r2t, d_f2s, B, tStride, ring, 256);
+          return cudaGetLastError();
+        }, st);
         if (getenv("ANATOMY_PLANNER_ONLY")) continue;
         Time(tag + "same code, no ballot/status", [&](cudaStream_t s) { DecodeVar<4, kPaged, false><<<blocks, threads, 0, s>>>(dp); return cudaGetLastError(); }, st);
       }
@@ -433,6 +423,28 @@ int Main(int argc, char** argv) {
         PrefillParams pt = pp;
         pt.slot = withTables(pp.slot);
         Time("prefill B=" + std::to_string(B) + " D=6 c4 addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchPrefill(pt, s, sms); }, st);
+      }
+    }
+  }
+  // General small batches as bench.mjs (prefixes 512-518, identity maps): B=16 E=4095 and B=1 E=8192.
+  {
+    int32_t *d_gseq, *d_gext;
+    CK(cudaMalloc(&d_gseq, 16 * 4));
+    CK(cudaMalloc(&d_gext, 16 * 4));
+    const int cases[2][2] = {{16, 4095}, {1, 8192}};
+    for (const auto& c : cases) {
+      const int B = c[0], E = c[1];
+      std::vector<int32_t> gs(B), ge(B, E);
+      for (int i = 0; i < B; ++i) gs[i] = 512 + i % 7 + E;
+      CK(cudaMemcpy(d_gseq, gs.data(), B * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(d_gext, ge.data(), B * 4, cudaMemcpyHostToDevice));
+      for (int cr : {4, 128}) {
+        PrefillParams pg = prefillParams(cr, cr == 4 ? 16 : 256, B);
+        pg.seq_lens = d_gseq;
+        pg.extend_lens = d_gext;
+        pg.num_q = B * E;
+        Time("prefill B=" + std::to_string(B) + " E=" + std::to_string(E) + " c" + std::to_string(cr) + " addon kernel",
+             [&](cudaStream_t s) { return LaunchPrefill(pg, s, sms); }, st);
       }
     }
   }

@@ -15,9 +15,12 @@ if [ -n "${BEFORE:-}" ]; then
     -cudart static -I"$tmp/packages/kernels-cuda/native" -o "$root/.anatomy/anatomy-before" "$pkg/bench/anatomy/anatomy.cu"
   rm -rf "$tmp"
 fi
-# VARIANTS="name:-DFLAG ...": more builds of the current kernels with build-time switches (.anatomy/anatomy-name).
+# VARIANTS="name:-DFLAG[,-DFLAG2] ...": more builds of the current kernels with build-time switches
+# (.anatomy/anatomy-name).
 for v in ${VARIANTS:-}; do
-  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 "${v#*:}" -gencode arch=compute_90,code=sm_90 \
+  flags="${v#*:}"
+  # shellcheck disable=SC2086  # one word per flag
+  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 ${flags//,/ } -gencode arch=compute_90,code=sm_90 \
     -cudart static -I"$pkg/native" -o "$root/.anatomy/anatomy-${v%%:*}" "$pkg/bench/anatomy/anatomy.cu"
 done
 echo "built $root/.anatomy/anatomy"

@@ -74,10 +74,10 @@ SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
   // Fast division by ring and SPS: both are in [1, INT32_MAX] (GetInt above), the range MakeFastDiv serves.
   s.ring_div = MakeFastDiv(static_cast<uint32_t>(s.ring));
   s.sps_div = MakeFastDiv(static_cast<uint32_t>(s.sps));
-  s.max_rid = MaxFastRid(s.cr, s.ring, s.legacy, s.req_style);
   s.r2t_stride = GetInt(env, cfg, "r2tStride", 1, INT_MAX);
   s.r2t_rows = GetInt(env, cfg, "r2tRows", 0, INT_MAX);
   s.f2s_len = GetInt(env, cfg, "f2sLen", 0, (int64_t{1} << 40));
+  DeriveSlot(s);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstddef>
 #include <type_traits>
 #include <vector>
 
@@ -61,6 +62,17 @@ __device__ __forceinline__ void WriteRecord(PlanStatus* out, const LaneErr& e, i
   *out = r;
 }
 
+// A clean record: code 0, the counts and `grid` (index, value and aux are defined only when code != 0), in three
+// stores instead of WriteRecord's six. Records are only 8-byte aligned (the host-array entry points place the status
+// after the plan rows, at numQ * 24 or batch * 16 bytes), so the counts share one 8-byte store, not a 16-byte one.
+__device__ __forceinline__ void WriteCleanRecord(PlanStatus* out, int32_t nc, int32_t nw, int32_t records) {
+  out->code = kErrNone;
+  *reinterpret_cast<int2*>(&out->num_compress) = make_int2(nc, nw);
+  out->grid = records;
+}
+static_assert(offsetof(PlanStatus, num_compress) % 8 == 0 && offsetof(PlanStatus, num_write) == offsetof(PlanStatus, num_compress) + 4,
+              "num_compress and num_write share one 8-byte store");
+
 // Run-time division of 0 <= n < 2^31 (FastDiv in plan_kernels.cuh): multiply-high, add, shift; no branch.
 __device__ __forceinline__ int32_t Quo(const FastDiv& f, int32_t n) {
   return static_cast<int32_t>((__umulhi(static_cast<uint32_t>(n), f.mul) + static_cast<uint32_t>(n)) >> f.shr);
@@ -74,10 +86,13 @@ __device__ __forceinline__ int32_t DivCr(int32_t n) {
 
 // A length (S or E) of request i as int64: int32 inputs widen; int64 inputs (upstream's dtype) are returned as read
 // and narrowed by the caller after the range check (kErrNarrow).
-// Inputs are read with volatile inline PTX (ld.global.nc): the compiler may not sink a volatile asm into the branch
+// Inputs are read with volatile inline PTX (ld.global.nc): the front end may not sink a volatile asm into the branch
 // that first uses its value, so S, E and the pool index are fetched together at the top of the kernel instead of
-// one after another behind the validity checks (each sunk load would add a dependent memory round trip).
-// The read-only path (.nc); plain ld.global measured the same on the H200 (bench/anatomy, within 0.01 µs).
+// one after another behind the validity checks (each sunk load would add a dependent memory round trip). The PTX
+// assembler still schedules the loads like any others: it sank a load into a conditional block that followed it
+// (decode, bench/anatomy SASS), so a load that must go early is kept out of branches (DecodeRows, the small prefill
+// kernel's clamped request index). The read-only path (.nc); plain ld.global measured the same on the H200
+// (bench/anatomy, within 0.01 µs, for the identity-map and table paths alike).
 __device__ __forceinline__ int64_t Ld64(const int64_t* ptr) {
   long long v;
   asm volatile("ld.global.nc.s64 %0, [%1];" : "=l"(v) : "l"(ptr));
@@ -87,6 +102,17 @@ __device__ __forceinline__ int32_t Ld32(const int32_t* ptr) {
   int v;
   asm volatile("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(ptr));
   return v;
+}
+// Two loads predicated on `active` without a branch (when inactive nothing is read and both results are 0), so the
+// small prefill kernel's table reads sit in the same basic block as the work scheduled under them.
+__device__ __forceinline__ void Ld32PairIf(bool active, const int32_t* pa, const int32_t* pb, int32_t& a, int32_t& b) {
+  int va = 0, vb = 0;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t@p ld.global.nc.s32 %0, [%2];\n\t@p ld.global.nc.s32 %1, [%3];\n\t}"
+      : "+r"(va), "+r"(vb)
+      : "l"(pa), "l"(pb), "r"(static_cast<int>(active)));
+  a = va;
+  b = vb;
 }
 template <typename LenT>
 __device__ __forceinline__ int64_t LoadLen(const void* base, int32_t i) {
@@ -181,60 +207,111 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32
 
 // Whether request (rid, S) may take the checked-index path (SlotPairChecked): its index checks
 // hold for every position it looks up (positions are < S), and a full_to_state table has an entry 0 (SlotPairChecked
-// reads entry 0 in place of an out-of-range one). rid is already CheckRid'ed (0 <= rid <= INT32_MAX).
-template <int MODE>
+// reads entry 0 in place of an out-of-range one). rid is already CheckRid'ed (0 <= rid <= INT32_MAX). kMaps as in
+// PairR2t (-1: the tables present are decided at run time).
+template <int MODE, int kMaps = -1>
 __device__ __forceinline__ bool IndexChecked(const SlotParams& sp, int32_t rid, int32_t s) {
-  if constexpr (MODE == kPaged) return rid < sp.r2t_rows && s <= sp.r2t_stride && (sp.f2s == nullptr || sp.f2s_len > 0);
-  else return rid <= sp.max_rid;
+  if constexpr (MODE == kPaged) {
+    const bool has_f2s = kMaps < 0 ? sp.f2s != nullptr : (kMaps & 2) != 0;
+    return rid < sp.r2t_rows32 && s <= sp.r2t_stride32 && (!has_f2s || sp.f2s_len32 > 0);
+  } else {
+    return rid <= sp.max_rid;
+  }
+}
+
+// A paged pair lookup of an IndexChecked request in its three steps, so that a kernel can issue the table reads as
+// soon as it knows a row's request and finish the slots later: PrefillSmallKernel issues the req_to_token reads before
+// its per-request work and the full_to_state reads before its row shape, so the two dependent round trips overlap
+// that work instead of following it. Both reads of each level are issued together.
+// kMaps: which tables the launch has, bit 0 req_to_token, bit 1 full_to_state, as a template parameter so that the
+// kernel holds only the reads it does (-1: decided at run time).
+// Locations are kept as int32 (table entries are int32; an identity location row*stride + p is < r2t_rows*stride <=
+// INT32_MAX) and widened only where compared: a load whose value is widened right away stalls the warp at once (the
+// sign extension consumes it), which put each round trip back on the chain (H200, bench/anatomy SASS).
+struct PairLookup {
+  int32_t full_a, full_b;  // full-pool locations (req_to_token entries, or identity row*stride + p)
+  int32_t swa_a, swa_b;    // SWA locations (full_to_state entries, or the full locations)
+  bool range_a, range_b;   // the full locations are inside full_to_state
+};
+// active = false: nothing is read (the lookup is not used).
+template <int kMaps>
+__device__ __forceinline__ PairLookup PairR2t(const SlotParams& sp, int32_t rid, int32_t pa, int32_t pb, bool active = true) {
+  const bool has_r2t = kMaps < 0 ? sp.r2t != nullptr : (kMaps & 1) != 0;
+  // 0 <= rid < r2t_rows and 0 <= pa, pb < S <= r2t_stride, all < 2^31: unsigned 32 x 32 -> 64-bit offsets.
+  const uint64_t row = static_cast<uint64_t>(static_cast<uint32_t>(rid)) * static_cast<uint32_t>(sp.r2t_stride32);
+  const uint64_t ia = row + static_cast<uint32_t>(pa), ib = row + static_cast<uint32_t>(pb);
+  PairLookup l{0, 0, 0, 0, true, true};
+  if (has_r2t) {
+    Ld32PairIf(active, sp.r2t + ia, sp.r2t + ib, l.full_a, l.full_b);
+  } else {  // identity: row + p < r2t_rows * r2t_stride <= INT32_MAX (the binding's identity rows)
+    l.full_a = static_cast<int32_t>(ia);
+    l.full_b = static_cast<int32_t>(ib);
+  }
+  return l;
+}
+template <int kMaps>
+__device__ __forceinline__ void PairF2s(const SlotParams& sp, PairLookup& l, bool active = true) {
+  const bool has_f2s = kMaps < 0 ? sp.f2s != nullptr : (kMaps & 2) != 0;
+  l.swa_a = l.full_a;
+  l.swa_b = l.full_b;
+  if (has_f2s) {
+    // As unsigned, a negative location is >= 2^31 >= f2s_len32: one compare each.
+    l.range_a = static_cast<uint32_t>(l.full_a) < sp.f2s_len32;
+    l.range_b = static_cast<uint32_t>(l.full_b) < sp.f2s_len32;
+    // An out-of-range location reads entry 0 instead (IndexChecked: f2s_len > 0) and is reported by PairFinish.
+    Ld32PairIf(active, sp.f2s + (l.range_a ? l.full_a : 0), sp.f2s + (l.range_b ? l.full_b : 0), l.swa_a, l.swa_b);
+  }
+}
+// Slots of the looked-up pair, as Slot(pa) then Slot(pb) would give them (errors noted for pa first, and only when
+// want_a): wrapping int32 arithmetic on a location in [0, INT32_MAX]; a refused location gives slot 0.
+__device__ __forceinline__ void PairFinish(const SlotParams& sp, const PairLookup& l, int32_t rid, int32_t pa, int32_t pb, bool want_a,
+                                           LaneErr& err, int32_t& sa, int32_t& sb) {
+  if (want_a) {
+    if (!l.range_a) Note(err, kErrFullRange, rid, l.full_a, pa);
+    else if (l.swa_a < 0) Note(err, kErrSwaNeg, rid, l.swa_a, pa);
+  }
+  if (!l.range_b) Note(err, kErrFullRange, rid, l.full_b, pb);
+  else if (l.swa_b < 0) Note(err, kErrSwaNeg, rid, l.swa_b, pb);
+  const int32_t swa = l.range_a && l.swa_a >= 0 ? l.swa_a : -1;
+  const int32_t swb = l.range_b && l.swa_b >= 0 ? l.swa_b : -1;
+  sa = swa < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swa)));
+  sb = swb < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swb)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swb)));
+}
+
+// PairFinish's slots without its error details: whether it would note an error (the small kernel's common path
+// keeps one flag per thread and recomputes the details only when a flag is set, see PrefillSmallKernel).
+// Branch-free: the slot arithmetic runs on location 0 for a refused location and the result is discarded (with a
+// branch around it, the compiler put each slot in its own block, which kept the row's other work from being
+// scheduled under the full_to_state round trip).
+__device__ __forceinline__ bool PairSlotsFast(const SlotParams& sp, const PairLookup& l, bool want_a, int32_t& sa, int32_t& sb) {
+  const bool ok_a = l.range_a && l.swa_a >= 0, ok_b = l.range_b && l.swa_b >= 0;
+  const int32_t va = ok_a ? l.swa_a : 0, vb = ok_b ? l.swa_b : 0;
+  const int32_t slot_a = static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, va)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, va)));
+  const int32_t slot_b = static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, vb)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, vb)));
+  sa = ok_a ? slot_a : 0;
+  sb = ok_b ? slot_b : 0;
+  return (want_a && !ok_a) || !ok_b;
 }
 
 // Slots of positions pa and pb (both < S) of an IndexChecked request, as Slot(pa) then Slot(pb) would give them
 // (errors noted for pa first, and only when want_a), without Slot's index checks (they hold by IndexChecked; on the
-// H200 they were about a third of the small prefill kernel's row code, bench/anatomy) and with both table reads of
-// each level issued together, so a paged lookup costs two dependent memory round trips for the pair instead of
-// four. pa is always a valid position, so reading it when !want_a is safe.
-// kMaps (paged only): which tables the launch has, bit 0 req_to_token, bit 1 full_to_state, as a template
-// parameter so that the kernel holds only the reads it does (-1: decided at run time).
+// H200 they were about a third of the small prefill kernel's row code, bench/anatomy) and, paged, with both table
+// reads of each level issued together, so a paged lookup costs two dependent memory round trips for the pair instead
+// of four. pa is always a valid position, so reading it when !want_a is safe.
 template <int MODE, int kMaps = -1>
 __device__ __forceinline__ void SlotPairChecked(const SlotParams& sp, int32_t rid, int32_t b, int32_t pa, int32_t pb, bool want_a,
                                                 LaneErr& err, int32_t& sa, int32_t& sb) {
+  (void)b;
   if constexpr (MODE != kPaged) {
-    (void)b;
     (void)want_a;
     (void)err;
     const int32_t base = rid * sp.ring;  // rid <= max_rid: base + p%R <= INT32_MAX
     sa = base + Rem(sp.ring_div, pa);
     sb = base + Rem(sp.ring_div, pb);
   } else {
-    const bool has_r2t = kMaps < 0 ? sp.r2t != nullptr : (kMaps & 1) != 0;
-    const bool has_f2s = kMaps < 0 ? sp.f2s != nullptr : (kMaps & 2) != 0;
-    const int64_t row = static_cast<int64_t>(rid) * sp.r2t_stride;  // rid < r2t_rows, pa, pb < S <= r2t_stride
-    int64_t fa = row + pa, fb = row + pb;
-    if (has_r2t) {
-      const int32_t la = Ld32(sp.r2t + fa), lb = Ld32(sp.r2t + fb);
-      fa = la;
-      fb = lb;
-    }
-    int64_t wa = fa, wb = fb;
-    bool range_a = true, range_b = true;
-    if (has_f2s) {
-      range_a = fa >= 0 && fa < sp.f2s_len;
-      range_b = fb >= 0 && fb < sp.f2s_len;
-      const int32_t va = Ld32(sp.f2s + (range_a ? fa : 0)), vb = Ld32(sp.f2s + (range_b ? fb : 0));  // f2s_len > 0
-      wa = va;
-      wb = vb;
-    }
-    if (want_a) {
-      if (!range_a) Note(err, kErrFullRange, rid, fa, pa);
-      else if (wa < 0) Note(err, kErrSwaNeg, rid, wa, pa);
-    }
-    if (!range_b) Note(err, kErrFullRange, rid, fb, pb);
-    else if (wb < 0) Note(err, kErrSwaNeg, rid, wb, pb);
-    // As Slot: wrapping int32 arithmetic on a location in [0, INT32_MAX]; a refused location gives slot 0.
-    const int32_t swa = range_a && wa >= 0 ? static_cast<int32_t>(wa) : -1;
-    const int32_t swb = range_b && wb >= 0 ? static_cast<int32_t>(wb) : -1;
-    sa = swa < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swa)));
-    sb = swb < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swb)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swb)));
+    PairLookup l = PairR2t<kMaps>(sp, rid, pa, pb);
+    PairF2s<kMaps>(sp, l);
+    PairFinish(sp, l, rid, pa, pb, want_a, err, sa, sb);
   }
 }
 
@@ -299,9 +376,15 @@ __device__ __forceinline__ void StoreInvalidW(uint32_t* w, int32_t k) {
 // c_base + rankC when position+1 is a multiple of cr, its write row at w_base + rankW when it is written.
 // Each slot is looked up once: slot(max(pos-cr, 0)) for a compress row with buffer_len > 0, then slot(pos), shared by
 // that compress row (rp1) and the write row (the first error noted is the same as looking them up per use).
-template <int CR, int MODE, bool kIdx, int kMaps>
-__device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
-                                        int32_t c_base, int32_t w_base, LaneErr& err) {
+// pre (paged, checked-index rows only): the row's pair (q0, pos) already looked up by PairR2t + PairF2s; nullptr: look
+// it up here.
+// kDetail: note the first error with its details in err (as the host loop reports it); otherwise (the small kernel's
+// common path) only return whether the row saw an error, and err is untouched: a caller that gets true re-runs the row
+// with kDetail (the same lookups, the same bytes) to learn the details.
+template <int CR, int MODE, bool kIdx, int kMaps, bool kDetail = true>
+__device__ __forceinline__ bool EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
+                                        int32_t c_base, int32_t w_base, LaneErr& err, const PairLookup* pre) {
+  bool row_err = false;
   const int32_t pos = r.prefix + j;  // < S <= INT32_MAX, so pos + 1 does not overflow
   const bool is_c = ((pos + 1) & (CR - 1)) == 0;  // cr is a power of two (4 or 128)
   constexpr int32_t window = CR == 4 ? 2 * CR : CR;
@@ -320,10 +403,20 @@ __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32
     const bool lookup_c = is_c && buffer_len > 0;
     int32_t slot_q0 = 0, slot_pos = 0;
     if constexpr (kIdx) {
-      if (lookup_c || is_w) SlotPairChecked<MODE, kMaps>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0, slot_pos);
+      if (lookup_c || is_w) {
+        if (MODE == kPaged && pre != nullptr) {
+          if constexpr (kDetail) PairFinish(p.slot, *pre, rid, q0, pos, lookup_c, err, slot_q0, slot_pos);
+          else row_err = PairSlotsFast(p.slot, *pre, lookup_c, slot_q0, slot_pos);
+        } else {
+          SlotPairChecked<MODE, kMaps>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0, slot_pos);  // no error (ring) or detailed
+        }
+      }
     } else {
-      if (lookup_c) slot_q0 = Slot<MODE>(p.slot, rid, b, q0, err);
-      if (lookup_c || is_w) slot_pos = Slot<MODE>(p.slot, rid, b, pos, err);
+      LaneErr local{0, 0, 0, 0};
+      LaneErr& e = kDetail ? err : local;
+      if (lookup_c) slot_q0 = Slot<MODE>(p.slot, rid, b, q0, e);
+      if (lookup_c || is_w) slot_pos = Slot<MODE>(p.slot, rid, b, pos, e);
+      if constexpr (!kDetail) row_err = local.code != kErrNone;
     }
     if (lookup_c) {
       // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
@@ -342,12 +435,51 @@ __device__ __forceinline__ void EmitRow(const PrefillParams& p, int32_t k, int32
     const int32_t rank = main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix;
     reinterpret_cast<uint2*>(p.plan_w)[w_base + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
   }
+  return row_err;
 }
+template <int CR, int MODE, int kMaps, bool kDetail = true>
+__device__ __forceinline__ bool EmitRowAny(bool idx_checked, const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r,
+                                           int32_t rid, int32_t c_base, int32_t w_base, LaneErr& err, const PairLookup* pre = nullptr) {
+  if (MODE != kLegacy && idx_checked) return EmitRow<CR, MODE, true, kMaps, kDetail>(p, k, b, j, r, rid, c_base, w_base, err, pre);
+  return EmitRow<CR, MODE, false, kMaps, kDetail>(p, k, b, j, r, rid, c_base, w_base, err, nullptr);
+}
+
+// EmitRow<kIdx = true, kDetail = false> as one basic block (selects and predicated stores instead of branches), for
+// the small kernel's checked-index rows: the row indices and everything else that does not need the slots can then be
+// scheduled under the full_to_state round trip. Returns whether the row saw an error (as EmitRow<kDetail = false>).
+// Not for the legacy layout (its rows take EmitRow).
 template <int CR, int MODE, int kMaps>
-__device__ __forceinline__ void EmitRowAny(bool idx_checked, const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r,
-                                           int32_t rid, int32_t c_base, int32_t w_base, LaneErr& err) {
-  if (MODE != kLegacy && idx_checked) EmitRow<CR, MODE, true, kMaps>(p, k, b, j, r, rid, c_base, w_base, err);
-  else EmitRow<CR, MODE, false, kMaps>(p, k, b, j, r, rid, c_base, w_base, err);
+__device__ __forceinline__ bool EmitRowFast(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
+                                            int32_t c_base, int32_t w_base, const PairLookup& pre) {
+  static_assert(MODE != kLegacy, "legacy rows take EmitRow");
+  const int32_t pos = r.prefix + j;
+  const bool is_c = ((pos + 1) & (CR - 1)) == 0;
+  constexpr int32_t window = CR == 4 ? 2 * CR : CR;
+  const int32_t buffer_len = window - min(j + 1, window);
+  const bool main = pos >= r.main_start;
+  const bool tail = MODE == kPaged && p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
+  const bool is_w = main || tail;
+  const bool lookup_c = is_c && buffer_len > 0;
+  const int32_t q0 = max(pos - CR, 0);
+  const int32_t c_row = c_base + (DivCr<CR>(pos) - DivCr<CR>(r.prefix));
+  const int32_t w_row = w_base + (main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix);
+  int32_t slot_q0, slot_pos;
+  bool bad = false;
+  if constexpr (MODE == kPaged) {
+    bad = PairSlotsFast(p.slot, pre, lookup_c, slot_q0, slot_pos);
+  } else {
+    LaneErr none{0, 0, 0, 0};  // the request ring notes nothing on the checked-index path
+    SlotPairChecked<MODE, kMaps>(p.slot, rid, b, q0, pos, lookup_c, none, slot_q0, slot_pos);
+  }
+  // Slot values may be negative (upstream's int32 wrap); signed division truncates as upstream's does.
+  const int32_t rp0 = lookup_c ? slot_q0 / CR : -1, rp1 = lookup_c ? slot_pos / CR : b;
+  if (is_c) {
+    reinterpret_cast<uint4*>(p.plan_c)[c_row] =
+        make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
+                   static_cast<uint32_t>(rp0), static_cast<uint32_t>(rp1));
+  }
+  if (is_w) reinterpret_cast<uint2*>(p.plan_w)[w_row] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(slot_pos));
+  return (lookup_c || is_w) && bad;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -355,34 +487,56 @@ __device__ __forceinline__ void EmitRowAny(bool idx_checked, const PrefillParams
 // kLoop (here and in the other kernels): the grid does not cover every row / request, so threads loop over a grid
 // stride; without it each thread has at most one and the loop body runs once (measured on the H200, bench/anatomy:
 // the loop structure alone cost decode 0.07 µs even when it ran once).
+//
+// A small plan is one dependent chain per warp (about 500 warp instructions at ~6 cycles each before this layout,
+// Nsight Compute on the H200), so the kernel is laid out to keep the chain short:
+// * Errors cost one flag on the common path. Requests, pool indices and rows only say whether they saw an error; when
+//   some flag is set (one vote at the end), the warp recomputes the details in the host loop's order (CheckReq, the
+//   sum, CheckRid, then every row again with EmitRow<kDetail>, which does the same lookups and rewrites the same
+//   bytes). Before, every check carried its code, index, value and aux through the rows in select chains.
+// * Table reads start early: the req_to_token reads go out as soon as a row knows its request (after the scans and the
+//   binary lifting) and overlap the batch checks and the status record; the full_to_state reads overlap the row's
+//   shape shuffles. Both are guarded by the checked-index conditions (IndexChecked), so they are in bounds whatever
+//   the batch turns out to be; a refused batch discards them.
+template <int CR, int MODE, typename LenT>
+__device__ __forceinline__ bool ReqOk(const PrefillParams& p, int64_t s, int64_t e) {
+  // CheckReq's accepting predicate (0 <= host_rules <= E <= S, both int32): false exactly when CheckReq reports.
+  if constexpr (sizeof(LenT) == 4) {
+    const int32_t s32 = static_cast<int32_t>(s), e32 = static_cast<int32_t>(e);
+    return e32 >= p.host_rules && e32 <= s32;
+  } else {
+    return !NotInt32(s) && !NotInt32(e) && e >= p.host_rules && e <= s;
+  }
+}
+
 template <int CR, int MODE, typename LenT, bool kLoop, int kMaps>
 __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const PrefillParams p) {
   __shared__ LaneErr warp_err[kSmallThreads / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int32_t B = p.batch;  // 1..32 (the launcher picks this kernel only then)
   const bool have = lane < B;
-  // One round of independent loads: S, E and the pool index of request `lane`.
-  int64_t s64 = 0, e64 = 0, rid64 = lane;
-  if (have) {
-    s64 = LoadLen<LenT>(p.seq_lens, lane);
-    e64 = LoadLen<LenT>(p.extend_lens, lane);
-    if (p.rids) rid64 = Ld64(p.rids + lane);
-  }
-  LaneErr verr{0, 0, 0, 0};
-  if (have) {
-    int64_t v, a;
-    const int32_t code = CheckReq<LenT>(p, s64, e64, v, a);
-    if (code != kErrNone) verr = LaneErr{code, lane, v, a};
-  }
-  const bool ok = have && verr.code == kErrNone;
+  // One round of independent loads: S, E and the pool index of request `lane`. Lanes >= B read request 0's entries
+  // (B >= 1) and ignore them, so the loads need no branch.
+  const int32_t li = have ? lane : 0;
+  const int64_t s64 = LoadLen<LenT>(p.seq_lens, li);
+  const int64_t e64 = LoadLen<LenT>(p.extend_lens, li);
+  const int64_t rid64 = p.rids ? Ld64(p.rids + li) : li;
+  const bool ok = have && ReqOk<CR, MODE, LenT>(p, s64, e64);
   const int32_t s = ok ? static_cast<int32_t>(s64) : 0;
   const int32_t e = ok ? static_cast<int32_t>(e64) : 0;
+  // The pool index as CheckRid returns it (0 when it refuses it) and whether the request's rows take the
+  // checked-index path. rid <= INT32_MAX, so bit 31 carries the flag in the same shuffle.
+  const bool rid_in = static_cast<uint64_t>(rid64) <= static_cast<uint64_t>(MODE == kLegacy ? (INT_MAX - 127) / 128 : INT_MAX);
+  const int32_t rid = rid_in ? static_cast<int32_t>(rid64) : 0;
+  const bool idx_checked = ok && rid_in && IndexChecked<MODE, kMaps>(p.slot, rid, s);
+  const int32_t rid_flag = static_cast<int32_t>(static_cast<uint32_t>(rid) | (static_cast<uint32_t>(idx_checked) << 31));
   // Unconditional (no branch): a refused or absent request has s = e = 0, whose shape is all zeros.
   const ReqShape r = Shape<CR>(s, e, p);
   // Inclusive warp scan of E and of the packed counts nc | nw << 16. E is clamped to 65536: 32 clamped values sum
   // to < 2^22 (exact in int32), and a clamped E means sum(E) > 65535 >= numQ, a refused batch. nc, nw <= E, so
   // when the batch is accepted (sum(E) <= numQ <= 65535) every partial sum of nc and of nw is <= 65535: the low
-  // half never carries into the high half. Lanes >= B add 0.
+  // half never carries into the high half. Lanes >= B add 0. (Scanning E alone first, so that the table reads go
+  // out before the shape and the count scan, measured no faster on the H200: bench/anatomy.)
   const int32_t ev = min(e, 65536);
   const uint32_t cw = static_cast<uint32_t>(min(r.nc, 65535)) | (static_cast<uint32_t>(min(r.nw, 65535)) << 16);
   int32_t e_inc = ev;
@@ -399,34 +553,60 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
   const uint32_t cw_tot = __shfl_sync(kFull, cw_inc, B - 1);
   const int32_t e_ex = e_inc - ev;
   const uint32_t cw_ex = cw_inc - cw;
+  // Binary lifting over lanes [0, B): the largest step is the highest power of two <= B - 1.
+  const int top = B > 1 ? 1 << (31 - __clz(B - 1)) : 0;
 
-  LaneErr werr = WarpErr(verr);  // a refused request: the lowest one's error, as every warp sees it
-  bool bad = werr.code != kErrNone;
-  // The sum check in int32 on the clamped sum: a clamped E makes e_tot > 65535 >= numQ, refused either way.
-  if (!bad && (p.host_rules ? e_tot != p.num_q : e_tot > p.num_q)) {
-    long long x = e;  // the exact sum, for the message only
-    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
-    werr = LaneErr{kErrExtendSum, -1, static_cast<int64_t>(x), p.num_q};
-    bad = true;
-  }
-  // Pool indices are checked by their owner lane, only for requests that have rows (as the host loop reads them).
-  LaneErr rerr{0, 0, 0, 0};
-  int32_t rid = 0;
-  if (!bad && ok && e > 0) rid = CheckRid<MODE>(p.slot, rid64, lane, rerr);
-  const int32_t idx_checked = rerr.code == kErrNone && IndexChecked<MODE>(p.slot, rid, s) ? 1 : 0;
+  // A row's request and its first table reads. k < e_tot and a checked-index request keep every read in bounds:
+  // j = k - e_ex[b] < E_b (a clamped E_b is 65536 > any j), so q0 <= pos = prefix_b + j < S_b <= r2t_stride.
+  struct RowStart {
+    int32_t b, j, prefix, rid_flag;
+    PairLookup look;
+  };
+  auto start_row = [&](int32_t k) {
+    // Request of row k: the largest b < B with e_ex[b] <= k (zero-length requests are skipped; e_ex[0] = 0).
+    int32_t b = 0;
+    for (int step = top; step > 0; step >>= 1) {
+      const int32_t cand = b + step;
+      const int32_t v = __shfl_sync(kFull, e_ex, cand < B ? cand : 0);
+      if (cand < B && v <= k) b = cand;
+    }
+    RowStart rs{b, k - __shfl_sync(kFull, e_ex, b), __shfl_sync(kFull, r.prefix, b), __shfl_sync(kFull, rid_flag, b),
+                PairLookup{0, 0, 0, 0, true, true}};
+    if constexpr (MODE == kPaged) {
+      const int32_t pos = rs.prefix + rs.j;
+      rs.look = PairR2t<kMaps>(p.slot, rs.rid_flag & 0x7fffffff, max(pos - CR, 0), pos, k < e_tot && rs.rid_flag < 0);
+    }
+    return rs;
+  };
+  // The row's shape from its request's lane.
+  auto row_shape = [&](const RowStart& rs, int32_t& c_base, int32_t& w_base) {
+    ReqShape rb{0, 0, 0, 0, 0, 0, 0};
+    rb.prefix = rs.prefix;
+    rb.main_start = __shfl_sync(kFull, r.main_start, rs.b);
+    rb.lim = __shfl_sync(kFull, r.lim, rs.b);
+    rb.tail_to_lim = __shfl_sync(kFull, r.tail_to_lim, rs.b);
+    rb.tail_prefix = __shfl_sync(kFull, r.tail_prefix, rs.b);
+    const uint32_t cwb = __shfl_sync(kFull, cw_ex, rs.b);
+    c_base = static_cast<int32_t>(cwb & 0xffffu);
+    w_base = static_cast<int32_t>(cwb >> 16);
+    return rb;
+  };
+  const int32_t base0 = blockIdx.x * blockDim.x + warp * 32;  // warp-uniform, so every shuffle has all 32 lanes
+  const int32_t stride = gridDim.x * blockDim.x;
+  RowStart row = start_row(base0 + lane);
 
+  // A refused request, or a sum(E) the rules refuse (in int32 on the clamped sum: a clamped E makes e_tot > 65535 >=
+  // numQ, refused either way): the batch is refused.
+  const bool bad = __any_sync(kFull, have && !ok) || (p.host_rules ? e_tot != p.num_q : e_tot > p.num_q);
   const int32_t n_tok = e_tot;  // <= numQ when !bad
   const int32_t nc_total = static_cast<int32_t>(cw_tot & 0xffffu);
   const int32_t nw_total = static_cast<int32_t>(cw_tot >> 16);
   // The clean record goes out now, before the rows (its stores overlap them); a block that sees an error overwrites
   // it at the end from the same thread, so program order keeps the error record.
-  if (threadIdx.x == 0 && !bad) WriteRecord(p.status + blockIdx.x, LaneErr{0, 0, 0, 0}, nc_total, nw_total, gridDim.x);
-  // Binary lifting over lanes [0, B): the largest step is the highest power of two <= B - 1.
-  const int top = B > 1 ? 1 << (31 - __clz(B - 1)) : 0;
-  LaneErr rowerr{0, 0, 0, 0};
-  const int32_t stride = gridDim.x * blockDim.x;
-  // Warp-uniform loop (base is the warp's first row) so that every shuffle has all 32 lanes.
-  for (int32_t base = blockIdx.x * blockDim.x + warp * 32; base < p.num_q; base += stride) {
+  if (threadIdx.x == 0 && !bad) WriteCleanRecord(p.status + blockIdx.x, nc_total, nw_total, gridDim.x);
+  bool row_err = false;
+  LaneErr unused{0, 0, 0, 0};
+  for (int32_t base = base0; base < p.num_q; base += stride) {
     const int32_t k = base + lane;
     if (bad) {  // refused input: every row becomes the invalid pattern (in bounds: k < num_q), counts stay 0
       if (k < p.num_q) {
@@ -436,26 +616,25 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
       if constexpr (!kLoop) break;
       continue;
     }
-    // Request of row k: the largest b < B with e_ex[b] <= k (zero-length requests are skipped; e_ex[0] = 0).
-    int32_t b = 0;
-    for (int step = top; step > 0; step >>= 1) {
-      const int32_t cand = b + step;
-      const int32_t v = __shfl_sync(kFull, e_ex, cand < B ? cand : 0);
-      if (cand < B && v <= k) b = cand;
+    if constexpr (kLoop) {
+      if (base != base0) row = start_row(k);
     }
-    ReqShape rb{0, 0, 0, 0, 0, 0, 0};
-    rb.prefix = __shfl_sync(kFull, r.prefix, b);
-    rb.main_start = __shfl_sync(kFull, r.main_start, b);
-    rb.lim = __shfl_sync(kFull, r.lim, b);
-    rb.tail_to_lim = __shfl_sync(kFull, r.tail_to_lim, b);
-    rb.tail_prefix = __shfl_sync(kFull, r.tail_prefix, b);
-    const int32_t eb = __shfl_sync(kFull, e_ex, b);
-    const uint32_t cwb = __shfl_sync(kFull, cw_ex, b);
-    // rid <= INT32_MAX, so bit 31 is free to carry the request's IndexChecked flag in the same shuffle.
-    const int32_t ridb = __shfl_sync(kFull, static_cast<int32_t>(static_cast<uint32_t>(rid) | (static_cast<uint32_t>(idx_checked) << 31)), b);
+    if constexpr (MODE == kPaged) PairF2s<kMaps>(p.slot, row.look, k < n_tok && row.rid_flag < 0);
+    int32_t c_base, w_base;
+    const ReqShape rb = row_shape(row, c_base, w_base);
     if (k < n_tok) {
-      EmitRowAny<CR, MODE, kMaps>(ridb < 0, p, k, b, k - eb, rb, ridb & 0x7fffffff, static_cast<int32_t>(cwb & 0xffffu),
-                           static_cast<int32_t>(cwb >> 16), rowerr);
+      if (MODE != kLegacy && row.rid_flag < 0) {
+        // Paged rows (c4): the straight-line row, which lets the row's other work run under the full_to_state round
+        // trip and measured faster with identity maps too (c4 B=8 D=6 1.77 -> 1.69 µs; B=16 E=4095 2.25 -> 2.29).
+        // Request-ring rows read no table and keep the branches (c128 B=1 E=8192 1.52 µs vs 1.57 straight-line).
+        if constexpr (MODE == kPaged)
+          row_err |= EmitRowFast<CR, MODE, kMaps>(p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, row.look);
+        else
+          row_err |= EmitRowAny<CR, MODE, kMaps, false>(true, p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, unused,
+                                                        &row.look);
+      } else {
+        row_err |= EmitRowAny<CR, MODE, kMaps, false>(false, p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, unused);
+      }
     }
     if (k < p.num_q) {
       if (k >= nc_total) StoreInvalidC(p.plan_c, k);
@@ -463,16 +642,51 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
     }
     if constexpr (!kLoop) break;
   }
-  // One vote for the common clean case; the lowest-lane reductions only when some lane saw an error.
-  if (!bad && __any_sync(kFull, (rerr.code | rowerr.code) != kErrNone)) {
-    werr = WarpErr(rerr);                       // a bad pool index first (its rows used index 0) ...
-    if (werr.code == kErrNone) werr = WarpErr(rowerr);  // ... then what the slot lookups found
+  // One vote for the common clean case. Otherwise the details, in the host loop's order: a refused request (the
+  // lowest), then the sum; for an accepted batch, a bad pool index (its rows used index 0), then what the rows' slot
+  // lookups found (each thread's first, the lowest lane's).
+  const bool rid_err = ok && e > 0 && !rid_in;
+  LaneErr werr{0, 0, 0, 0};
+  if (__any_sync(kFull, bad || rid_err || row_err)) {
+    if (bad) {
+      LaneErr verr{0, 0, 0, 0};
+      if (have) {
+        int64_t v, a;
+        const int32_t code = CheckReq<LenT>(p, s64, e64, v, a);
+        if (code != kErrNone) verr = LaneErr{code, lane, v, a};
+      }
+      werr = WarpErr(verr);
+      if (werr.code == kErrNone) {
+        long long x = e;  // the exact sum, for the message only
+        for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
+        werr = LaneErr{kErrExtendSum, -1, static_cast<int64_t>(x), p.num_q};
+      }
+    } else {
+      LaneErr rerr{0, 0, 0, 0};
+      if (rid_err) (void)CheckRid<MODE>(p.slot, rid64, lane, rerr);
+      werr = WarpErr(rerr);
+      if (werr.code == kErrNone) {
+        LaneErr rowerr{0, 0, 0, 0};
+        for (int32_t base = base0; base < p.num_q; base += stride) {  // the same rows, with details
+          const int32_t k = base + lane;
+          RowStart rs = start_row(k);
+          int32_t c_base, w_base;
+          const ReqShape rb = row_shape(rs, c_base, w_base);
+          if (k < n_tok) {
+            (void)EmitRowAny<CR, MODE, kMaps, true>(rs.rid_flag < 0, p, k, rs.b, rs.j, rb, rs.rid_flag & 0x7fffffff, c_base, w_base,
+                                                    rowerr, nullptr);
+          }
+          if constexpr (!kLoop) break;
+        }
+        werr = WarpErr(rowerr);
+      }
+    }
   }
-  const int32_t nc_out = bad ? 0 : nc_total, nw_out = bad ? 0 : nw_total;
   if (blockDim.x == 32) {
-    if (lane == 0 && werr.code != kErrNone) WriteRecord(p.status + blockIdx.x, werr, nc_out, nw_out, gridDim.x);
+    if (lane == 0 && werr.code != kErrNone) WriteRecord(p.status + blockIdx.x, werr, bad ? 0 : nc_total, bad ? 0 : nw_total, gridDim.x);
     return;
   }
+  const int32_t nc_out = bad ? 0 : nc_total, nw_out = bad ? 0 : nw_total;
   if (lane == 0) warp_err[warp] = werr;
   // blockDim is uniform: every thread of the block reaches this barrier. A clean block is done (its record is out).
   if (!__syncthreads_or(werr.code != kErrNone)) return;
@@ -622,7 +836,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       LaneErr rerr{0, 0, 0, 0};
       const int32_t rid = CheckRid<MODE>(p.slot, p.rids ? p.rids[b] : b, b, rerr);
       if (rerr.code != kErrNone) Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
-      EmitRowAny<CR, MODE, kMaps>(rerr.code == kErrNone && IndexChecked<MODE>(p.slot, rid, s), p, k, b, k - e_off[b], r, rid, c_off[b],
+      EmitRowAny<CR, MODE, kMaps>(rerr.code == kErrNone && IndexChecked<MODE, kMaps>(p.slot, rid, s), p, k, b, k - e_off[b], r, rid, c_off[b],
                            w_off[b], err);
     }
     if (k >= nc_total) StoreInvalidC(p.plan_c, k);
@@ -638,45 +852,64 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
 // Decode: one thread per request, one status record per warp (records [0, warps)), no shared memory, no barrier.
 
 // A warp's status record, in two steps so that the clean case costs no store after the rows: lane 0 writes the clean
-// record first (DecodeStatusClean, before the loads, so the stores overlap them), and a warp that saw an error
-// overwrites it at the end (DecodeStatusError; same thread, so program order makes the error record the one that
-// stays). The clean record writes the fields a clean record defines: `code`, the counts (0 for decode) and `grid`;
-// index, value and aux mean something only when code != 0 (PlanStatus). Measured on the H200 (bench/anatomy): the
-// full ballot + lowest-lane shuffles + 48-byte record after the rows cost decode ~0.15 µs.
+// record first (DecodeStatusClean; the stores overlap the loads), and a warp that saw an error overwrites it at the
+// end (DecodeRows; same thread, so program order makes the error record the one that stays). The clean record writes
+// the fields a clean record defines: `code`, the counts (0 for decode) and `grid`; index, value and aux mean
+// something only when code != 0 (PlanStatus). Measured on the H200 (bench/anatomy): the full ballot + lowest-lane
+// shuffles + 48-byte record after the rows cost decode ~0.15 µs.
+// The clean record in three stores: code, {num_compress, num_write} as one 8-byte store, grid (WriteCleanRecord).
+// The compiler issues them before the row's loads; pinning them after the loads (volatile PTX stores) measured
+// slower on the H200: decode c128 B=8 1.02 -> 1.10 µs (bench/anatomy).
 __device__ __forceinline__ void DecodeStatusClean(PlanStatus* rec, int lane, int32_t records) {
-  if (lane == 0) {
-    rec->code = kErrNone;
-    rec->num_compress = 0;
-    rec->num_write = 0;
-    rec->grid = records;
-  }
-}
-__device__ __forceinline__ void DecodeStatusError(PlanStatus* rec, const LaneErr& e, int lane, int32_t records) {
-  if (__any_sync(kFull, e.code != kErrNone)) {  // every lane votes (blockDim is a multiple of 32)
-    const LaneErr w = WarpErr(e);
-    if (lane == 0) WriteRecord(rec, w, 0, 0, records);
-  }
+  if (lane == 0) WriteCleanRecord(rec, 0, 0, records);
 }
 
 // What every decode kernel does around its rows: one thread per request (a grid-stride loop only when kLoop), S and
-// the pool index loaded together, the status protocol above. `row(i, s64, rid64, err)` returns request i's plan row
-// and notes the first error of the thread in `err`.
-template <typename LenT, bool kLoop, typename RowFn>
+// the pool index loaded together, the status protocol above. `fast(s64, rid64, out)` computes the common row and
+// returns false when its conditions do not hold; then `slow(i, s64, rid64, err)` computes the row with every check
+// and notes the first error in `err`. Errors cost the common path one flag: the LaneErr exists only on the slow path,
+// and the warp's record is written only when some lane noted one (one vote).
+// Without kLoop the loads go first and take no branch: a thread past the batch (batch >= 1, the launcher's check)
+// repeats the last request's loads and stores nothing.
+template <typename LenT, bool kLoop, typename FastFn, typename SlowFn>
 __device__ __forceinline__ void DecodeRows(uint32_t* plan_d, PlanStatus* status, const void* seq_lens, const int64_t* rids, int32_t batch,
-                                           RowFn row) {
+                                           int32_t records, FastFn fast, SlowFn slow) {
   const int lane = threadIdx.x & 31;
   const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-  const int32_t threads = gridDim.x * blockDim.x;
   PlanStatus* const rec = status + (tid >> 5);
-  DecodeStatusClean(rec, lane, threads >> 5);
-  LaneErr err{0, 0, 0, 0};
-  for (int32_t i = tid; i < batch; i += threads) {
+  bool noted = false;
+  LaneErr err;
+  // The fast row is computed whether or not the thread has a request (`has`), so no branch precedes it: the compiler
+  // would otherwise sink the S load into the `has` branch, behind the status stores (bench/anatomy SASS).
+  auto one = [&](int32_t i, int64_t s64, int64_t rid64, bool has) {
+    uint4 out;
+    if (!fast(s64, rid64, out) && has) {
+      if (!noted) err = LaneErr{0, 0, 0, 0};
+      out = slow(i, s64, rid64, err);  // notes only the thread's first error
+      noted = err.code != kErrNone;
+    }
+    return out;
+  };
+  if constexpr (!kLoop) {
+    const bool has = tid < batch;
+    const int32_t i = has ? tid : batch - 1;
     const int64_t s64 = LoadLen<LenT>(seq_lens, i);  // independent loads: S and the pool index
     const int64_t rid64 = rids ? Ld64(rids + i) : i;
-    reinterpret_cast<uint4*>(plan_d)[i] = row(i, s64, rid64, err);
-    if constexpr (!kLoop) break;
+    DecodeStatusClean(rec, lane, records);
+    const uint4 out = one(i, s64, rid64, has);
+    if (has) reinterpret_cast<uint4*>(plan_d)[i] = out;
+  } else {
+    DecodeStatusClean(rec, lane, records);
+    for (int32_t i = tid; i < batch; i += gridDim.x * blockDim.x) {
+      const int64_t s64 = LoadLen<LenT>(seq_lens, i);
+      const int64_t rid64 = rids ? Ld64(rids + i) : i;
+      reinterpret_cast<uint4*>(plan_d)[i] = one(i, s64, rid64, true);
+    }
   }
-  DecodeStatusError(rec, err, lane, threads >> 5);
+  if (__any_sync(kFull, noted)) {  // every lane votes (blockDim is a multiple of 32)
+    const LaneErr w = WarpErr(noted ? err : LaneErr{0, 0, 0, 0});
+    if (lane == 0) WriteRecord(rec, w, 0, 0, records);
+  }
 }
 
 // The checked decode rows' first rule (§6): S must be an int32 and >= 1; notes the error otherwise.
@@ -704,6 +937,7 @@ struct DecodeRingArgs {
   int32_t ring;       // R (request ring; unused by legacy)
   FastDiv ring_div;
   int32_t max_rid;    // SlotParams::max_rid
+  int32_t records;    // status records this launch writes (warps), from the launcher
 };
 static_assert(sizeof(DecodeRingArgs) <= 64, "one constant-cache line");
 
@@ -739,23 +973,24 @@ __device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32
 
 template <int CR, bool kLegacy, typename LenT, bool kLoop>
 __global__ void __launch_bounds__(kDecodeThreads) DecodeRingKernel(const DecodeRingArgs a) {
-  DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
-    if (s64 >= 1 && (sizeof(LenT) == 4 || s64 <= INT_MAX) && rid64 >= 0 && rid64 <= a.max_rid) {
-      // 1 <= S <= INT32_MAX and rid <= max_rid: every slot fits int32, so int32 arithmetic is exact, and the slots
-      // are >= 0, so /cr is a shift.
-      const int32_t s = static_cast<int32_t>(s64), rid = static_cast<int32_t>(rid64), p1 = s - 1, p0 = max(p1 - CR, 0);
-      if constexpr (kLegacy) {
-        return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
-                          static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
-      } else {
-        const uint32_t base = static_cast<uint32_t>(rid) * static_cast<uint32_t>(a.ring);
-        const uint32_t w = base + static_cast<uint32_t>(Rem(a.ring_div, p1));
-        const uint32_t r0 = base + static_cast<uint32_t>(Rem(a.ring_div, p0));
-        return make_uint4(static_cast<uint32_t>(s), w, r0 / CR, w / CR);
-      }
+  auto fast = [&](int64_t s64, int64_t rid64, uint4& out) {
+    if (!(s64 >= 1 && (sizeof(LenT) == 4 || s64 <= INT_MAX) && rid64 >= 0 && rid64 <= a.max_rid)) return false;
+    // 1 <= S <= INT32_MAX and rid <= max_rid: every slot fits int32, so int32 arithmetic is exact, and the slots
+    // are >= 0, so /cr is a shift.
+    const int32_t s = static_cast<int32_t>(s64), rid = static_cast<int32_t>(rid64), p1 = s - 1, p0 = max(p1 - CR, 0);
+    if constexpr (kLegacy) {
+      out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
+                       static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
+    } else {
+      const uint32_t base = static_cast<uint32_t>(rid) * static_cast<uint32_t>(a.ring);
+      const uint32_t w = base + static_cast<uint32_t>(Rem(a.ring_div, p1));
+      const uint32_t r0 = base + static_cast<uint32_t>(Rem(a.ring_div, p0));
+      out = make_uint4(static_cast<uint32_t>(s), w, r0 / CR, w / CR);
     }
-    return DecodeRingChecked<CR, kLegacy>(a, i, s64, rid64, err);
-  });
+    return true;
+  };
+  auto slow = [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) { return DecodeRingChecked<CR, kLegacy>(a, i, s64, rid64, err); };
+  DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, a.records, fast, slow);
 }
 
 // Paged c4 decode reads these: everything the loads need (inputs, tables and their bounds) in the first 48 bytes, one
@@ -774,6 +1009,7 @@ struct DecodePagedArgs {
   FastDiv sps_div;
   uint32_t* plan_d;
   PlanStatus* status;
+  int32_t records;      // status records this launch writes (warps), from the launcher
 };
 
 // The §6 paged row with every check (the original order: S, pool index, then slot(p1), slot(p0)), for the rare
@@ -794,6 +1030,9 @@ __device__ __forceinline__ uint4 DecodePagedChecked(const DecodePagedArgs& a, in
   sp.r2t_rows = a.r2t_rows;
   sp.f2s = a.f2s;
   sp.f2s_len = a.f2s_len;
+  sp.r2t_stride32 = a.r2t_stride;
+  sp.r2t_rows32 = a.r2t_rows;
+  sp.f2s_len32 = a.f2s_len;
   LaneErr rerr{0, 0, 0, 0};
   const int32_t rid = CheckRid<kPaged>(sp, rid64, i, rerr);
   if (rerr.code != kErrNone) {
@@ -814,9 +1053,17 @@ __device__ __forceinline__ int32_t PagedSlotOf(const DecodePagedArgs& a, int32_t
 template <int CR, typename LenT, bool kLoop, int kMaps>  // kMaps: bit 0 req_to_token, bit 1 full_to_state present
 __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const DecodePagedArgs a) {
   constexpr bool kR2t = (kMaps & 1) != 0, kF2s = (kMaps & 2) != 0;
-  DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
+  auto fast = [&](int64_t s64, int64_t rid64, uint4& out) {
+    // Fast path: S in [1, r2t_stride] and rid in [0, r2t_rows), so both positions p0 <= p1 < S index the table row;
+    // the table values are checked below and any failure falls back to the checked path, which reports it. Each range
+    // is one unsigned compare (S - 1 and rid wrap to huge values when below range), and the row offset is one
+    // 32 x 32 -> 64-bit product (rid < r2t_rows <= INT32_MAX, r2t_stride <= INT32_MAX): the fewer instructions
+    // between the first loads and the table reads, the shorter the chain.
     // Fast path: S in [1, r2t_stride] and rid in [0, r2t_rows), so both positions p0 <= p1 < S index the table row;
     // the table values are checked below and any failure falls back to the checked path, which reports it.
+    // (Written with int64 offsets and int64 range checks on purpose: 32-bit forms of the same arithmetic let the H200
+    // build schedule the second read of each pair after the first one's dependent read, one round trip more,
+    // 1.48 -> 1.64 µs at B=8; bench/anatomy SASS.)
     if (s64 >= 1 && s64 <= a.r2t_stride && rid64 >= 0 && rid64 < a.r2t_rows && (!kF2s || a.f2s_len > 0)) {
       const int32_t s = static_cast<int32_t>(s64), p1 = s - 1, p0 = max(p1 - CR, 0);
       const int64_t row = rid64 * a.r2t_stride;
@@ -838,11 +1085,14 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const Decode
       }
       if (ok) {  // 0 <= locations <= INT32_MAX (int32 table entries, or identity < rows*stride)
         const int32_t w = PagedSlotOf(a, static_cast<int32_t>(f1)), s0 = PagedSlotOf(a, static_cast<int32_t>(f0));
-        return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(s0 / CR), static_cast<uint32_t>(w / CR));
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(s0 / CR), static_cast<uint32_t>(w / CR));
+        return true;
       }
     }
-    return DecodePagedChecked<CR, LenT>(a, i, s64, rid64, err);
-  });
+    return false;
+  };
+  auto slow = [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) { return DecodePagedChecked<CR, LenT>(a, i, s64, rid64, err); };
+  DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, a.records, fast, slow);
 }
 
 __global__ void EmptyKernel() {}
@@ -917,10 +1167,12 @@ cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_co
 }
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
+  if (p.batch < 1) return cudaErrorInvalidValue;  // the kernels read request batch - 1 (the binding requires >= 1)
   // One thread per request: one warp for B <= 32, else blocks of 128; records are warps, capped at
   // kMaxStatusBlocks = 256 warps (8,192 threads); a grid-stride loop covers larger batches.
   const int32_t threads = p.batch <= 32 ? 32 : kDecodeThreads;
   const int32_t blocks = std::max(1, std::min((p.batch + threads - 1) / threads, kMaxStatusBlocks * 32 / threads));
+  const int32_t records = blocks * threads / 32;  // one per warp, <= kMaxStatusBlocks
   auto go = [&](auto kernel, const auto& args) {
     kernel<<<blocks, threads, 0, stream>>>(args);
     return cudaGetLastError();
@@ -928,13 +1180,9 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
   // c128 is always request-style (§4): no paged c128 kernel exists.
   const bool loop = static_cast<int64_t>(blocks) * threads < p.batch;
   if (p.slot.cr == 4 && !p.slot.legacy && !p.slot.req_style) {
-    // r2t_stride and r2t_rows are in [1, INT32_MAX] / [0, INT32_MAX] (the binding's ranges); f2s_len is clamped to
-    // 2^31, above which no int32 location can be out of range.
-    const DecodePagedArgs pa{p.seq_lens, p.rids, p.slot.r2t, p.slot.f2s, p.batch,
-                             static_cast<int32_t>(std::min<int64_t>(p.slot.r2t_stride, INT_MAX)),
-                             static_cast<int32_t>(std::min<int64_t>(p.slot.r2t_rows, INT_MAX)),
-                             static_cast<uint32_t>(std::min<int64_t>(p.slot.f2s_len, int64_t{1} << 31)),
-                             p.slot.ring_div, p.slot.sps_div, p.plan_d, p.status};
+    // The 32-bit copies of the table geometry (DeriveSlot).
+    const DecodePagedArgs pa{p.seq_lens, p.rids, p.slot.r2t, p.slot.f2s, p.batch, p.slot.r2t_stride32, p.slot.r2t_rows32, p.slot.f2s_len32,
+                             p.slot.ring_div, p.slot.sps_div, p.plan_d, p.status, records};
     auto paged = [&](auto maps_tag) {
       constexpr int kMaps = decltype(maps_tag)::value;
       if (p.lens64) return loop ? go(DecodePagedKernel<4, int64_t, true, kMaps>, pa) : go(DecodePagedKernel<4, int64_t, false, kMaps>, pa);
@@ -947,7 +1195,7 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
       default: return paged(std::integral_constant<int, 3>{});
     }
   }
-  const DecodeRingArgs a{p.plan_d, p.status, p.seq_lens, p.rids, p.batch, p.slot.ring, p.slot.ring_div, p.slot.max_rid};
+  const DecodeRingArgs a{p.plan_d, p.status, p.seq_lens, p.rids, p.batch, p.slot.ring, p.slot.ring_div, p.slot.max_rid, records};
   auto ring = [&](auto cr_tag, auto legacy_tag) {
     constexpr int CR = decltype(cr_tag)::value;
     constexpr bool kLegacy = decltype(legacy_tag)::value;

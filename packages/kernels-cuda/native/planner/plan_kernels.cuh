@@ -98,6 +98,12 @@ struct SlotParams {
   int64_t r2t_rows;     // rows (identity: floor(INT32_MAX / stride), so r*stride+p never exceeds int32)
   const int32_t* f2s;   // full_to_state; nullptr = identity
   int64_t f2s_len;
+  // 32-bit copies for the kernels' checked-index tests and table reads (DeriveSlot): one compare each instead of an
+  // int64 pair, and 32 x 32 -> 64-bit row offsets. The binding's ranges make them exact: r2t_stride in [1, INT32_MAX],
+  // r2t_rows in [0, INT32_MAX]; f2s_len is clamped to 2^31, above which no int32 location can be out of range.
+  int32_t r2t_stride32;
+  int32_t r2t_rows32;
+  uint32_t f2s_len32;
 };
 
 // The largest pool index rid for which every slot of the mode fits int32, so the kernels' fast path can use int32
@@ -106,13 +112,22 @@ struct SlotParams {
 //   legacy: the largest slot is rid*128 + 127 (c128; c4's rid*8 + 7 and pages rid*2 + 1 are smaller), so
 //           rid <= (INT32_MAX - 127) / 128 (the same bound CheckRid enforces for legacy);
 //   paged c4: slots come from the tables, nothing to bound here (0).
-// Called wherever SlotParams are filled (the binding's ParseSlot).
+// Called by DeriveSlot.
 inline int32_t MaxFastRid(int32_t cr, int32_t ring, int32_t legacy, int32_t req_style) {
   constexpr int64_t kMax = 2147483647;
   if (legacy) return static_cast<int32_t>((kMax - 127) / 128);
   if ((req_style || cr == 128) && ring >= 1) return  // c128 is always a request ring (§4)
          static_cast<int32_t>((kMax - (ring - 1)) / ring);
   return 0;
+}
+
+// The fields of SlotParams derived from the others (max_rid and the 32-bit copies); call after setting cr, ring,
+// legacy, req_style, r2t_stride, r2t_rows and f2s_len, wherever SlotParams are filled.
+inline void DeriveSlot(SlotParams& s) {
+  s.max_rid = MaxFastRid(s.cr, s.ring, s.legacy, s.req_style);
+  s.r2t_stride32 = static_cast<int32_t>(s.r2t_stride < 0 ? 0 : (s.r2t_stride > 2147483647 ? 2147483647 : s.r2t_stride));
+  s.r2t_rows32 = static_cast<int32_t>(s.r2t_rows < 0 ? 0 : (s.r2t_rows > 2147483647 ? 2147483647 : s.r2t_rows));
+  s.f2s_len32 = static_cast<uint32_t>(s.f2s_len < 0 ? 0 : (s.f2s_len > (int64_t{1} << 31) ? (int64_t{1} << 31) : s.f2s_len));
 }
 
 // One params struct per kernel (SGLang c_plan.cuh style).
