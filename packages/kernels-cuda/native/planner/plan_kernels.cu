@@ -159,6 +159,13 @@ __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, i
   return static_cast<int32_t>(rid);
 }
 
+// The paged slot of a SWA location 0 <= swa <= INT32_MAX (§4): (swa/SPS)*R + swa%R. Upstream computes it in int32;
+// the TS mirror wraps the same way (Math.imul, |0): unsigned arithmetic mod 2^32. One formula for Slot, PairFinish
+// and PairSlotsFast.
+__device__ __forceinline__ int32_t PagedSlot(const SlotParams& sp, int32_t swa) {
+  return static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swa)));
+}
+
 // Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4, with every check: the path of a
 // request that IndexChecked refuses (the others take SlotPairChecked). On a bad index it notes the error and
 // returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
@@ -199,9 +206,7 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32
   // swa fits int32 (an int32 table entry or an identity location < INT32_MAX) and is >= 0, so the fast division
   // applies. Upstream computes (swa/SPS)*R + swa%R in int32; the TS mirror wraps the same way (Math.imul, |0):
   // unsigned arithmetic mod 2^32.
-  const int32_t sw = static_cast<int32_t>(swa);
-  const uint32_t v = static_cast<uint32_t>(Quo(sp.sps_div, sw)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, sw));
-  return static_cast<int32_t>(v);
+  return PagedSlot(sp, static_cast<int32_t>(swa));
   }
 }
 
@@ -274,8 +279,8 @@ __device__ __forceinline__ void PairFinish(const SlotParams& sp, const PairLooku
   else if (l.swa_b < 0) Note(err, kErrSwaNeg, rid, l.swa_b, pb);
   const int32_t swa = l.range_a && l.swa_a >= 0 ? l.swa_a : -1;
   const int32_t swb = l.range_b && l.swa_b >= 0 ? l.swa_b : -1;
-  sa = swa < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swa)));
-  sb = swb < 0 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swb)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swb)));
+  sa = swa < 0 ? 0 : PagedSlot(sp, swa);
+  sb = swb < 0 ? 0 : PagedSlot(sp, swb);
 }
 
 // PairFinish's slots without its error details: whether it would note an error (the small kernel's common path
@@ -286,8 +291,8 @@ __device__ __forceinline__ void PairFinish(const SlotParams& sp, const PairLooku
 __device__ __forceinline__ bool PairSlotsFast(const SlotParams& sp, const PairLookup& l, bool want_a, int32_t& sa, int32_t& sb) {
   const bool ok_a = l.range_a && l.swa_a >= 0, ok_b = l.range_b && l.swa_b >= 0;
   const int32_t va = ok_a ? l.swa_a : 0, vb = ok_b ? l.swa_b : 0;
-  const int32_t slot_a = static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, va)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, va)));
-  const int32_t slot_b = static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, vb)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, vb)));
+  const int32_t slot_a = PagedSlot(sp, va);
+  const int32_t slot_b = PagedSlot(sp, vb);
   sa = ok_a ? slot_a : 0;
   sb = ok_b ? slot_b : 0;
   return (want_a && !ok_a) || !ok_b;
