@@ -6,7 +6,9 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const root = resolve(process.argv[2] ?? ".");
-let passed = 0, failed = 0, skipped = 0;
+let passed = 0,
+  failed = 0,
+  skipped = 0;
 const problems = [];
 for (const group of ["packages", "tooling"]) {
   const dir = join(root, group);
@@ -15,11 +17,16 @@ for (const group of ["packages", "tooling"]) {
     const pkgDir = join(dir, name);
     if (!existsSync(join(pkgDir, "test"))) continue;
     const report = join(pkgDir, ".vitest", "report.json");
-    if (!existsSync(report)) { problems.push(`${group}/${name}: no vitest report (runner crashed or never ran)`); continue; }
+    if (!existsSync(report)) {
+      problems.push(`${group}/${name}: no vitest report (runner crashed or never ran)`);
+      continue;
+    }
     const data = JSON.parse(readFileSync(report, "utf8"));
     for (const file of data.testResults ?? []) {
       if (file.status === "failed" && (file.assertionResults ?? []).length === 0) {
-        problems.push(`${group}/${name}: ${file.name}: ${String(file.message ?? "suite failed to load").split("\n")[0]}`);
+        problems.push(
+          `${group}/${name}: ${file.name}: ${String(file.message ?? "suite failed to load").split("\n")[0]}`,
+        );
         failed += 1;
       }
       for (const t of file.assertionResults ?? []) {

@@ -28,14 +28,27 @@ function bothPaths(o: PrefillPlanOptions, label: string): void {
   both({ ...o, path: "device" }, `${label} device`);
 }
 
-const paged = (cr: 4 | 128, ringSize: number, extra: Partial<PrefillPlanOptions> = {}) => ({ compressRatio: cr, ringSize, swaPageSize: 256, ...extra });
+const paged = (cr: 4 | 128, ringSize: number, extra: Partial<PrefillPlanOptions> = {}) => ({
+  compressRatio: cr,
+  ringSize,
+  swaPageSize: 256,
+  ...extra,
+});
 
 describe("§13 worked examples on the GPU", () => {
   gpuTest("Ex 1-3, 9: c4 R16 around prefix 512 and across an SWA page, paged and request ring", ({ gpu }) => {
     void gpu;
     for (const useReqRing of [false, true]) {
-      for (const [prefix, d] of [[512, 6], [513, 6], [512, 8], [254, 10]] as const) {
-        bothPaths({ ...paged(4, 16, { useReqRing }), seqLens: [prefix + d], extendLens: [d] }, `c4 R16 P${prefix} D${d} req=${useReqRing}`);
+      for (const [prefix, d] of [
+        [512, 6],
+        [513, 6],
+        [512, 8],
+        [254, 10],
+      ] as const) {
+        bothPaths(
+          { ...paged(4, 16, { useReqRing }), seqLens: [prefix + d], extendLens: [d] },
+          `c4 R16 P${prefix} D${d} req=${useReqRing}`,
+        );
       }
     }
     const ex1 = planPrefillGpu({ ...paged(4, 16), seqLens: [518], extendLens: [6] });
@@ -52,9 +65,12 @@ describe("§13 worked examples on the GPU", () => {
   });
   gpuTest("Ex 4: non-speculative R8 plain prefill of 12, SPS 256 and SPS 8 (tail clause)", ({ gpu }) => {
     void gpu;
-    for (const sps of [256, 8]) bothPaths({ compressRatio: 4, ringSize: 8, swaPageSize: sps, seqLens: [12], extendLens: [12] }, `Ex4 sps${sps}`);
+    for (const sps of [256, 8])
+      bothPaths({ compressRatio: 4, ringSize: 8, swaPageSize: sps, seqLens: [12], extendLens: [12] }, `Ex4 sps${sps}`);
     const p = planPrefillGpu({ compressRatio: 4, ringSize: 8, swaPageSize: 8, seqLens: [12], extendLens: [12] });
-    expect(p.planW.validRecords().map((w) => [w.raggedId, w.writeLoc])).toEqual([4, 5, 6, 7, 8, 9, 10, 11].map((i) => [i, i]));
+    expect(p.planW.validRecords().map((w) => [w.raggedId, w.writeLoc])).toEqual(
+      [4, 5, 6, 7, 8, 9, 10, 11].map((i) => [i, i]),
+    );
   });
   gpuTest("Ex 5-7: c128 R256 / R128", ({ gpu }) => {
     void gpu;
@@ -65,8 +81,17 @@ describe("§13 worked examples on the GPU", () => {
   });
   gpuTest("Ex 8 / §11.3: CUDA-graph bucket tail, seq [1,3] ext [1,2] numQ 4, c4 and c128", ({ gpu }) => {
     void gpu;
-    for (const [cr, ring] of [[4, 16], [128, 256]] as const) {
-      const o: PrefillPlanOptions = { ...paged(cr, ring), seqLens: [1, 3], extendLens: [1, 2], numQTokens: 4, path: "device" };
+    for (const [cr, ring] of [
+      [4, 16],
+      [128, 256],
+    ] as const) {
+      const o: PrefillPlanOptions = {
+        ...paged(cr, ring),
+        seqLens: [1, 3],
+        extendLens: [1, 2],
+        numQTokens: 4,
+        path: "device",
+      };
       const g = planPrefillGpu(o);
       expectSamePrefill(g, planPrefill(o), `Ex8 c${cr}`);
       expect(g.planC.bytes.byteLength).toBe(64);
@@ -78,20 +103,38 @@ describe("§13 worked examples on the GPU", () => {
   gpuTest("Ex 10: two requests; Ex 11: decode; Ex 12: legacy; Ex 13: pad and pad + 1", ({ gpu }) => {
     void gpu;
     bothPaths({ ...paged(4, 16), seqLens: [518, 20], extendLens: [6, 20] }, "Ex10");
-    for (const [cr, ring] of [[4, 16], [4, 8], [128, 256], [128, 128]] as const) {
+    for (const [cr, ring] of [
+      [4, 16],
+      [4, 8],
+      [128, 256],
+      [128, 128],
+    ] as const) {
       for (const useReqRing of cr === 4 ? [false, true] : [false]) {
-        const o = { ...paged(cr, ring, { useReqRing }), seqLens: [1, 4, 5, 518, 642, 2047, 2048], reqPoolIndices: [0, 1, 2, 3, 4, 5, 6] };
+        const o = {
+          ...paged(cr, ring, { useReqRing }),
+          seqLens: [1, 4, 5, 518, 642, 2047, 2048],
+          reqPoolIndices: [0, 1, 2, 3, 4, 5, 6],
+        };
         expectSameDecode(planDecodeGpu(o), planDecode(o), `Ex11 c${cr} R${ring} req=${useReqRing}`);
       }
       const lo = { compressRatio: cr, seqLens: [518, 12, 700], extendLens: [6, 12, 300], reqPoolIndices: [3, 0, 7] };
       expectSamePrefill(planPrefillLegacyGpu(lo), planPrefillLegacy(lo), `Ex12 prefill c${cr}`);
-      expectSamePrefill(planPrefillLegacyGpu({ ...lo, useCudaGraph: true, numQTokens: 318 }), planPrefillLegacy({ ...lo, useCudaGraph: true, numQTokens: 318 }), `Ex12 graph c${cr}`);
+      expectSamePrefill(
+        planPrefillLegacyGpu({ ...lo, useCudaGraph: true, numQTokens: 318 }),
+        planPrefillLegacy({ ...lo, useCudaGraph: true, numQTokens: 318 }),
+        `Ex12 graph c${cr}`,
+      );
       const ld = { compressRatio: cr, seqLens: [518, 12, 700, 1], reqPoolIndices: [3, 0, 7, 9] };
       expectSameDecode(planDecodeLegacyGpu(ld), planDecodeLegacy(ld), `Ex12 decode c${cr}`);
     }
-    for (const [cr, ring] of [[4, 16], [128, 256]] as const) {
+    for (const [cr, ring] of [
+      [4, 16],
+      [128, 256],
+    ] as const) {
       const pad = writePad(cr, ring);
-      for (const d of [pad, pad + 1]) for (const prefix of [512, 513, 515]) bothPaths({ ...paged(cr, ring), seqLens: [prefix + d], extendLens: [d] }, `Ex13 c${cr} D${d}`);
+      for (const d of [pad, pad + 1])
+        for (const prefix of [512, 513, 515])
+          bothPaths({ ...paged(cr, ring), seqLens: [prefix + d], extendLens: [d] }, `Ex13 c${cr} D${d}`);
     }
   });
 });
@@ -99,14 +142,18 @@ describe("§13 worked examples on the GPU", () => {
 describe("§11 upstream matrices on the GPU", () => {
   gpuTest("§11.1 residency and CPU/GPU agreement matrices (c4/16, c128/256)", ({ gpu }) => {
     void gpu;
-    for (const [cr, ring] of [[4, 16], [128, 256]] as const) {
+    for (const [cr, ring] of [
+      [4, 16],
+      [128, 256],
+    ] as const) {
       const maxD = writePad(cr, ring);
       for (const d of [...new Set([1, 2, 3, 4, 5, maxD - 1, maxD])]) {
         for (const prefix of [512, 513, 514, 515]) {
           bothPaths({ ...paged(cr, ring), seqLens: [prefix + d], extendLens: [d] }, `c${cr} D${d} P${prefix}`);
           const g = planPrefillGpu({ ...paged(cr, ring), seqLens: [prefix + d], extendLens: [d], path: "device" });
           const written = new Set(g.planW.validRecords().map((w) => prefix + w.raggedId));
-          for (let p = prefix; p < prefix + d; p++) expect(written.has(p), `c${cr} D${d} P${prefix} writes ${p}`).toBe(true);
+          for (let p = prefix; p < prefix + d; p++)
+            expect(written.has(p), `c${cr} D${d} P${prefix} writes ${p}`).toBe(true);
         }
       }
       // over capacity: D = max + cr + 1 leaves positions unwritten, identically on both
@@ -116,33 +163,51 @@ describe("§11 upstream matrices on the GPU", () => {
   });
   gpuTest("§11.1 plain prefill write sets (non-speculative rings, S in {512, 600, 777})", ({ gpu }) => {
     void gpu;
-    for (const [cr, ring] of [[4, 8], [128, 128]] as const) for (const s of [512, 600, 777]) bothPaths({ ...paged(cr, ring), seqLens: [s], extendLens: [s] }, `plain c${cr} S${s}`);
+    for (const [cr, ring] of [
+      [4, 8],
+      [128, 128],
+    ] as const)
+      for (const s of [512, 600, 777])
+        bothPaths({ ...paged(cr, ring), seqLens: [s], extendLens: [s] }, `plain c${cr} S${s}`);
     const g = planPrefillGpu({ ...paged(4, 8), seqLens: [777], extendLens: [777] });
     const expected = [252, 253, 254, 255, 508, 509, 510, 511, 764, 765, 766, 767, 772, 773, 774, 775, 776];
     expect(g.planW.validRecords().map((w) => w.raggedId)).toEqual(expected);
   });
-  gpuTest("§11.3 ragged extends, each run 100 times: every ragged row written exactly once, bytes equal the CPU", ({ gpu }) => {
-    void gpu;
-    const patterns: number[][] = [
-      [...Array(72).fill(4), ...Array(24).fill(3)],
-      [...Array(104).fill(3), ...Array(24).fill(2)],
-      Array(96).fill(4),
-      [...Array(30).fill(4), 3],
-      [...Array(1023).fill(4), 3],
-      [...Array(31).fill(4), 0],
-    ];
-    for (const ext of patterns) {
-      const o: PrefillPlanOptions = { compressRatio: 128, ringSize: 128, swaPageSize: 256, seqLens: ext, extendLens: ext, path: "device" };
-      const cpu = planPrefill(o);
-      const numQ = ext.reduce((a, b) => a + b, 0);
-      for (let rep = 0; rep < 100; rep++) {
-        const g = planPrefillGpu(o);
-        expectSamePrefill(g, cpu, `ragged ${ext.length} rep ${rep}`);
-        const ids = g.planW.validRecords().map((w) => w.raggedId).sort((a, b) => a - b);
-        expect(ids).toEqual(Array.from({ length: numQ }, (_, i) => i));
+  gpuTest(
+    "§11.3 ragged extends, each run 100 times: every ragged row written exactly once, bytes equal the CPU",
+    ({ gpu }) => {
+      void gpu;
+      const patterns: number[][] = [
+        [...Array(72).fill(4), ...Array(24).fill(3)],
+        [...Array(104).fill(3), ...Array(24).fill(2)],
+        Array(96).fill(4),
+        [...Array(30).fill(4), 3],
+        [...Array(1023).fill(4), 3],
+        [...Array(31).fill(4), 0],
+      ];
+      for (const ext of patterns) {
+        const o: PrefillPlanOptions = {
+          compressRatio: 128,
+          ringSize: 128,
+          swaPageSize: 256,
+          seqLens: ext,
+          extendLens: ext,
+          path: "device",
+        };
+        const cpu = planPrefill(o);
+        const numQ = ext.reduce((a, b) => a + b, 0);
+        for (let rep = 0; rep < 100; rep++) {
+          const g = planPrefillGpu(o);
+          expectSamePrefill(g, cpu, `ragged ${ext.length} rep ${rep}`);
+          const ids = g.planW
+            .validRecords()
+            .map((w) => w.raggedId)
+            .sort((a, b) => a - b);
+          expect(ids).toEqual(Array.from({ length: numQ }, (_, i) => i));
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe("seeded random campaign", () => {
@@ -158,7 +223,8 @@ describe("seeded random campaign", () => {
       const path = rng.next() < 0.5 ? "device" : "host";
       // batch size: mostly small, some up to 1,024, a few beyond (up to 4,096) and some long single requests
       const kind = rng.int(0, 99);
-      const batch = kind < 60 ? rng.int(1, 8) : kind < 85 ? rng.int(9, 256) : kind < 97 ? rng.int(257, 1024) : rng.int(1025, 4096);
+      const batch =
+        kind < 60 ? rng.int(1, 8) : kind < 85 ? rng.int(9, 256) : kind < 97 ? rng.int(257, 1024) : rng.int(1025, 4096);
       const maxTokens = 65535;
       const perReq = Math.max(1, Math.floor(maxTokens / batch));
       const uniform = rng.next() < 0.25;
@@ -177,7 +243,15 @@ describe("seeded random campaign", () => {
       }
       if (sum < batch || sum > maxTokens) continue; // host rules need sum(E) == numQ >= batch
       if (extendLens.includes(0)) stats.zero++;
-      const o: PrefillPlanOptions = { compressRatio: cr, ringSize: ring, swaPageSize: sps, useReqRing, seqLens, extendLens, path };
+      const o: PrefillPlanOptions = {
+        compressRatio: cr,
+        ringSize: ring,
+        swaPageSize: sps,
+        useReqRing,
+        seqLens,
+        extendLens,
+        path,
+      };
       if (path === "device") {
         o.deviceBatchLimit = 1 << 20;
         if (rng.next() < 0.4) {
@@ -214,7 +288,10 @@ describe("seeded random campaign", () => {
       } catch (e) {
         // inputs the CPU planner refuses (e.g. a position past the identity row): the GPU must refuse them alike
         stats.refused++;
-        expect(errorCode(() => planPrefillGpu(o)), label).toBe((e as { code: string }).code);
+        expect(
+          errorCode(() => planPrefillGpu(o)),
+          label,
+        ).toBe((e as { code: string }).code);
         continue;
       }
       expectSamePrefill(planPrefillGpu(o), cpu, label);
@@ -224,61 +301,79 @@ describe("seeded random campaign", () => {
     expect(stats.zero).toBeGreaterThan(0);
     expect(stats.underfilled).toBeGreaterThan(0);
   });
-  gpuTest("2,000 decode batches (paged with and without tables, request ring, c128, legacy; up to 10,000 requests) agree with the CPU planner", ({ gpu }) => {
-    void gpu;
-    const rng = new SeededRandom(SEED + 1);
-    for (let it = 0; it < 2000; it++) {
-      const cr = rng.next() < 0.5 ? 4 : 128;
-      const ring = cr === 4 ? [8, 16][rng.int(0, 1)]! : [128, 256][rng.int(0, 1)]!;
-      // 10,000 requests exceed the 8,192 threads of the capped decode grid: the looping kernel variant.
-      const batch = [1, 8, 256, 1024, 3000, 10000][rng.int(0, 5)]!;
-      const seqLens = Array.from({ length: batch }, () => rng.int(1, 2048));
-      const reqPoolIndices = Array.from({ length: batch }, () => rng.int(0, 4096));
-      const o: Parameters<typeof planDecode>[0] = { compressRatio: cr, ringSize: ring, swaPageSize: ring * 16, useReqRing: cr === 4 && rng.next() < 0.3, seqLens, reqPoolIndices };
-      if (cr === 4 && !o.useReqRing && batch <= 256 && rng.next() < 0.25) {
-        // explicit maps (the paged kernel's table reads): shuffled req_to_token rows, a shifted full_to_state
-        const rows = 2 * batch + 4;
-        const stride = Math.max(...seqLens) + rng.int(0, 7);
-        o.reqPoolIndices = Array.from({ length: batch }, () => rng.int(0, rows - 1));
-        const r2t = new Int32Array(rows * stride);
-        for (let i = 0; i < r2t.length; i++) r2t[i] = (i * 7 + 3) % (rows * stride);
-        const f2s = new Int32Array(rows * stride);
-        for (let i = 0; i < f2s.length; i++) f2s[i] = (i + 1000) % (rows * stride);
-        const which = rng.int(0, 2);  // both tables, req_to_token only, full_to_state only
-        o.reqToToken = which === 2 ? { identity: { tokensPerReq: stride } } : { data: r2t, stride };
-        if (which !== 1) o.fullToState = f2s;
+  gpuTest(
+    "2,000 decode batches (paged with and without tables, request ring, c128, legacy; up to 10,000 requests) agree with the CPU planner",
+    ({ gpu }) => {
+      void gpu;
+      const rng = new SeededRandom(SEED + 1);
+      for (let it = 0; it < 2000; it++) {
+        const cr = rng.next() < 0.5 ? 4 : 128;
+        const ring = cr === 4 ? [8, 16][rng.int(0, 1)]! : [128, 256][rng.int(0, 1)]!;
+        // 10,000 requests exceed the 8,192 threads of the capped decode grid: the looping kernel variant.
+        const batch = [1, 8, 256, 1024, 3000, 10000][rng.int(0, 5)]!;
+        const seqLens = Array.from({ length: batch }, () => rng.int(1, 2048));
+        const reqPoolIndices = Array.from({ length: batch }, () => rng.int(0, 4096));
+        const o: Parameters<typeof planDecode>[0] = {
+          compressRatio: cr,
+          ringSize: ring,
+          swaPageSize: ring * 16,
+          useReqRing: cr === 4 && rng.next() < 0.3,
+          seqLens,
+          reqPoolIndices,
+        };
+        if (cr === 4 && !o.useReqRing && batch <= 256 && rng.next() < 0.25) {
+          // explicit maps (the paged kernel's table reads): shuffled req_to_token rows, a shifted full_to_state
+          const rows = 2 * batch + 4;
+          const stride = Math.max(...seqLens) + rng.int(0, 7);
+          o.reqPoolIndices = Array.from({ length: batch }, () => rng.int(0, rows - 1));
+          const r2t = new Int32Array(rows * stride);
+          for (let i = 0; i < r2t.length; i++) r2t[i] = (i * 7 + 3) % (rows * stride);
+          const f2s = new Int32Array(rows * stride);
+          for (let i = 0; i < f2s.length; i++) f2s[i] = (i + 1000) % (rows * stride);
+          const which = rng.int(0, 2); // both tables, req_to_token only, full_to_state only
+          o.reqToToken = which === 2 ? { identity: { tokensPerReq: stride } } : { data: r2t, stride };
+          if (which !== 1) o.fullToState = f2s;
+        }
+        expectSameDecode(planDecodeGpu(o), planDecode(o), `decode it ${it}`);
+        if (it % 10 === 0)
+          expectSameDecode(
+            planDecodeLegacyGpu({ compressRatio: cr, seqLens, reqPoolIndices }),
+            planDecodeLegacy({ compressRatio: cr, seqLens, reqPoolIndices }),
+            `legacy decode it ${it}`,
+          );
       }
-      expectSameDecode(planDecodeGpu(o), planDecode(o), `decode it ${it}`);
-      if (it % 10 === 0) expectSameDecode(planDecodeLegacyGpu({ compressRatio: cr, seqLens, reqPoolIndices }), planDecodeLegacy({ compressRatio: cr, seqLens, reqPoolIndices }), `legacy decode it ${it}`);
-    }
-  });
+    },
+  );
   // The kernels take int32 arithmetic without per-slot checks for pool indices up to max_rid (every slot fits int32)
   // and the fully checked path above it. Ring 384 (c128): max_rid = floor((2^31-1 - 383) / 384) = 5,592,404, and
   // rid 5,592,405 has base 2,147,483,520, so its slot fits int32 exactly when p % 384 <= 127: both paths, both sides
   // of the edge, mixed with ordinary requests in one batch.
-  gpuTest("pool indices at the int32 edge of the request ring (fast and checked paths) agree with the CPU planner", ({ gpu }) => {
-    void gpu;
-    const edge = 5_592_405;
-    const ring = { compressRatio: 128 as const, ringSize: 384, swaPageSize: 384 * 4 };
-    // decode: S - 1 and max(S - 1 - 128, 0) both with p % 384 <= 127 (so S <= 128 at the edge) -> fits;
-    // S = 384 + 300 -> overflows
-    const fits = { ...ring, seqLens: [384 * 9 + 100, 100, 128], reqPoolIndices: [edge - 1, edge, edge] };
-    expectSameDecode(planDecodeGpu(fits), planDecode(fits), "decode at the edge");
-    const over = { ...ring, seqLens: [7, 384 + 300], reqPoolIndices: [edge - 1, edge] };
-    expect(errorCode(() => planDecodeGpu(over))).toBe(errorCode(() => planDecode(over)));
-    expect(errorCode(() => planDecode(over))).toBe("INT32_OVERFLOW");
-    const legacyEdge = Math.floor((2 ** 31 - 1 - 127) / 128);
-    for (const cr of [4, 128] as const) {
-      const l = { compressRatio: cr, seqLens: [9, 700], reqPoolIndices: [legacyEdge - 1, legacyEdge] };
-      expectSameDecode(planDecodeLegacyGpu(l), planDecodeLegacy(l), `legacy decode at the edge c${cr}`);
-      const lo = { compressRatio: cr, seqLens: [9, 700], reqPoolIndices: [legacyEdge, legacyEdge + 1] };
-      expect(errorCode(() => planDecodeLegacyGpu(lo))).toBe(errorCode(() => planDecodeLegacy(lo)));
-    }
-    // prefill: a request whose positions stay at p % 384 <= 127 next to an ordinary one; then one that crosses 127
-    const pf = { ...ring, seqLens: [384 * 3 + 100, 50], extendLens: [40, 20], reqPoolIndices: [edge, 3] };
-    bothPaths(pf, "prefill at the edge");
-    const pfo = { ...ring, seqLens: [384 * 3 + 140, 50], extendLens: [40, 20], reqPoolIndices: [edge, 3] };
-    expect(errorCode(() => planPrefillGpu(pfo))).toBe(errorCode(() => planPrefill(pfo)));
-    expect(errorCode(() => planPrefill(pfo))).toBe("INT32_OVERFLOW");
-  });
+  gpuTest(
+    "pool indices at the int32 edge of the request ring (fast and checked paths) agree with the CPU planner",
+    ({ gpu }) => {
+      void gpu;
+      const edge = 5_592_405;
+      const ring = { compressRatio: 128 as const, ringSize: 384, swaPageSize: 384 * 4 };
+      // decode: S - 1 and max(S - 1 - 128, 0) both with p % 384 <= 127 (so S <= 128 at the edge) -> fits;
+      // S = 384 + 300 -> overflows
+      const fits = { ...ring, seqLens: [384 * 9 + 100, 100, 128], reqPoolIndices: [edge - 1, edge, edge] };
+      expectSameDecode(planDecodeGpu(fits), planDecode(fits), "decode at the edge");
+      const over = { ...ring, seqLens: [7, 384 + 300], reqPoolIndices: [edge - 1, edge] };
+      expect(errorCode(() => planDecodeGpu(over))).toBe(errorCode(() => planDecode(over)));
+      expect(errorCode(() => planDecode(over))).toBe("INT32_OVERFLOW");
+      const legacyEdge = Math.floor((2 ** 31 - 1 - 127) / 128);
+      for (const cr of [4, 128] as const) {
+        const l = { compressRatio: cr, seqLens: [9, 700], reqPoolIndices: [legacyEdge - 1, legacyEdge] };
+        expectSameDecode(planDecodeLegacyGpu(l), planDecodeLegacy(l), `legacy decode at the edge c${cr}`);
+        const lo = { compressRatio: cr, seqLens: [9, 700], reqPoolIndices: [legacyEdge, legacyEdge + 1] };
+        expect(errorCode(() => planDecodeLegacyGpu(lo))).toBe(errorCode(() => planDecodeLegacy(lo)));
+      }
+      // prefill: a request whose positions stay at p % 384 <= 127 next to an ordinary one; then one that crosses 127
+      const pf = { ...ring, seqLens: [384 * 3 + 100, 50], extendLens: [40, 20], reqPoolIndices: [edge, 3] };
+      bothPaths(pf, "prefill at the edge");
+      const pfo = { ...ring, seqLens: [384 * 3 + 140, 50], extendLens: [40, 20], reqPoolIndices: [edge, 3] };
+      expect(errorCode(() => planPrefillGpu(pfo))).toBe(errorCode(() => planPrefill(pfo)));
+      expect(errorCode(() => planPrefill(pfo))).toBe("INT32_OVERFLOW");
+    },
+  );
 });

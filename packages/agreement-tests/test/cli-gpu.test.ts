@@ -5,9 +5,35 @@ import { createGpuPlanEngine } from "@dsv4-kv/kernels-cuda";
 import { gpuTest } from "./helpers.js";
 
 const CASES: PlanCase[] = [
-  { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [518, 20], extendLens: [6, 20], path: "device" },
-  { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, useReqRing: true, seqLens: [264], extendLens: [10], reqToToken: { identity: { tokensPerReq: 1024 } } },
-  { kind: "prefill", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [642], extendLens: [6], useCudaGraph: true, numQTokens: 6 },
+  {
+    kind: "prefill",
+    compressRatio: 4,
+    ringSize: 16,
+    swaPageSize: 256,
+    seqLens: [518, 20],
+    extendLens: [6, 20],
+    path: "device",
+  },
+  {
+    kind: "prefill",
+    compressRatio: 4,
+    ringSize: 16,
+    swaPageSize: 256,
+    useReqRing: true,
+    seqLens: [264],
+    extendLens: [10],
+    reqToToken: { identity: { tokensPerReq: 1024 } },
+  },
+  {
+    kind: "prefill",
+    compressRatio: 128,
+    ringSize: 256,
+    swaPageSize: 256,
+    seqLens: [642],
+    extendLens: [6],
+    useCudaGraph: true,
+    numQTokens: 6,
+  },
   { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [1, 700] },
   { kind: "prefill-legacy", compressRatio: 4, seqLens: [12], extendLens: [12], reqPoolIndices: [3] },
   { kind: "decode-legacy", compressRatio: 128, seqLens: [640], reqPoolIndices: [2] },
@@ -28,7 +54,11 @@ describe("CLI GPU engine", () => {
     void gpu;
     const engine = createGpuPlanEngine();
     const bad = { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [5], extendLens: [6] };
-    expect(() => planCase(bad, engine)).toThrow(expect.objectContaining({ code: "EXTEND_LEN", field: "extendLens[0]" }));
-    expect(() => planCase({ ...bad, kind: "nope" }, engine)).toThrow(expect.objectContaining({ code: "INVALID_CASE", field: "kind" }));
+    expect(() => planCase(bad, engine)).toThrow(
+      expect.objectContaining({ code: "EXTEND_LEN", field: "extendLens[0]" }),
+    );
+    expect(() => planCase({ ...bad, kind: "nope" }, engine)).toThrow(
+      expect.objectContaining({ code: "INVALID_CASE", field: "kind" }),
+    );
   });
 });

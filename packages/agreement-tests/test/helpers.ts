@@ -8,7 +8,8 @@ export const gpuTest = createGpuTest(probe, () => getDefaultContext());
 
 function rowsHex(t: { bytes: Uint8Array; rowCount: number }, rowBytes: number, from: number, to: number): string[] {
   const out: string[] = [];
-  for (let i = from; i < to; i++) out.push(Buffer.from(t.bytes.subarray(i * rowBytes, (i + 1) * rowBytes)).toString("hex"));
+  for (let i = from; i < to; i++)
+    out.push(Buffer.from(t.bytes.subarray(i * rowBytes, (i + 1) * rowBytes)).toString("hex"));
   return out;
 }
 
@@ -23,17 +24,33 @@ export function expectSamePrefill(gpu: PrefillPlan, cpu: PrefillPlan, label = ""
   expect(gpu.planW.rowCount, `${label} planW rows`).toBe(cpu.planW.rowCount);
   expect(gpu.writePad).toBe(cpu.writePad);
   expect(gpu.devicePath).toBe(cpu.devicePath);
-  const same = Buffer.compare(Buffer.from(gpu.planC.bytes), Buffer.from(cpu.planC.bytes)) === 0 && Buffer.compare(Buffer.from(gpu.planW.bytes), Buffer.from(cpu.planW.bytes)) === 0;
+  const same =
+    Buffer.compare(Buffer.from(gpu.planC.bytes), Buffer.from(cpu.planC.bytes)) === 0 &&
+    Buffer.compare(Buffer.from(gpu.planW.bytes), Buffer.from(cpu.planW.bytes)) === 0;
   if (same) return;
   expectMultisets(gpu.planC, cpu.planC, gpu.numCompress, 16, `${label} planC`);
   expectMultisets(gpu.planW, cpu.planW, gpu.numWrite, 8, `${label} planW`);
-  expect(Buffer.from(gpu.planC.bytes).toString("hex"), `${label} planC bytes`).toBe(Buffer.from(cpu.planC.bytes).toString("hex"));
-  expect(Buffer.from(gpu.planW.bytes).toString("hex"), `${label} planW bytes`).toBe(Buffer.from(cpu.planW.bytes).toString("hex"));
+  expect(Buffer.from(gpu.planC.bytes).toString("hex"), `${label} planC bytes`).toBe(
+    Buffer.from(cpu.planC.bytes).toString("hex"),
+  );
+  expect(Buffer.from(gpu.planW.bytes).toString("hex"), `${label} planW bytes`).toBe(
+    Buffer.from(cpu.planW.bytes).toString("hex"),
+  );
 }
 
-function expectMultisets(g: CompressPlanTable | WritePlanTable, c: CompressPlanTable | WritePlanTable, valid: number, rowBytes: number, label: string): void {
-  expect(rowsHex(g, rowBytes, 0, valid).sort(), `${label} valid rows (sorted multiset)`).toEqual(rowsHex(c, rowBytes, 0, valid).sort());
-  expect(rowsHex(g, rowBytes, valid, g.rowCount), `${label} padding rows`).toEqual(rowsHex(c, rowBytes, valid, c.rowCount));
+function expectMultisets(
+  g: CompressPlanTable | WritePlanTable,
+  c: CompressPlanTable | WritePlanTable,
+  valid: number,
+  rowBytes: number,
+  label: string,
+): void {
+  expect(rowsHex(g, rowBytes, 0, valid).sort(), `${label} valid rows (sorted multiset)`).toEqual(
+    rowsHex(c, rowBytes, 0, valid).sort(),
+  );
+  expect(rowsHex(g, rowBytes, valid, g.rowCount), `${label} padding rows`).toEqual(
+    rowsHex(c, rowBytes, valid, c.rowCount),
+  );
 }
 
 export function expectSameDecode(gpu: DecodePlanTable, cpu: DecodePlanTable, label = ""): void {

@@ -34,7 +34,9 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
   }
   let words = argv;
   if (argv.length === 0 || argv[0]!.startsWith("-")) words = [...DEFAULT_COMMAND.path, ...argv];
-  const match = COMMANDS.filter((c) => c.path.every((w, i) => words[i] === w)).sort((a, b) => b.path.length - a.path.length)[0];
+  const match = COMMANDS.filter((c) => c.path.every((w, i) => words[i] === w)).sort(
+    (a, b) => b.path.length - a.path.length,
+  )[0];
   if (!match) {
     io.stderr.write(`dsv4-kv: unknown command "${argv.join(" ")}"\n\n${topLevelHelp()}`);
     return 2;

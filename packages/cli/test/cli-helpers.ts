@@ -11,6 +11,11 @@ export interface CliResult {
 
 /** Runs the built dsv4-kv in a child process (the tests depend on `build`, see turbo.json). */
 export function cli(args: string[], input?: string, env: NodeJS.ProcessEnv = {}): CliResult {
-  const r = spawnSync(process.execPath, [BIN, ...args], { input, encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    input,
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }

@@ -26,7 +26,16 @@ describe("dsv4-kv plan", () => {
     writeFileSync(
       file,
       JSON.stringify([
-        { kind: "prefill", compressRatio: 4, ringSize: 8, swaPageSize: 256, seqLens: [1, 3], extendLens: [1, 2], numQTokens: 4, path: "device" },
+        {
+          kind: "prefill",
+          compressRatio: 4,
+          ringSize: 8,
+          swaPageSize: 256,
+          seqLens: [1, 3],
+          extendLens: [1, 2],
+          numQTokens: 4,
+          path: "device",
+        },
         { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [640] },
         { kind: "prefill-legacy", compressRatio: 4, seqLens: [12], extendLens: [12], reqPoolIndices: [3] },
         { kind: "decode-legacy", compressRatio: 128, seqLens: [640], reqPoolIndices: [2] },
@@ -37,7 +46,12 @@ describe("dsv4-kv plan", () => {
     const r = cli(["plan", "--input", file]);
     expect(r.code).toBe(0);
     const [bucket, decode, legacy, legacyDecode, reqRing, explicit] = JSON.parse(r.stdout);
-    expect(bucket.planW).toEqual([{ raggedId: 0, writeLoc: 0 }, { raggedId: 1, writeLoc: 65 }, { raggedId: 2, writeLoc: 66 }, { invalid: true }]);
+    expect(bucket.planW).toEqual([
+      { raggedId: 0, writeLoc: 0 },
+      { raggedId: 1, writeLoc: 65 },
+      { raggedId: 2, writeLoc: 66 },
+      { invalid: true },
+    ]);
     expect(bucket.planC).toEqual([{ invalid: true }, { invalid: true }, { invalid: true }, { invalid: true }]);
     expect(bucket.bytes.planW.slice(-16)).toBe("ffffffffffffffff");
     expect(decode.planD).toEqual([{ seqLen: 640, writeLoc: 127, readPage0: 1, readPage1: 0 }]);
@@ -69,7 +83,10 @@ describe("dsv4-kv plan", () => {
   });
 
   test("--path gpu: the CUDA planner's bytes equal the CPU planner's, or exit 2 with the reason and fixes", () => {
-    const cases = JSON.stringify([ex1, { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [640, 641] }]);
+    const cases = JSON.stringify([
+      ex1,
+      { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [640, 641] },
+    ]);
     const cpu = cli(["plan"], cases);
     const gpu = cli(["plan", "--path", "gpu"], cases);
     if (gpu.code === 0) {

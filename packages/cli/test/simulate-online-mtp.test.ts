@@ -9,7 +9,14 @@ describe("dsv4-kv simulate online-mtp", () => {
     const r = cli([...base, "--json", "--seed", "3"]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(["commits", "lostCommits", "maxAbsError", "maxRelError", "steps", "verifies"]);
+    expect(Object.keys(out).sort()).toEqual([
+      "commits",
+      "lostCommits",
+      "maxAbsError",
+      "maxRelError",
+      "steps",
+      "verifies",
+    ]);
     expect(out.steps).toBe(30);
     expect(out.verifies).toBeGreaterThan(0);
     expect(out.commits).toBeGreaterThan(0);
@@ -18,7 +25,20 @@ describe("dsv4-kv simulate online-mtp", () => {
   });
 
   test("adaptive D up to 8 and bf16 state stay within the stated tolerances", () => {
-    const r = cli(["simulate", "online-mtp", "--requests", "5", "--steps", "25", "--draft-tokens", "8", "--adaptive", "--state-dtype", "bf16", "--json"]);
+    const r = cli([
+      "simulate",
+      "online-mtp",
+      "--requests",
+      "5",
+      "--steps",
+      "25",
+      "--draft-tokens",
+      "8",
+      "--adaptive",
+      "--state-dtype",
+      "bf16",
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.lostCommits).toBe(0);

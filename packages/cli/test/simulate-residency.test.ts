@@ -4,7 +4,21 @@ import { cli } from "./cli-helpers.js";
 
 describe("dsv4-kv simulate residency", () => {
   test("clean at the derived pad: exit 0, JSON summary", () => {
-    const r = cli(["simulate", "residency", "--ratio", "4", "--ring", "16", "--swa-page", "256", "--draft-tokens", "10", "--steps", "200", "--json"]);
+    const r = cli([
+      "simulate",
+      "residency",
+      "--ratio",
+      "4",
+      "--ring",
+      "16",
+      "--swa-page",
+      "256",
+      "--draft-tokens",
+      "10",
+      "--steps",
+      "200",
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ violations: 0, firstViolation: null, writePad: 10 });
@@ -13,14 +27,41 @@ describe("dsv4-kv simulate residency", () => {
   });
 
   test("D = pad + 1 is caught: exit 1 and the first violation explained", () => {
-    const r = cli(["simulate", "residency", "--ratio", "128", "--ring", "256", "--swa-page", "256", "--draft-tokens", "131", "--steps", "100"]);
+    const r = cli([
+      "simulate",
+      "residency",
+      "--ratio",
+      "128",
+      "--ring",
+      "256",
+      "--swa-page",
+      "256",
+      "--draft-tokens",
+      "131",
+      "--steps",
+      "100",
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/violations?; first:/);
     expect(r.stdout).toMatch(/needs position \d+, but slot \d+/);
   });
 
   test("the pre-fix device pad loses positions at D = 5 (c4), the derived one does not", () => {
-    const args = ["simulate", "residency", "--ratio", "4", "--ring", "16", "--swa-page", "256", "--draft-tokens", "5", "--json", "--steps", "200"];
+    const args = [
+      "simulate",
+      "residency",
+      "--ratio",
+      "4",
+      "--ring",
+      "16",
+      "--swa-page",
+      "256",
+      "--draft-tokens",
+      "5",
+      "--json",
+      "--steps",
+      "200",
+    ];
     expect(cli([...args, "--pad-formula", "pre-fix-device"]).code).toBe(1);
     expect(cli([...args, "--pad-formula", "pre-fix-host"]).code).toBe(1);
     expect(cli([...args, "--pad-formula", "derived"]).code).toBe(0);
@@ -30,7 +71,23 @@ describe("dsv4-kv simulate residency", () => {
   });
 
   test("adaptive D and the request ring", () => {
-    const r = cli(["simulate", "residency", "--ratio", "4", "--ring", "16", "--swa-page", "256", "--req-ring", "--draft-tokens", "10", "--adaptive", "--seed", "9", "--json"]);
+    const r = cli([
+      "simulate",
+      "residency",
+      "--ratio",
+      "4",
+      "--ring",
+      "16",
+      "--swa-page",
+      "256",
+      "--req-ring",
+      "--draft-tokens",
+      "10",
+      "--adaptive",
+      "--seed",
+      "9",
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).ring.useReqRing).toBe(true);
   });
@@ -39,7 +96,9 @@ describe("dsv4-kv simulate residency", () => {
     const r = cli(["simulate", "residency", "--json", "--steps", "100"]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out.rings.map((x: { ring: { ringSize: number }; draftTokens: number }) => [x.ring.ringSize, x.draftTokens])).toEqual([
+    expect(
+      out.rings.map((x: { ring: { ringSize: number }; draftTokens: number }) => [x.ring.ringSize, x.draftTokens]),
+    ).toEqual([
       [16, 10],
       [256, 130],
     ]);
@@ -49,10 +108,32 @@ describe("dsv4-kv simulate residency", () => {
     const missing = cli(["simulate", "residency", "--ratio", "4"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--ring, --swa-page, --draft-tokens are required/);
-    const badRatio = cli(["simulate", "residency", "--ratio", "8", "--ring", "16", "--swa-page", "256", "--draft-tokens", "3"]);
+    const badRatio = cli([
+      "simulate",
+      "residency",
+      "--ratio",
+      "8",
+      "--ring",
+      "16",
+      "--swa-page",
+      "256",
+      "--draft-tokens",
+      "3",
+    ]);
     expect(badRatio.code).toBe(2);
     expect(badRatio.stderr).toMatch(/--ratio = 8: must be 4 or 128/);
-    const badRing = cli(["simulate", "residency", "--ratio", "4", "--ring", "18", "--swa-page", "256", "--draft-tokens", "3"]);
+    const badRing = cli([
+      "simulate",
+      "residency",
+      "--ratio",
+      "4",
+      "--ring",
+      "18",
+      "--swa-page",
+      "256",
+      "--draft-tokens",
+      "3",
+    ]);
     expect(badRing.code).toBe(2);
     expect(badRing.stderr).toMatch(/ringSize = 18: must be a multiple of compressRatio 4/);
     expect(cli(["simulate", "residency", "--steps", "x"]).stderr).toMatch(/--steps = "x": must be an integer/);
@@ -60,7 +141,20 @@ describe("dsv4-kv simulate residency", () => {
   });
 
   test("no progress bar when piped", () => {
-    const r = cli(["simulate", "residency", "--ratio", "4", "--ring", "16", "--swa-page", "256", "--draft-tokens", "10", "--steps", "2500"]);
+    const r = cli([
+      "simulate",
+      "residency",
+      "--ratio",
+      "4",
+      "--ring",
+      "16",
+      "--swa-page",
+      "256",
+      "--draft-tokens",
+      "10",
+      "--steps",
+      "2500",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
   });

@@ -5,7 +5,14 @@
 import { writeFileSync } from "node:fs";
 import { execSync } from "node:child_process";
 import { planPrefill, planDecode } from "@dsv4-kv/planner";
-import { probe, loadNative, getDefaultContext, prefillNativeJob, decodeNativeJob, planPrefillGpu } from "../dist/index.js";
+import {
+  probe,
+  loadNative,
+  getDefaultContext,
+  prefillNativeJob,
+  decodeNativeJob,
+  planPrefillGpu,
+} from "../dist/index.js";
 
 const p = probe();
 if (!p.ok) {
@@ -38,7 +45,13 @@ function ragged(batch, total, seed) {
   const e = w.map((x) => Math.max(1, Math.floor((x * total) / sw)));
   let d = total - e.reduce((a, b) => a + b, 0);
   for (let i = 0; d !== 0; i = (i + 1) % batch) {
-    if (d > 0) { e[i]++; d--; } else if (e[i] > 1) { e[i]--; d++; }
+    if (d > 0) {
+      e[i]++;
+      d--;
+    } else if (e[i] > 1) {
+      e[i]--;
+      d++;
+    }
   }
   return e;
 }
@@ -49,19 +62,32 @@ function ragged(batch, total, seed) {
 // first (accepted(), below), so a refused case stops the benchmark instead of timing the error path.
 function prefillCase(cr, ring, extendLens) {
   const seqLens = extendLens.map((e, i) => 512 + (i % 7) + e);
-  return { compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens, extendLens, path: "device", reqToToken: { identity: { tokensPerReq: 16384 } } };
+  return {
+    compressRatio: cr,
+    ringSize: ring,
+    swaPageSize: 256,
+    seqLens,
+    extendLens,
+    path: "device",
+    reqToToken: { identity: { tokensPerReq: 16384 } },
+  };
 }
 function accepted(plan, options, name) {
   try {
     plan(options);
   } catch (e) {
-    throw new Error(`bench case "${name}" is refused by the CPU planner (${e.code}: ${e.message}); it would time the error path`);
+    throw new Error(
+      `bench case "${name}" is refused by the CPU planner (${e.code}: ${e.message}); it would time the error path`,
+    );
   }
   return options;
 }
 
 const rows = [];
-for (const [cr, ring] of [[4, 16], [128, 256]]) {
+for (const [cr, ring] of [
+  [4, 16],
+  [128, 256],
+]) {
   const col = cr === 4 ? 0 : 1;
   const cases = [
     ["prefill uniform B=8 D=6", Array(8).fill(6)],
@@ -77,7 +103,13 @@ for (const [cr, ring] of [[4, 16], [128, 256]]) {
     rows.push({ name, cr, ring, ...r, upstream: upstream[name][col] });
   }
   for (const b of [8, 256, 1024]) {
-    const job = decodeNativeJob(accepted(planDecode, { compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: Array.from({ length: b }, (_, i) => 1000 + i) }, `decode B=${b}`));
+    const job = decodeNativeJob(
+      accepted(
+        planDecode,
+        { compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: Array.from({ length: b }, (_, i) => 1000 + i) },
+        `decode B=${b}`,
+      ),
+    );
     const r = addon.bench(ctx, "decode", job.cfg, job.inputs, opts);
     rows.push({ name: `decode B=${b}`, cr, ring, ...r, upstream: upstream[`decode B=${b}`][col] });
   }
@@ -85,16 +117,35 @@ for (const [cr, ring] of [[4, 16], [128, 256]]) {
     // The paged c4 ring with real req_to_token / full_to_state tables (identity-valued, 1,024 rows of 2,048 tokens):
     // the rows above use identity maps (no table), while upstream's kernels always read both tables, so these rows
     // are the like-for-like comparison for c4.
-    const stride = 2048, rowsN = 1024;
+    const stride = 2048,
+      rowsN = 1024;
     const ident = Int32Array.from({ length: stride * rowsN }, (_, i) => i);
     const tables = { reqToToken: { data: ident, stride }, fullToState: ident };
-    for (const [name, ext] of [["prefill uniform B=8 D=6", Array(8).fill(6)], ["prefill uniform B=256 D=6", Array(256).fill(6)]]) {
-      const job = prefillNativeJob(accepted(planPrefill, { ...prefillCase(cr, ring, ext), ...tables, reqPoolIndices: ext.map((_, i) => i) }, name));
+    for (const [name, ext] of [
+      ["prefill uniform B=8 D=6", Array(8).fill(6)],
+      ["prefill uniform B=256 D=6", Array(256).fill(6)],
+    ]) {
+      const job = prefillNativeJob(
+        accepted(planPrefill, { ...prefillCase(cr, ring, ext), ...tables, reqPoolIndices: ext.map((_, i) => i) }, name),
+      );
       const r = addon.bench(ctx, "prefill", job.cfg, job.inputs, opts);
       rows.push({ name: `${name}, r2t/f2s tables`, cr, ring, ...r, upstream: upstream[name][col] });
     }
     for (const b of [8, 256, 1024]) {
-      const job = decodeNativeJob(accepted(planDecode, { compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: Array.from({ length: b }, (_, i) => 1000 + i), reqPoolIndices: Array.from({ length: b }, (_, i) => i), ...tables }, `decode B=${b}, tables`));
+      const job = decodeNativeJob(
+        accepted(
+          planDecode,
+          {
+            compressRatio: cr,
+            ringSize: ring,
+            swaPageSize: 256,
+            seqLens: Array.from({ length: b }, (_, i) => 1000 + i),
+            reqPoolIndices: Array.from({ length: b }, (_, i) => i),
+            ...tables,
+          },
+          `decode B=${b}, tables`,
+        ),
+      );
       const r = addon.bench(ctx, "decode", job.cfg, job.inputs, opts);
       rows.push({ name: `decode B=${b}, r2t/f2s tables`, cr, ring, ...r, upstream: upstream[`decode B=${b}`][col] });
     }
@@ -105,8 +156,17 @@ rows.unshift({ name: "empty kernel", cr: 0, ring: 0, ...empty, upstream: upstrea
 
 // Whole JS call: host arrays in, validated, uploaded, planned, downloaded, tables out (wall clock).
 const js = {};
-for (const [cr, ring] of [[4, 16], [128, 256]]) {
-  const o = { compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: Array.from({ length: 8 }, (_, i) => 518 + i), extendLens: Array(8).fill(6) };
+for (const [cr, ring] of [
+  [4, 16],
+  [128, 256],
+]) {
+  const o = {
+    compressRatio: cr,
+    ringSize: ring,
+    swaPageSize: 256,
+    seqLens: Array.from({ length: 8 }, (_, i) => 518 + i),
+    extendLens: Array(8).fill(6),
+  };
   for (let i = 0; i < 500; i++) planPrefillGpu(o);
   const t = [];
   for (let r = 0; r < 30; r++) {
@@ -122,10 +182,18 @@ for (const [cr, ring] of [[4, 16], [128, 256]]) {
 // for validation and staging, measured as the time until the promise is returned; the rest runs on a worker).
 if (typeof addon.planPrefillAsync === "function") {
   const { planPrefillGpuAsync } = await import("../dist/index.js");
-  for (const [cr, ring] of [[4, 16], [128, 256]]) {
+  for (const [cr, ring] of [
+    [4, 16],
+    [128, 256],
+  ]) {
     const o = { ...prefillCase(cr, ring, ragged(1024, 60000, 7)) };
-    for (let i = 0; i < 20; i++) { planPrefillGpu(o); await planPrefillGpuAsync(o); }
-    const sync = [], held = [], whole = [];
+    for (let i = 0; i < 20; i++) {
+      planPrefillGpu(o);
+      await planPrefillGpuAsync(o);
+    }
+    const sync = [],
+      held = [],
+      whole = [];
     for (let r = 0; r < 31; r++) {
       let t0 = process.hrtime.bigint();
       planPrefillGpu(o);
@@ -145,16 +213,34 @@ let driver = "unknown";
 try {
   driver = execSync("nvidia-smi --query-gpu=driver_version --format=csv,noheader", { encoding: "utf8" }).trim();
 } catch {}
-const meta = { date: new Date().toISOString(), gpu: p.device?.name, sm: p.device?.sm, driver, runtimeVersion: p.runtimeVersion, driverVersion: p.driverVersion, node: process.version, opts };
-writeFileSync(process.env.BENCH_OUT ?? new URL("./results.json", import.meta.url), JSON.stringify({ meta, rows, js }, null, 2));
+const meta = {
+  date: new Date().toISOString(),
+  gpu: p.device?.name,
+  sm: p.device?.sm,
+  driver,
+  runtimeVersion: p.runtimeVersion,
+  driverVersion: p.driverVersion,
+  node: process.version,
+  opts,
+};
+writeFileSync(
+  process.env.BENCH_OUT ?? new URL("./results.json", import.meta.url),
+  JSON.stringify({ meta, rows, js }, null, 2),
+);
 
 const f = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 console.log(`| case | ratio / ring | eager µs/call | graph µs/call | upstream graph µs | graph / upstream |`);
 console.log(`|---|---|---:|---:|---:|---:|`);
-for (const r of rows) console.log(`| ${r.name} | ${r.cr ? `c${r.cr} / ${r.ring}` : "-"} | ${f(r.eagerUs)} | ${f(r.graphUs)} | ${r.upstream} | ${(r.graphUs / r.upstream).toFixed(2)} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.name} | ${r.cr ? `c${r.cr} / ${r.ring}` : "-"} | ${f(r.eagerUs)} | ${f(r.graphUs)} | ${r.upstream} | ${(r.graphUs / r.upstream).toFixed(2)} |`,
+  );
 console.log(`\nwhole JS call planPrefillGpu B=8 D=6 (median wall µs): c4 ${f(js.c4)}, c128 ${f(js.c128)}`);
 for (const k of ["ragged60k_c4", "ragged60k_c128"]) {
   const r = js[k];
-  if (r) console.log(`whole JS call B=1024 ragged 60000 ${k.slice(10)} (median wall µs): sync ${f(r.syncUs)}; async: event loop held ${f(r.asyncHeldUs)}, settled after ${f(r.asyncWholeUs)}`);
+  if (r)
+    console.log(
+      `whole JS call B=1024 ragged 60000 ${k.slice(10)} (median wall µs): sync ${f(r.syncUs)}; async: event loop held ${f(r.asyncHeldUs)}, settled after ${f(r.asyncWholeUs)}`,
+    );
 }
 console.log(JSON.stringify(meta));

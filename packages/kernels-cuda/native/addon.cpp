@@ -21,9 +21,9 @@ Napi::Value Probe(const Napi::CallbackInfo& info) {
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     r.Set("deviceCount", 0);
     r.Set("ok", false);
-    const char* kind = (e == cudaErrorNoDevice)                 ? "no CUDA device"
-                       : (e == cudaErrorInsufficientDriver)     ? "no usable NVIDIA driver"
-                                                                : "CUDA unavailable";
+    const char* kind = (e == cudaErrorNoDevice)             ? "no CUDA device"
+                       : (e == cudaErrorInsufficientDriver) ? "no usable NVIDIA driver"
+                                                            : "CUDA unavailable";
     r.Set("reason", std::string(kind) + ": cudaGetDeviceCount failed: " + cudaGetErrorString(e) + " (" +
                         cudaGetErrorName(e) + " = " + std::to_string(static_cast<int>(e)) + ")");
     return r;

@@ -19,8 +19,8 @@ void NoCuda(Napi::Env env, const char* what) {
 
 #if DSV4KV_HAVE_CUDA
 void ThrowCuda(Napi::Env env, const char* call, cudaError_t err) {
-  std::string msg = std::string(call) + " failed: " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) +
-                    " = " + std::to_string(static_cast<int>(err)) + ")";
+  std::string msg = std::string(call) + " failed: " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + " = " +
+                    std::to_string(static_cast<int>(err)) + ")";
   Napi::Error e = Napi::Error::New(env, msg);
   e.Set("code", Napi::String::New(env, "ERR_DSV4KV_CUDA"));
   e.Set("cudaError", Napi::Number::New(env, static_cast<int>(err)));
@@ -55,8 +55,7 @@ HostView HostViewOf(Napi::Env env, Napi::Value v, const char* argName) {
 Napi::Function Context::Define(Napi::Env env) {
   return DefineClass(env, "Context",
                      {InstanceMethod<&Context::Synchronize>("synchronize"),
-                      InstanceMethod<&Context::Destroy>("destroy"),
-                      InstanceAccessor<&Context::GetDevice>("device")});
+                      InstanceMethod<&Context::Destroy>("destroy"), InstanceAccessor<&Context::GetDevice>("device")});
 }
 
 Context::Context(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Context>(info) {
@@ -74,9 +73,9 @@ Context::Context(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Context>(inf
   int count = 0;
   DSV4KV_CUDA_TRY(env, cudaGetDeviceCount(&count));
   if (dev >= count)
-    ThrowTyped(env, "ERR_OUT_OF_RANGE",
-               "Context(device): device " + std::to_string(dev) + " does not exist (" + std::to_string(count) +
-                   " device(s))");
+    ThrowTyped(
+        env, "ERR_OUT_OF_RANGE",
+        "Context(device): device " + std::to_string(dev) + " does not exist (" + std::to_string(count) + " device(s))");
   DSV4KV_CUDA_TRY(env, cudaSetDevice(dev));
   DSV4KV_CUDA_TRY(env, cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
   DSV4KV_CUDA_TRY(env, cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -161,7 +160,8 @@ Napi::Value Context::Destroy(const Napi::CallbackInfo& info) {
   const int pending = pendingAsync();
   if (pending > 0)
     ThrowTyped(info.Env(), "ERR_DSV4KV_CONTEXT",
-               "Context.destroy(): " + std::to_string(pending) + " asynchronous call(s) still in flight on this context; await them first");
+               "Context.destroy(): " + std::to_string(pending) +
+                   " asynchronous call(s) still in flight on this context; await them first");
   Release();
   return info.Env().Undefined();
 }
@@ -171,12 +171,12 @@ Napi::Value Context::GetDevice(const Napi::CallbackInfo& info) { return Napi::Nu
 // ---------------------------------------------------------------------------------------------------------------
 // DeviceBuffer
 Napi::Function DeviceBuffer::Define(Napi::Env env) {
-  return DefineClass(env, "DeviceBuffer",
-                     {InstanceMethod<&DeviceBuffer::Upload>("upload"),
-                      InstanceMethod<&DeviceBuffer::Download>("download"),
-                      InstanceMethod<&DeviceBuffer::Fill>("fill"), InstanceMethod<&DeviceBuffer::Free>("free"),
-                      InstanceAccessor<&DeviceBuffer::GetByteLength>("byteLength"),
-                      InstanceAccessor<&DeviceBuffer::GetFreed>("freed")});
+  return DefineClass(
+      env, "DeviceBuffer",
+      {InstanceMethod<&DeviceBuffer::Upload>("upload"), InstanceMethod<&DeviceBuffer::Download>("download"),
+       InstanceMethod<&DeviceBuffer::Fill>("fill"), InstanceMethod<&DeviceBuffer::Free>("free"),
+       InstanceAccessor<&DeviceBuffer::GetByteLength>("byteLength"),
+       InstanceAccessor<&DeviceBuffer::GetFreed>("freed")});
 }
 
 DeviceBuffer::DeviceBuffer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DeviceBuffer>(info) {

@@ -45,12 +45,12 @@ namespace dsv4kv {
 
 #if DSV4KV_HAVE_CUDA
 [[noreturn]] void ThrowCuda(Napi::Env env, const char* call, cudaError_t err);
-#define DSV4KV_CUDA_TRY(env, expr)                                 \
-  do {                                                             \
-    cudaError_t dsv4kv_err__ = (expr);                             \
-    if (dsv4kv_err__ != cudaSuccess) {                             \
-      ::dsv4kv::ThrowCuda((env), #expr, dsv4kv_err__);             \
-    }                                                              \
+#define DSV4KV_CUDA_TRY(env, expr)                     \
+  do {                                                 \
+    cudaError_t dsv4kv_err__ = (expr);                 \
+    if (dsv4kv_err__ != cudaSuccess) {                 \
+      ::dsv4kv::ThrowCuda((env), #expr, dsv4kv_err__); \
+    }                                                  \
   } while (0)
 #endif
 

@@ -22,18 +22,22 @@ int main() {
   };
   std::vector<uint32_t> ds;
   for (uint32_t d = 1; d <= 4096; ++d) ds.push_back(d);
-  for (int k = 1; k < 31; ++k) for (int64_t o = -2; o <= 2; ++o) ds.push_back(static_cast<uint32_t>((int64_t{1} << k) + o));
+  for (int k = 1; k < 31; ++k)
+    for (int64_t o = -2; o <= 2; ++o) ds.push_back(static_cast<uint32_t>((int64_t{1} << k) + o));
   ds.push_back(0x7fffffffu);
   for (int i = 0; i < 20000; ++i) ds.push_back(1 + static_cast<uint32_t>(rng() % 0x7fffffffu));
   for (uint32_t d : ds) {
     if (d == 0 || d > 0x7fffffffu) continue;
-    check(d, 0); check(d, 0x7fffffffu); check(d, 0x7ffffffeu);
+    check(d, 0);
+    check(d, 0x7fffffffu);
+    check(d, 0x7ffffffeu);
     for (uint64_t m : {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{0x7fffffffu} / d, uint64_t{0x7fffffffu} / d - 1})
       for (int64_t o = -1; o <= 1; ++o) check(d, static_cast<uint32_t>(m * d + o));
     for (int i = 0; i < 64; ++i) check(d, static_cast<uint32_t>(rng() % 0x80000000u));
   }
   for (uint32_t d : {4u, 8u, 16u, 128u, 256u, 512u, 24u, 48u})  // ring/SPS sizes in use: every numerator < 2^24
     for (uint32_t n = 0; n < (1u << 24); ++n) check(d, n);
-  std::printf("fastdiv: %llu checks, %llu mismatches\n", static_cast<unsigned long long>(checks), static_cast<unsigned long long>(bad));
+  std::printf("fastdiv: %llu checks, %llu mismatches\n", static_cast<unsigned long long>(checks),
+              static_cast<unsigned long long>(bad));
   return bad ? 1 : 0;
 }

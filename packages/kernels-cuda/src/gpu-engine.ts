@@ -5,7 +5,13 @@
  */
 import type { PlanEngine } from "@dsv4-kv/planner";
 import { loadNative } from "./native.js";
-import { planDecodeGpu, planDecodeLegacyGpu, planPrefillGpu, planPrefillLegacyGpu, type GpuCallOptions } from "./planner.js";
+import {
+  planDecodeGpu,
+  planDecodeLegacyGpu,
+  planPrefillGpu,
+  planPrefillLegacyGpu,
+  type GpuCallOptions,
+} from "./planner.js";
 
 /** Throws `KernelsCudaUnavailableError` (code ERR_DSV4KV_GPU_UNAVAILABLE, causes and fixes) when no GPU can be used. */
 export function createGpuPlanEngine(opts?: GpuCallOptions): PlanEngine {

@@ -91,7 +91,13 @@ export function probe(): ProbeResult {
       try {
         cachedProbe = { ...(addon.probe() as Omit<ProbeResult, "addonPath">), addonPath: path };
       } catch (e) {
-        cachedProbe = { compiledWithCuda: Boolean(addon.compiledWithCuda), deviceCount: 0, ok: false, reason: `probe failed: ${(e as Error).message}`, addonPath: path };
+        cachedProbe = {
+          compiledWithCuda: Boolean(addon.compiledWithCuda),
+          deviceCount: 0,
+          ok: false,
+          reason: `probe failed: ${(e as Error).message}`,
+          addonPath: path,
+        };
       }
     }
   }

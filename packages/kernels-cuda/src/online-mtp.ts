@@ -26,7 +26,15 @@ export const COMMIT_VARIANT = { legacy: 0, regs: 1, wide: 2 } as const;
  * Device error word codes (`err`, int32[4] = [code, index, value, kernel]). A request / slot index >= numReqSlots
  * is recorded (and its row skipped) when an `err` buffer is passed; without one it is skipped silently.
  */
-export const ONLINE_MTP_ERR = { none: 0, segLen: 1, segLastRow: 2, segLoadRow: 3, segStoreRow: 4, reqIndex: 5, slotIndex: 6 } as const;
+export const ONLINE_MTP_ERR = {
+  none: 0,
+  segLen: 1,
+  segLastRow: 2,
+  segLoadRow: 3,
+  segStoreRow: 4,
+  reqIndex: 5,
+  slotIndex: 6,
+} as const;
 /** Kernel ids in word 3 of the error word. */
 export const ONLINE_MTP_KERNEL = { prefill: 0, writePrefix: 1, commitPending: 2, decode: 3, resetSlots: 4 } as const;
 
@@ -82,7 +90,8 @@ export function probeOnlineMtp(): ProbeResult {
   const p = probe();
   if (!p.ok) return p;
   try {
-    if (!loadNative().onlineMtp) return { ...p, ok: false, reason: "the loaded addon has no onlineMtp bindings (rebuild it)" };
+    if (!loadNative().onlineMtp)
+      return { ...p, ok: false, reason: "the loaded addon has no onlineMtp bindings (rebuild it)" };
   } catch (e) {
     return { ...p, ok: false, reason: (e as Error).message };
   }

@@ -81,9 +81,15 @@ function toIntArray(field: string, values: IntegerArray, min: number, max: numbe
   for (let i = 0; i < n; i++) {
     const raw = values[i] as number | bigint | undefined;
     const v = typeof raw === "bigint" ? Number(raw) : raw;
-    if (typeof v !== "number" || !Number.isInteger(v)) throw new PlannerError("INVALID_ARGUMENT", `${field}[${i}]`, raw, "must be an integer");
+    if (typeof v !== "number" || !Number.isInteger(v))
+      throw new PlannerError("INVALID_ARGUMENT", `${field}[${i}]`, raw, "must be an integer");
     if (v < min || v > max) {
-      throw new PlannerError(v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT", `${field}[${i}]`, raw, `must be in [${min}, ${max}]`);
+      throw new PlannerError(
+        v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT",
+        `${field}[${i}]`,
+        raw,
+        `must be in [${min}, ${max}]`,
+      );
     }
     out[i] = v;
   }
@@ -91,8 +97,10 @@ function toIntArray(field: string, values: IntegerArray, min: number, max: numbe
 }
 
 function requireInteger(field: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== "number" || !Number.isInteger(value)) throw new PlannerError("INVALID_ARGUMENT", field, value, "must be an integer");
-  if (value < min || value > max) throw new PlannerError("INVALID_ARGUMENT", field, value, `must be in [${min}, ${max}]`);
+  if (typeof value !== "number" || !Number.isInteger(value))
+    throw new PlannerError("INVALID_ARGUMENT", field, value, "must be an integer");
+  if (value < min || value > max)
+    throw new PlannerError("INVALID_ARGUMENT", field, value, `must be in [${min}, ${max}]`);
   return value;
 }
 
@@ -106,18 +114,29 @@ interface SlotInputs {
 }
 
 /** The SlotResolver constructor's checks; tables are converted only when the addressing reads them. */
-function slotInputs(cr: number, useReqRing: boolean, maps: { reqToToken?: ReqToToken; fullToState?: FullToState }): SlotInputs {
+function slotInputs(
+  cr: number,
+  useReqRing: boolean,
+  maps: { reqToToken?: ReqToToken; fullToState?: FullToState },
+): SlotInputs {
   const reqStyle = cr === 128 || useReqRing;
   const r2t = maps.reqToToken ?? { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
   let out: SlotInputs;
   if ("identity" in r2t) {
     const t = r2t.identity.tokensPerReq;
-    if (!Number.isInteger(t) || t < 1) throw new PlannerError("INVALID_ARGUMENT", "reqToToken.identity.tokensPerReq", t, "must be a positive integer");
+    if (!Number.isInteger(t) || t < 1)
+      throw new PlannerError("INVALID_ARGUMENT", "reqToToken.identity.tokensPerReq", t, "must be a positive integer");
     out = { reqStyle, r2tStride: t, r2tRows: Math.floor(INT32_MAX / t), f2sLen: 0 };
   } else {
-    if (!Number.isInteger(r2t.stride) || r2t.stride < 1) throw new PlannerError("INVALID_ARGUMENT", "reqToToken.stride", r2t.stride, "must be a positive integer");
+    if (!Number.isInteger(r2t.stride) || r2t.stride < 1)
+      throw new PlannerError("INVALID_ARGUMENT", "reqToToken.stride", r2t.stride, "must be a positive integer");
     if (r2t.data.length % r2t.stride !== 0) {
-      throw new PlannerError("INVALID_ARGUMENT", "reqToToken.data.length", r2t.data.length, `must be a multiple of reqToToken.stride ${r2t.stride}`);
+      throw new PlannerError(
+        "INVALID_ARGUMENT",
+        "reqToToken.data.length",
+        r2t.data.length,
+        `must be a multiple of reqToToken.stride ${r2t.stride}`,
+      );
     }
     out = { reqStyle, r2tStride: r2t.stride, r2tRows: r2t.data.length / r2t.stride, f2sLen: 0 };
     if (!reqStyle) out.r2t = r2t.data instanceof Int32Array ? r2t.data : Int32Array.from(r2t.data);
@@ -142,7 +161,8 @@ function ridsOf(field: string, values: IntegerArray | undefined, batch: number):
     return rids;
   }
   const r = toIntArray(field, values, 0, Number.MAX_SAFE_INTEGER);
-  if (r.length !== batch) throw new PlannerError("INVALID_ARGUMENT", `${field}.length`, r.length, `must equal seqLens.length ${batch}`);
+  if (r.length !== batch)
+    throw new PlannerError("INVALID_ARGUMENT", `${field}.length`, r.length, `must equal seqLens.length ${batch}`);
   for (let i = 0; i < batch; i++) rids[i] = BigInt(r[i]!);
   return rids;
 }
@@ -164,11 +184,20 @@ function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number
   // planPrefillLegacy), in O(batch): no host plan is built. The device-path batch limit is this kernel's (16,384),
   // not upstream's 1,024, unless the caller sets a smaller deviceBatchLimit.
   const userLimit = o.deviceBatchLimit;
-  const n = normalizePrefillOptions({ ...o, deviceBatchLimit: userLimit === undefined ? gpuLimit : Math.min(userLimit, gpuLimit) }, { legacy });
+  const n = normalizePrefillOptions(
+    { ...o, deviceBatchLimit: userLimit === undefined ? gpuLimit : Math.min(userLimit, gpuLimit) },
+    { legacy },
+  );
   if (!legacy) new SlotResolver(o.compressRatio, o.ringSize, o.swaPageSize, o.useReqRing ?? false, o);
   const { seqLens, extendLens, batch, numQ, path, pad } = n;
   // The host path has no device batch limit in the CPU planner, but this kernel's per-block scan does.
-  if (batch > gpuLimit) throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${gpuLimit} requests per call`);
+  if (batch > gpuLimit)
+    throw new PlannerError(
+      "BATCH_SIZE",
+      "seqLens.length",
+      batch,
+      `the device planner serves at most ${gpuLimit} requests per call`,
+    );
   const hostRules = path === "host" || legacy;
   const cr = o.compressRatio;
   const useReqRing = o.useReqRing ?? false;
@@ -244,27 +273,62 @@ export function plannerErrorOf(st: PlanStatus): PlannerError {
     case 2:
       return new PlannerError("EXTEND_LEN", `extendLens[${i}]`, v, "must be >= 0");
     case 3:
-      return new PlannerError("EXTEND_LEN", `extendLens[${i}]`, v, `must be <= seqLens[${i}] = ${aux} (the prefix S - E cannot be negative)`);
+      return new PlannerError(
+        "EXTEND_LEN",
+        `extendLens[${i}]`,
+        v,
+        `must be <= seqLens[${i}] = ${aux} (the prefix S - E cannot be negative)`,
+      );
     case 4:
-      return new PlannerError("EXTEND_SUM", "numQTokens", aux, `the sum of extendLens (${v}) must not exceed numQTokens (must equal it on the host path)`);
+      return new PlannerError(
+        "EXTEND_SUM",
+        "numQTokens",
+        aux,
+        `the sum of extendLens (${v}) must not exceed numQTokens (must equal it on the host path)`,
+      );
     case 5:
       return new PlannerError("INVALID_ARGUMENT", `reqPoolIndices[${i}]`, v, "must be >= 0");
     case 6:
       return new PlannerError("INDEX_OUT_OF_RANGE", "reqPoolIndices", v, `must be < ${aux} (rows of reqToToken)`);
     case 7:
-      return new PlannerError("INDEX_OUT_OF_RANGE", `reqToToken[${i}]`, v, `position must be < ${aux} (tokens per request row)`);
+      return new PlannerError(
+        "INDEX_OUT_OF_RANGE",
+        `reqToToken[${i}]`,
+        v,
+        `position must be < ${aux} (tokens per request row)`,
+      );
     case 8:
-      return new PlannerError("INDEX_OUT_OF_RANGE", `fullToState[reqToToken[${i}][${aux}]]`, v, "full-pool location must be inside fullToState");
+      return new PlannerError(
+        "INDEX_OUT_OF_RANGE",
+        `fullToState[reqToToken[${i}][${aux}]]`,
+        v,
+        "full-pool location must be inside fullToState",
+      );
     case 9:
       return new PlannerError("INDEX_OUT_OF_RANGE", `SWA location of request ${i} position ${aux}`, v, "must be >= 0");
     case 10:
-      return new PlannerError("INT32_OVERFLOW", "reqPoolIndices", v, "the state slot rid*ringSize + p%ringSize does not fit int32");
+      return new PlannerError(
+        "INT32_OVERFLOW",
+        "reqPoolIndices",
+        v,
+        "the state slot rid*ringSize + p%ringSize does not fit int32",
+      );
     case 11:
       return new PlannerError("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [1, ${INT32_MAX}]`);
     case 12:
-      return new PlannerError("EXTEND_LEN", `extendLens[${i}]`, v, "must be > 0 (every request in a prefill batch extends by at least one token)");
+      return new PlannerError(
+        "EXTEND_LEN",
+        `extendLens[${i}]`,
+        v,
+        "must be > 0 (every request in a prefill batch extends by at least one token)",
+      );
     case 13:
-      return new PlannerError("INT32_OVERFLOW", `${aux === 1 ? "extendLens" : "seqLens"}[${i}]`, v, `must be in [${-INT32_MAX - 1}, ${INT32_MAX}] (int64 device lengths are narrowed to int32)`);
+      return new PlannerError(
+        "INT32_OVERFLOW",
+        `${aux === 1 ? "extendLens" : "seqLens"}[${i}]`,
+        v,
+        `must be in [${-INT32_MAX - 1}, ${INT32_MAX}] (int64 device lengths are narrowed to int32)`,
+      );
     default:
       return new PlannerError("INVALID_ARGUMENT", "status", st.code, "unknown GPU planner status code");
   }
@@ -277,7 +341,12 @@ function ctxOf(opts: GpuCallOptions | undefined): GpuContext {
   return opts?.context ?? getDefaultContext();
 }
 
-function nativeInputs(seqLens: Int32Array, extendLens: Int32Array | undefined, rids: BigInt64Array, s: SlotInputs): Record<string, unknown> {
+function nativeInputs(
+  seqLens: Int32Array,
+  extendLens: Int32Array | undefined,
+  rids: BigInt64Array,
+  s: SlotInputs,
+): Record<string, unknown> {
   const inputs: Record<string, unknown> = { seqLens, rids };
   if (extendLens) inputs.extendLens = extendLens;
   if (s.r2t) inputs.r2t = s.r2t;
@@ -295,15 +364,30 @@ function hostOut(bytes: number): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
-function runPrefill(addon: NativeAddon, job: PrefillJob, opts: GpuCallOptions | undefined, legacy: boolean): PrefillPlan {
+function runPrefill(
+  addon: NativeAddon,
+  job: PrefillJob,
+  opts: GpuCallOptions | undefined,
+  legacy: boolean,
+): PrefillPlan {
   const out = hostOut(job.cfg.numQ! * 24 + PLAN_STATUS_BYTES);
   addon.planPrefill(ctxOf(opts), job.cfg, nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots), out);
   return finishPrefill(job, out, legacy);
 }
 
-async function runPrefillAsync(addon: NativeAddon, job: PrefillJob, opts: GpuCallOptions | undefined, legacy: boolean): Promise<PrefillPlan> {
+async function runPrefillAsync(
+  addon: NativeAddon,
+  job: PrefillJob,
+  opts: GpuCallOptions | undefined,
+  legacy: boolean,
+): Promise<PrefillPlan> {
   const out = hostOut(job.cfg.numQ! * 24 + PLAN_STATUS_BYTES);
-  await addon.planPrefillAsync(ctxOf(opts), job.cfg, nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots), out);
+  await addon.planPrefillAsync(
+    ctxOf(opts),
+    job.cfg,
+    nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots),
+    out,
+  );
   return finishPrefill(job, out, legacy);
 }
 
@@ -315,7 +399,14 @@ function finishPrefill(job: PrefillJob, out: Uint8Array, legacy: boolean): Prefi
   const nw = st.numWrite;
   const planC = new CompressPlanTable(out.subarray(0, (job.padded ? numQ : nc) * 16));
   const planW = new WritePlanTable(out.subarray(numQ * 16, numQ * 16 + (job.padded ? numQ : nw) * 8));
-  const plan: PrefillPlan = { planC, planW, numCompress: nc, numWrite: nw, writePad: legacy ? 0 : job.pad, path: legacy ? "host" : job.path };
+  const plan: PrefillPlan = {
+    planC,
+    planW,
+    numCompress: nc,
+    numWrite: nw,
+    writePad: legacy ? 0 : job.pad,
+    path: legacy ? "host" : job.path,
+  };
   if (!legacy && job.path === "device") plan.devicePath = devicePathOf(job.extendLens);
   return plan;
 }
@@ -343,21 +434,41 @@ export function planPrefillLegacyGpu(options: LegacyPrefillPlanOptions, opts?: G
   const addon = loadNative();
   const cr = options.compressRatio;
   const ring = cr === 4 ? 8 : 128;
-  const job = preparePrefill({ ...options, ringSize: ring, swaPageSize: ring, path: "host" }, true, addon.maxGpuBatch as number);
+  const job = preparePrefill(
+    { ...options, ringSize: ring, swaPageSize: ring, path: "host" },
+    true,
+    addon.maxGpuBatch as number,
+  );
   return runPrefill(addon, job, opts, true);
 }
 
-function decodeInputs(seqLensIn: IntegerArray, ridsIn: IntegerArray | undefined): { seqLens: Int32Array; rids: BigInt64Array; ridsNum: Int32Array | Float64Array | undefined } {
+function decodeInputs(
+  seqLensIn: IntegerArray,
+  ridsIn: IntegerArray | undefined,
+): { seqLens: Int32Array; rids: BigInt64Array; ridsNum: Int32Array | Float64Array | undefined } {
   const seqLens = toIntArray("seqLens", seqLensIn, 1, INT32_MAX) as Int32Array;
-  if (seqLens.length === 0) throw new PlannerError("BATCH_SIZE", "seqLens.length", 0, "a decode plan needs at least one request");
+  if (seqLens.length === 0)
+    throw new PlannerError("BATCH_SIZE", "seqLens.length", 0, "a decode plan needs at least one request");
   const ridsNum = ridsIn === undefined ? undefined : toIntArray("reqPoolIndices", ridsIn, 0, Number.MAX_SAFE_INTEGER);
   if (ridsNum && ridsNum.length !== seqLens.length) {
-    throw new PlannerError("INVALID_ARGUMENT", "reqPoolIndices.length", ridsNum.length, `must equal seqLens.length ${seqLens.length}`);
+    throw new PlannerError(
+      "INVALID_ARGUMENT",
+      "reqPoolIndices.length",
+      ridsNum.length,
+      `must equal seqLens.length ${seqLens.length}`,
+    );
   }
   return { seqLens, rids: ridsOf("reqPoolIndices", ridsNum, seqLens.length), ridsNum };
 }
 
-function runDecode(addon: NativeAddon, cfg: Record<string, number>, seqLens: Int32Array, rids: BigInt64Array, s: SlotInputs, opts: GpuCallOptions | undefined): DecodePlanTable {
+function runDecode(
+  addon: NativeAddon,
+  cfg: Record<string, number>,
+  seqLens: Int32Array,
+  rids: BigInt64Array,
+  s: SlotInputs,
+  opts: GpuCallOptions | undefined,
+): DecodePlanTable {
   const out = hostOut(seqLens.length * 16 + PLAN_STATUS_BYTES);
   addon.planDecode(ctxOf(opts), cfg, nativeInputs(seqLens, undefined, rids, s), out);
   return finishDecode(seqLens.length, out);
@@ -376,7 +487,17 @@ export function planDecodeGpu(options: DecodePlanOptions, opts?: GpuCallOptions)
   const cr = options.compressRatio;
   const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
   const s = slotInputs(cr, options.useReqRing ?? false, options);
-  const cfg = { batch: seqLens.length, cr, ring: options.ringSize, sps: options.swaPageSize, reqStyle: s.reqStyle ? 1 : 0, legacy: 0, r2tStride: s.r2tStride, r2tRows: s.r2tRows, f2sLen: s.f2sLen };
+  const cfg = {
+    batch: seqLens.length,
+    cr,
+    ring: options.ringSize,
+    sps: options.swaPageSize,
+    reqStyle: s.reqStyle ? 1 : 0,
+    legacy: 0,
+    r2tStride: s.r2tStride,
+    r2tRows: s.r2tRows,
+    f2sLen: s.f2sLen,
+  };
   return runDecode(addon, cfg, seqLens, rids, s, opts);
 }
 
@@ -399,13 +520,28 @@ export function planDecodeLegacyGpu(options: LegacyDecodePlanOptions, opts?: Gpu
   if (ridsNum) {
     for (let i = 0; i < ridsNum.length; i++) {
       if (ridsNum[i]! * 128 + 127 > INT32_MAX) {
-        throw new PlannerError("INT32_OVERFLOW", `reqPoolIndices[${i}]`, ridsNum[i], "legacy slot rid*ringSize + p%ringSize does not fit int32");
+        throw new PlannerError(
+          "INT32_OVERFLOW",
+          `reqPoolIndices[${i}]`,
+          ridsNum[i],
+          "legacy slot rid*ringSize + p%ringSize does not fit int32",
+        );
       }
     }
   }
   const ring = cr === 4 ? 8 : 128;
   const s = slotInputs(cr, true, {});
-  const cfg = { batch: seqLens.length, cr, ring, sps: ring, reqStyle: 1, legacy: 1, r2tStride: s.r2tStride, r2tRows: s.r2tRows, f2sLen: 0 };
+  const cfg = {
+    batch: seqLens.length,
+    cr,
+    ring,
+    sps: ring,
+    reqStyle: 1,
+    legacy: 1,
+    r2tStride: s.r2tStride,
+    r2tRows: s.r2tRows,
+    f2sLen: 0,
+  };
   return runDecode(addon, cfg, seqLens, rids, s, opts);
 }
 
@@ -470,14 +606,32 @@ export interface DevicePrefillBuffers {
   status: DeviceBuffer;
 }
 
-function deviceSlotCfg(cfg: { compressRatio: number; ringSize: number; swaPageSize: number; useReqRing?: boolean; tokensPerReq?: number }, bufs: { reqToToken?: { buffer: DeviceBuffer; stride: number }; fullToState?: DeviceBuffer }): Record<string, number> & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } {
+function deviceSlotCfg(
+  cfg: { compressRatio: number; ringSize: number; swaPageSize: number; useReqRing?: boolean; tokensPerReq?: number },
+  bufs: { reqToToken?: { buffer: DeviceBuffer; stride: number }; fullToState?: DeviceBuffer },
+): Record<string, number> & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } {
   validateRing(cfg);
   const reqStyle = cfg.compressRatio === 128 || (cfg.useReqRing ?? false);
-  const out: Record<string, number> & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } = { cr: cfg.compressRatio, ring: cfg.ringSize, sps: cfg.swaPageSize, reqStyle: reqStyle ? 1 : 0, legacy: 0, f2sLen: 0, r2tStride: 0, r2tRows: 0 };
+  const out: Record<string, number> & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } = {
+    cr: cfg.compressRatio,
+    ring: cfg.ringSize,
+    sps: cfg.swaPageSize,
+    reqStyle: reqStyle ? 1 : 0,
+    legacy: 0,
+    f2sLen: 0,
+    r2tStride: 0,
+    r2tRows: 0,
+  };
   if (bufs.reqToToken && !reqStyle) {
     const stride = requireInteger("reqToToken.stride", bufs.reqToToken.stride, 1, INT32_MAX);
     const n = bufs.reqToToken.buffer.byteLength / 4;
-    if (!Number.isInteger(n) || n % stride !== 0) throw new PlannerError("INVALID_ARGUMENT", "reqToToken.buffer.byteLength", bufs.reqToToken.buffer.byteLength, `must hold a whole number of int32 rows of ${stride}`);
+    if (!Number.isInteger(n) || n % stride !== 0)
+      throw new PlannerError(
+        "INVALID_ARGUMENT",
+        "reqToToken.buffer.byteLength",
+        bufs.reqToToken.buffer.byteLength,
+        `must hold a whole number of int32 rows of ${stride}`,
+      );
     out.r2tStride = stride;
     out.r2tRows = n / stride;
     out._r2t = bufs.reqToToken.buffer;
@@ -499,15 +653,39 @@ function deviceSlotCfg(cfg: { compressRatio: number; ringSize: number; swaPageSi
  * `readPlanStatus(bufs.status)` (which throws the PlannerError) once the stream is done. Path: the device contract
  * (numQTokens rows each, E == 0 allowed, sum(E) <= numQTokens).
  */
-export function enqueuePrefillPlan(config: DevicePrefillConfig, bufs: DevicePrefillBuffers, opts?: GpuCallOptions): void {
+export function enqueuePrefillPlan(
+  config: DevicePrefillConfig,
+  bufs: DevicePrefillBuffers,
+  opts?: GpuCallOptions,
+): void {
   const addon = loadNative();
   const s = deviceSlotCfg(config, bufs);
   const batch = requireInteger("batch", config.batch, 1, addon.maxGpuBatch as number);
   const numQ = requireInteger("numQTokens", config.numQTokens, batch, MAX_NUM_Q_TOKENS);
-  const pad = config.writePadOverride === undefined ? derivedWritePad(config.compressRatio, config.ringSize) : requireInteger("writePadOverride", config.writePadOverride, 0, INT32_MAX);
+  const pad =
+    config.writePadOverride === undefined
+      ? derivedWritePad(config.compressRatio, config.ringSize)
+      : requireInteger("writePadOverride", config.writePadOverride, 0, INT32_MAX);
   const { _r2t, _f2s, ...slot } = s;
-  const cfg = { ...slot, batch, numQ, pad, tail: config.compressRatio === 4 && !config.useReqRing ? 1 : 0, hostRules: 0, lens64: lens64Of(config.lensDtype) };
-  addon.planPrefillDevice(ctxOf(opts), cfg, { seqLens: bufs.seqLens, extendLens: bufs.extendLens, rids: bufs.reqPoolIndices, r2t: _r2t, f2s: _f2s, planC: bufs.planC, planW: bufs.planW, status: bufs.status });
+  const cfg = {
+    ...slot,
+    batch,
+    numQ,
+    pad,
+    tail: config.compressRatio === 4 && !config.useReqRing ? 1 : 0,
+    hostRules: 0,
+    lens64: lens64Of(config.lensDtype),
+  };
+  addon.planPrefillDevice(ctxOf(opts), cfg, {
+    seqLens: bufs.seqLens,
+    extendLens: bufs.extendLens,
+    rids: bufs.reqPoolIndices,
+    r2t: _r2t,
+    f2s: _f2s,
+    planC: bufs.planC,
+    planW: bufs.planW,
+    status: bufs.status,
+  });
 }
 
 export interface DeviceDecodeBuffers {
@@ -522,12 +700,20 @@ export interface DeviceDecodeBuffers {
 }
 
 /** Enqueues a decode plan from device-resident inputs (graph-capturable). */
-export function enqueueDecodePlan(config: Omit<DevicePrefillConfig, "numQTokens" | "writePadOverride">, bufs: DeviceDecodeBuffers, opts?: GpuCallOptions): void {
+export function enqueueDecodePlan(
+  config: Omit<DevicePrefillConfig, "numQTokens" | "writePadOverride">,
+  bufs: DeviceDecodeBuffers,
+  opts?: GpuCallOptions,
+): void {
   const addon = loadNative();
   const s = deviceSlotCfg(config, bufs);
   const batch = requireInteger("batch", config.batch, 1, 1 << 24);
   const { _r2t, _f2s, ...slot } = s;
-  addon.planDecodeDevice(ctxOf(opts), { ...slot, batch, lens64: lens64Of(config.lensDtype) }, { seqLens: bufs.seqLens, rids: bufs.reqPoolIndices, r2t: _r2t, f2s: _f2s, planD: bufs.planD, status: bufs.status });
+  addon.planDecodeDevice(
+    ctxOf(opts),
+    { ...slot, batch, lens64: lens64Of(config.lensDtype) },
+    { seqLens: bufs.seqLens, rids: bufs.reqPoolIndices, r2t: _r2t, f2s: _f2s, planD: bufs.planD, status: bufs.status },
+  );
 }
 
 /** Reads a PlanStatus buffer (synchronous copy); throws the PlannerError when the kernel refused its input. */
@@ -540,17 +726,33 @@ export function readPlanStatus(status: DeviceBuffer): PlanStatus {
 }
 
 /** Exposed for the bench script: the validated native configuration of a prefill call. */
-export function prefillNativeJob(options: PrefillPlanOptions): { cfg: Record<string, number>; inputs: Record<string, unknown> } {
+export function prefillNativeJob(options: PrefillPlanOptions): {
+  cfg: Record<string, number>;
+  inputs: Record<string, unknown>;
+} {
   const addon = loadNative();
   const job = preparePrefill(options, false, addon.maxGpuBatch as number);
   return { cfg: job.cfg, inputs: nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots) };
 }
 
-export function decodeNativeJob(options: DecodePlanOptions): { cfg: Record<string, number>; inputs: Record<string, unknown> } {
+export function decodeNativeJob(options: DecodePlanOptions): {
+  cfg: Record<string, number>;
+  inputs: Record<string, unknown>;
+} {
   validateRing(options);
   const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
   const s = slotInputs(options.compressRatio, options.useReqRing ?? false, options);
-  const cfg = { batch: seqLens.length, cr: options.compressRatio, ring: options.ringSize, sps: options.swaPageSize, reqStyle: s.reqStyle ? 1 : 0, legacy: 0, r2tStride: s.r2tStride, r2tRows: s.r2tRows, f2sLen: s.f2sLen };
+  const cfg = {
+    batch: seqLens.length,
+    cr: options.compressRatio,
+    ring: options.ringSize,
+    sps: options.swaPageSize,
+    reqStyle: s.reqStyle ? 1 : 0,
+    legacy: 0,
+    r2tStride: s.r2tStride,
+    r2tRows: s.r2tRows,
+    f2sLen: s.f2sLen,
+  };
   return { cfg, inputs: nativeInputs(seqLens, undefined, rids, s) };
 }
 

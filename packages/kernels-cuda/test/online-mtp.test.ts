@@ -41,23 +41,101 @@ describe("argument validation (host side, no GPU needed)", () => {
   const wp = { stateType: 0, batch: 1, numVerify: 4, numReqSlots: 4, bankStrideRows: 6 };
   const cases: [string, () => unknown, RegExp][] = [
     ["args not an object", () => nat!.writePrefix(null as never, 5 as never), /args must be an object/],
-    ["numVerify 9", () => nat!.writePrefix(null as never, { ...wp, numVerify: 9 }), /^numVerify = 9: must be an integer in \[1, 8\]$/],
-    ["numVerify 0", () => nat!.writePrefix(null as never, { ...wp, numVerify: 0 }), /^numVerify = 0: must be an integer in \[1, 8\]$/],
-    ["numVerify fractional", () => nat!.writePrefix(null as never, { ...wp, numVerify: 2.5 }), /^numVerify = 2.5: must be an integer in \[1, 8\]$/],
-    ["batch negative", () => nat!.writePrefix(null as never, { ...wp, batch: -1 }), /^batch = -1: must be an integer in \[0, 2147483647\]$/],
-    ["bank stride below N", () => nat!.writePrefix(null as never, { ...wp, bankStrideRows: 3 }), /^bankStrideRows = 3: must be an integer in \[4, /],
-    ["stateType 2", () => nat!.writePrefix(null as never, { ...wp, stateType: 2 }), /^stateType = 2: must be an integer in \[0, 1\]$/],
-    ["variant 4", () => nat!.writePrefix(null as never, { ...wp, variant: 4 }), /^variant = 4: must be an integer in \[0, 3\]$/],
-    ["split 3", () => nat!.writePrefix(null as never, { ...wp, split: 3 }), /^split = 3: must be 0 \(auto\), 1, 2, 4, 8 or 16$/],
-    ["split 32", () => nat!.writePrefix(null as never, { ...wp, split: 32 }), /^split = 32: must be an integer in \[0, 16\]$/],
-    ["numVerify not a number", () => nat!.writePrefix(null as never, { ...wp, numVerify: "4" as never }), /^numVerify = "4": must be a number \(an integer in \[1, 8\]\)$/],
-    ["mark clearAll 2", () => nat!.markPending(null as never, { batch: 1, numVerify: 1, numReqSlots: 2, clearAll: 2 }), /^clearAll = 2: must be an integer in \[0, 1\]$/],
-    ["commit Dmax 0", () => nat!.commitPending(null as never, { stateType: 0, batch: 1, maxDraftTokens: 0 }), /^maxDraftTokens = 0: must be an integer in \[1, 8\]$/],
-    ["commit variant 5", () => nat!.commitPending(null as never, { stateType: 0, batch: 1, maxDraftTokens: 2, clampWidth: 0, numReqSlots: 2, bankStrideRows: 4, consume: 0, variant: 5 }), /^variant = 5: must be an integer in \[0, 2\]$/],
-    ["reset count > grid", () => nat!.resetSlots(null as never, { stateType: 0, count: 70000 }), /^count = 70000: must be an integer in \[0, 65535\]$/],
-    ["decode variant 2", () => nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 }), /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/],
-    ["prefill numSegments negative", () => nat!.prefill(null as never, { stateType: 0, numSegments: -3 }), /^numSegments = -3: must be an integer/],
-    ["buffer not a DeviceBuffer", () => nat!.writePrefix(null as never, { ...wp, kvScore: {} as never }), /kvScore must be a DeviceBuffer/],
+    [
+      "numVerify 9",
+      () => nat!.writePrefix(null as never, { ...wp, numVerify: 9 }),
+      /^numVerify = 9: must be an integer in \[1, 8\]$/,
+    ],
+    [
+      "numVerify 0",
+      () => nat!.writePrefix(null as never, { ...wp, numVerify: 0 }),
+      /^numVerify = 0: must be an integer in \[1, 8\]$/,
+    ],
+    [
+      "numVerify fractional",
+      () => nat!.writePrefix(null as never, { ...wp, numVerify: 2.5 }),
+      /^numVerify = 2.5: must be an integer in \[1, 8\]$/,
+    ],
+    [
+      "batch negative",
+      () => nat!.writePrefix(null as never, { ...wp, batch: -1 }),
+      /^batch = -1: must be an integer in \[0, 2147483647\]$/,
+    ],
+    [
+      "bank stride below N",
+      () => nat!.writePrefix(null as never, { ...wp, bankStrideRows: 3 }),
+      /^bankStrideRows = 3: must be an integer in \[4, /,
+    ],
+    [
+      "stateType 2",
+      () => nat!.writePrefix(null as never, { ...wp, stateType: 2 }),
+      /^stateType = 2: must be an integer in \[0, 1\]$/,
+    ],
+    [
+      "variant 4",
+      () => nat!.writePrefix(null as never, { ...wp, variant: 4 }),
+      /^variant = 4: must be an integer in \[0, 3\]$/,
+    ],
+    [
+      "split 3",
+      () => nat!.writePrefix(null as never, { ...wp, split: 3 }),
+      /^split = 3: must be 0 \(auto\), 1, 2, 4, 8 or 16$/,
+    ],
+    [
+      "split 32",
+      () => nat!.writePrefix(null as never, { ...wp, split: 32 }),
+      /^split = 32: must be an integer in \[0, 16\]$/,
+    ],
+    [
+      "numVerify not a number",
+      () => nat!.writePrefix(null as never, { ...wp, numVerify: "4" as never }),
+      /^numVerify = "4": must be a number \(an integer in \[1, 8\]\)$/,
+    ],
+    [
+      "mark clearAll 2",
+      () => nat!.markPending(null as never, { batch: 1, numVerify: 1, numReqSlots: 2, clearAll: 2 }),
+      /^clearAll = 2: must be an integer in \[0, 1\]$/,
+    ],
+    [
+      "commit Dmax 0",
+      () => nat!.commitPending(null as never, { stateType: 0, batch: 1, maxDraftTokens: 0 }),
+      /^maxDraftTokens = 0: must be an integer in \[1, 8\]$/,
+    ],
+    [
+      "commit variant 5",
+      () =>
+        nat!.commitPending(null as never, {
+          stateType: 0,
+          batch: 1,
+          maxDraftTokens: 2,
+          clampWidth: 0,
+          numReqSlots: 2,
+          bankStrideRows: 4,
+          consume: 0,
+          variant: 5,
+        }),
+      /^variant = 5: must be an integer in \[0, 2\]$/,
+    ],
+    [
+      "reset count > grid",
+      () => nat!.resetSlots(null as never, { stateType: 0, count: 70000 }),
+      /^count = 70000: must be an integer in \[0, 65535\]$/,
+    ],
+    [
+      "decode variant 2",
+      () => nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 }),
+      /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/,
+    ],
+    [
+      "prefill numSegments negative",
+      () => nat!.prefill(null as never, { stateType: 0, numSegments: -3 }),
+      /^numSegments = -3: must be an integer/,
+    ],
+    [
+      "buffer not a DeviceBuffer",
+      () => nat!.writePrefix(null as never, { ...wp, kvScore: {} as never }),
+      /kvScore must be a DeviceBuffer/,
+    ],
   ];
   for (const [name, f, re] of cases) {
     test(`${name}: names field, value and rule`, (ctx) => {
@@ -69,7 +147,18 @@ describe("argument validation (host side, no GPU needed)", () => {
   }
   test("exports the copy helpers and constants", (ctx) => {
     if (!nat) ctx.skip("addon not built");
-    for (const k of ["writePrefix", "markPending", "commitPending", "resetSlots", "decode", "prefill", "bench", "copyToDevice", "copyToHost", "fill"])
+    for (const k of [
+      "writePrefix",
+      "markPending",
+      "commitPending",
+      "resetSlots",
+      "decode",
+      "prefill",
+      "bench",
+      "copyToDevice",
+      "copyToHost",
+      "fill",
+    ])
       expect(typeof (nat as unknown as Record<string, unknown>)[k], k).toBe("function");
     expect(nat!.headDim).toBe(H);
     expect(nat!.maxVerifyTokens).toBe(8);
@@ -120,7 +209,12 @@ function stateBuf(env: Env, vals: Float32Array, dtype: Dtype): { buf: DeviceBuff
   const bits = Uint16Array.from(vals, toBf16);
   return { buf: dev(env, bits), host: Float32Array.from(bits, fromBf16) };
 }
-function readState(env: Env, b: DeviceBuffer, rows: number, dtype: Dtype): { vals: Float32Array; bits: Uint32Array | Uint16Array } {
+function readState(
+  env: Env,
+  b: DeviceBuffer,
+  rows: number,
+  dtype: Dtype,
+): { vals: Float32Array; bits: Uint32Array | Uint16Array } {
   if (dtype === "fp32") {
     const bits = env.nat.copyToHost(env.ctx, b, new Uint32Array(rows * ROW));
     return { vals: new Float32Array(bits.buffer), bits };
@@ -144,7 +238,7 @@ function randn(rng: Rng, n: number, scale = 1): Float32Array {
 /** §4.1 in float64 on one channel. */
 function step(st: number[], k: number, s: number, pos: number): void {
   if (pos === 0) {
-    st[0] = s, st[1] = 1, st[2] = k;
+    (st[0] = s), (st[1] = 1), (st[2] = k);
     return;
   }
   const m2 = Math.max(st[0]!, s);
@@ -160,7 +254,10 @@ function close(got: number, want: number, dtype: Dtype): boolean {
   return Math.abs(got - want) <= atol + rtol * Math.abs(want);
 }
 
-const gpuTest = createGpuTest(probeOnlineMtp, (): Env => ({ nat: onlineMtpNative(), ctx: getDefaultContext(), bufs: [] }));
+const gpuTest = createGpuTest(
+  probeOnlineMtp,
+  (): Env => ({ nat: onlineMtpNative(), ctx: getDefaultContext(), bufs: [] }),
+);
 
 const WP_SHAPES: [string, number, number][] = [
   ["legacy", WRITE_PREFIX_VARIANT.legacy, 0],
@@ -176,147 +273,224 @@ const WP_SHAPES: [string, number, number][] = [
 
 describe("GPU round trips", () => {
   for (const dtype of ["fp32", "bf16"] as const) {
-    gpuTest(`writePrefix, every variant, D 1/5/8, ${dtype}: banks = float64 fold; bank 0, skipped banks, padding rows untouched`, ({ gpu: env }) => {
-      const N = 12, O = 14, Dmax = 8, rows = O * (Dmax + 1), batch = 9;
-      for (const D of [1, 5, 8]) {
-        for (const [name, variant, split] of WP_SHAPES) {
-          const rng = new Rng(100 + D * 7 + variant * 31 + split);
-          const init = randomState(rng, rows);
-          const st = stateBuf(env, init, dtype);
-          const kv = randn(rng, batch * D * KVC);
-          const ape = randn(rng, 128 * H, 0.5);
-          const offs = [0, 1, 2, 63, 120, 126, 127, 5, 124];
-          const seq = Int32Array.from({ length: batch }, (_, b) => 1024 + offs[b]!);
-          seq[7] = -1; // padding row
-          const rpi = Int32Array.from({ length: batch }, (_, b) => (b === 8 ? -1 : b + 1)); // row 8: padding slot
-          env.nat.writePrefix(env.ctx, {
-            kvScore: dev(env, kv), seqLens: dev(env, seq), reqPoolIndices: dev(env, rpi), ape: dev(env, ape), state: st.buf,
-            batch, numVerify: D, bankStrideRows: O, numReqSlots: N, stateType: dtype === "fp32" ? 0 : 1, variant, split,
-          });
-          const { vals, bits } = readState(env, st.buf, rows, dtype);
-          const want = Float32Array.from(st.host); // rows the kernel must leave alone keep their initial values
-          const written = new Set<number>();
-          for (let b = 0; b < batch; b++) {
-            const S = seq[b]!, r = rpi[b]!;
-            if (S < 0 || r < 0) continue;
-            const start = S & 127;
-            for (let d = 0; d < H; d++) {
-              const c = start !== 0 ? [st.host[r * ROW + d]!, st.host[r * ROW + H + d]!, st.host[r * ROW + 2 * H + d]!] : [0, 0, 0];
-              for (let i = 0; i < D; i++) {
-                const pos = (start + i) & 127;
-                step(c, kv[(b * D + i) * KVC + d]!, kv[(b * D + i) * KVC + H + d]! + ape[pos * H + d]!, pos);
-                if (((S + i + 1) & 127) !== 0) {
-                  const row = r + (i + 1) * O;
-                  written.add(row);
-                  want[row * ROW + d] = c[0]!, want[row * ROW + H + d] = c[1]!, want[row * ROW + 2 * H + d] = c[2]!;
+    gpuTest(
+      `writePrefix, every variant, D 1/5/8, ${dtype}: banks = float64 fold; bank 0, skipped banks, padding rows untouched`,
+      ({ gpu: env }) => {
+        const N = 12,
+          O = 14,
+          Dmax = 8,
+          rows = O * (Dmax + 1),
+          batch = 9;
+        for (const D of [1, 5, 8]) {
+          for (const [name, variant, split] of WP_SHAPES) {
+            const rng = new Rng(100 + D * 7 + variant * 31 + split);
+            const init = randomState(rng, rows);
+            const st = stateBuf(env, init, dtype);
+            const kv = randn(rng, batch * D * KVC);
+            const ape = randn(rng, 128 * H, 0.5);
+            const offs = [0, 1, 2, 63, 120, 126, 127, 5, 124];
+            const seq = Int32Array.from({ length: batch }, (_, b) => 1024 + offs[b]!);
+            seq[7] = -1; // padding row
+            const rpi = Int32Array.from({ length: batch }, (_, b) => (b === 8 ? -1 : b + 1)); // row 8: padding slot
+            env.nat.writePrefix(env.ctx, {
+              kvScore: dev(env, kv),
+              seqLens: dev(env, seq),
+              reqPoolIndices: dev(env, rpi),
+              ape: dev(env, ape),
+              state: st.buf,
+              batch,
+              numVerify: D,
+              bankStrideRows: O,
+              numReqSlots: N,
+              stateType: dtype === "fp32" ? 0 : 1,
+              variant,
+              split,
+            });
+            const { vals, bits } = readState(env, st.buf, rows, dtype);
+            const want = Float32Array.from(st.host); // rows the kernel must leave alone keep their initial values
+            const written = new Set<number>();
+            for (let b = 0; b < batch; b++) {
+              const S = seq[b]!,
+                r = rpi[b]!;
+              if (S < 0 || r < 0) continue;
+              const start = S & 127;
+              for (let d = 0; d < H; d++) {
+                const c =
+                  start !== 0
+                    ? [st.host[r * ROW + d]!, st.host[r * ROW + H + d]!, st.host[r * ROW + 2 * H + d]!]
+                    : [0, 0, 0];
+                for (let i = 0; i < D; i++) {
+                  const pos = (start + i) & 127;
+                  step(c, kv[(b * D + i) * KVC + d]!, kv[(b * D + i) * KVC + H + d]! + ape[pos * H + d]!, pos);
+                  if (((S + i + 1) & 127) !== 0) {
+                    const row = r + (i + 1) * O;
+                    written.add(row);
+                    (want[row * ROW + d] = c[0]!),
+                      (want[row * ROW + H + d] = c[1]!),
+                      (want[row * ROW + 2 * H + d] = c[2]!);
+                  }
                 }
               }
             }
+            let bad = 0,
+              untouchedBad = 0;
+            const hostBits = dtype === "fp32" ? new Uint32Array(st.host.buffer) : Uint16Array.from(st.host, toBf16);
+            for (let row = 0; row < rows; row++) {
+              for (let e = 0; e < ROW; e++) {
+                const i = row * ROW + e;
+                if (written.has(row)) {
+                  if (!close(vals[i]!, want[i]!, dtype)) bad++;
+                } else {
+                  if (bits[i] !== hostBits[i]) untouchedBad++;
+                }
+              }
+            }
+            expect(bad, `${name} D=${D}: written banks off the float64 fold`).toBe(0);
+            expect(untouchedBad, `${name} D=${D}: rows that must stay untouched changed`).toBe(0);
           }
-          let bad = 0, untouchedBad = 0;
-          const hostBits = dtype === "fp32" ? new Uint32Array(st.host.buffer) : Uint16Array.from(st.host, toBf16);
-          for (let row = 0; row < rows; row++) {
-            for (let e = 0; e < ROW; e++) {
-              const i = row * ROW + e;
-              if (written.has(row)) {
-                if (!close(vals[i]!, want[i]!, dtype)) bad++;
+        }
+      },
+    );
+
+    gpuTest(
+      `commitPending, every variant, plain and fused with mark, ${dtype}: bitwise copy of bank a, markers`,
+      ({ gpu: env }) => {
+        const N = 10,
+          O = 12,
+          Dmax = 8,
+          rows = O * (Dmax + 1),
+          batch = 8;
+        for (const [name, variant] of Object.entries(COMMIT_VARIANT)) {
+          for (const fused of [false, true]) {
+            const rng = new Rng(7 + variant * 3 + (fused ? 1 : 0));
+            const st = stateBuf(env, randomState(rng, rows), dtype);
+            const before = readState(env, st.buf, rows, dtype).bits.slice();
+            const S = Int32Array.of(1000, 1020, 126, 127, 300, 64, 90, 5); // pending per request row
+            const pendHost = new Int32Array(N).fill(-1);
+            const widHost = new Int32Array(N).fill(0);
+            const rpi = Int32Array.of(1, 2, 3, 4, 5, -1, 7, 9);
+            rpi.forEach((r, b) => r >= 0 && ((pendHost[r] = S[b]!), (widHost[r] = 4)));
+            pendHost[9] = -1; // request 9: no marker
+            const cur = Int32Array.of(1003, 1020, 128, 131, 299, 65, 94, 10); // a = 3, 0, 2 (boundary), 4, <0, pad, 4, none
+            const markSeq = Int32Array.from({ length: batch }, (_, b) => 2000 + b);
+            const pend = dev(env, pendHost),
+              wid = dev(env, widHost);
+            env.nat.commitPending(env.ctx, {
+              curSeqLens: dev(env, cur),
+              reqPoolIndices: dev(env, rpi),
+              pendingSeqLens: pend,
+              pendingWidths: wid,
+              state: st.buf,
+              batch,
+              maxDraftTokens: Dmax,
+              clampWidth: 0,
+              bankStrideRows: O,
+              numReqSlots: N,
+              consume: 1,
+              markSeqLens: fused ? dev(env, markSeq) : null,
+              markWidth: 3,
+              stateType: dtype === "fp32" ? 0 : 1,
+              variant,
+            });
+            const after = readState(env, st.buf, rows, dtype).bits;
+            const expectBits = before.slice();
+            const banks = [3, 0, 0, 4, 0, 0, 4, 0];
+            rpi.forEach((r, b) => {
+              if (r >= 0 && banks[b]! > 0)
+                expectBits.copyWithin(r * ROW, (r + banks[b]! * O) * ROW, (r + banks[b]! * O + 1) * ROW);
+            });
+            expect(
+              Array.from(after).every((v, i) => v === expectBits[i]),
+              `${name} fused=${fused}: state`,
+            ).toBe(true);
+            const p = env.nat.copyToHost(env.ctx, pend, new Int32Array(N));
+            const w = env.nat.copyToHost(env.ctx, wid, new Int32Array(N));
+            const wantP = Int32Array.from(pendHost),
+              wantW = Int32Array.from(widHost);
+            rpi.forEach((r, b) => {
+              if (r < 0) return;
+              if (fused) (wantP[r] = markSeq[b]!), (wantW[r] = 3);
+              else if (pendHost[r]! >= 0) (wantP[r] = -1), (wantW[r] = 0);
+            });
+            expect(Array.from(p), `${name} fused=${fused}: pending`).toEqual(Array.from(wantP));
+            expect(Array.from(w), `${name} fused=${fused}: widths`).toEqual(Array.from(wantW));
+          }
+        }
+      },
+    );
+
+    gpuTest(
+      `decode, legacy, vec (splits 1/4/auto) and scalar (splits 1/16/auto), ${dtype}: state and emitted entries = float64`,
+      ({ gpu: env }) => {
+        const N = 10,
+          rows = N + 12,
+          batch = 8;
+        for (const [variant, split] of [
+          [0, 0],
+          [1, 1],
+          [1, 4],
+          [1, 0],
+          [3, 1],
+          [3, 16],
+          [3, 0],
+        ] as const) {
+          const rng = new Rng(55 + variant * 5 + split);
+          const st = stateBuf(env, randomState(rng, rows), dtype);
+          const kv = randn(rng, batch * KVC);
+          const ape = randn(rng, 128 * H, 0.5);
+          const L = Int32Array.of(1, 2, 128, 129, 64, 256, 0, 77); // includes pos 0, 127 (emit), L = 0 (skip)
+          const rpi = Int32Array.of(1, 2, 3, 4, 5, 6, 7, -1);
+          const out = createDeviceBuffer(batch * H * 4, env.ctx);
+          env.bufs.push(out);
+          env.nat.fill(env.ctx, out, 0);
+          const off = 12; // slotOffsetRows: rows r + 12 <= 18 < rows
+          env.nat.decode(env.ctx, {
+            state: st.buf,
+            kvScore: dev(env, kv),
+            ape: dev(env, ape),
+            seqLens: dev(env, L),
+            reqPoolIndices: dev(env, rpi),
+            out,
+            batch,
+            slotOffsetRows: off,
+            numReqSlots: N,
+            stateType: dtype === "fp32" ? 0 : 1,
+            variant,
+            split,
+          });
+          const { vals } = readState(env, st.buf, rows, dtype);
+          const o = env.nat.copyToHost(env.ctx, out, new Float32Array(batch * H));
+          let bad = 0;
+          for (let b = 0; b < batch; b++) {
+            const r = rpi[b]!,
+              l = L[b]!;
+            for (let d = 0; d < H; d++) {
+              if (l <= 0 || r < 0) {
+                if (o[b * H + d] !== 0) bad++;
+                continue;
+              }
+              const row = r + off,
+                pos = (l - 1) & 127;
+              const c = [st.host[row * ROW + d]!, st.host[row * ROW + H + d]!, st.host[row * ROW + 2 * H + d]!];
+              step(c, kv[b * KVC + d]!, kv[b * KVC + H + d]! + ape[pos * H + d]!, pos);
+              if (pos === 127) {
+                if (!close(o[b * H + d]!, c[2]!, "fp32")) bad++;
               } else {
-                if (bits[i] !== hostBits[i]) untouchedBad++;
+                for (let j = 0; j < 3; j++) if (!close(vals[row * ROW + j * H + d]!, c[j]!, dtype)) bad++;
               }
             }
           }
-          expect(bad, `${name} D=${D}: written banks off the float64 fold`).toBe(0);
-          expect(untouchedBad, `${name} D=${D}: rows that must stay untouched changed`).toBe(0);
+          expect(bad, `decode variant ${variant} split ${split}`).toBe(0);
         }
-      }
-    });
-
-    gpuTest(`commitPending, every variant, plain and fused with mark, ${dtype}: bitwise copy of bank a, markers`, ({ gpu: env }) => {
-      const N = 10, O = 12, Dmax = 8, rows = O * (Dmax + 1), batch = 8;
-      for (const [name, variant] of Object.entries(COMMIT_VARIANT)) {
-        for (const fused of [false, true]) {
-          const rng = new Rng(7 + variant * 3 + (fused ? 1 : 0));
-          const st = stateBuf(env, randomState(rng, rows), dtype);
-          const before = readState(env, st.buf, rows, dtype).bits.slice();
-          const S = Int32Array.of(1000, 1020, 126, 127, 300, 64, 90, 5); // pending per request row
-          const pendHost = new Int32Array(N).fill(-1);
-          const widHost = new Int32Array(N).fill(0);
-          const rpi = Int32Array.of(1, 2, 3, 4, 5, -1, 7, 9);
-          rpi.forEach((r, b) => r >= 0 && ((pendHost[r] = S[b]!), (widHost[r] = 4)));
-          pendHost[9] = -1; // request 9: no marker
-          const cur = Int32Array.of(1003, 1020, 128, 131, 299, 65, 94, 10); // a = 3, 0, 2 (boundary), 4, <0, pad, 4, none
-          const markSeq = Int32Array.from({ length: batch }, (_, b) => 2000 + b);
-          const pend = dev(env, pendHost), wid = dev(env, widHost);
-          env.nat.commitPending(env.ctx, {
-            curSeqLens: dev(env, cur), reqPoolIndices: dev(env, rpi), pendingSeqLens: pend, pendingWidths: wid, state: st.buf, batch,
-            maxDraftTokens: Dmax, clampWidth: 0, bankStrideRows: O, numReqSlots: N, consume: 1,
-            markSeqLens: fused ? dev(env, markSeq) : null, markWidth: 3, stateType: dtype === "fp32" ? 0 : 1, variant,
-          });
-          const after = readState(env, st.buf, rows, dtype).bits;
-          const expectBits = before.slice();
-          const banks = [3, 0, 0, 4, 0, 0, 4, 0];
-          rpi.forEach((r, b) => {
-            if (r >= 0 && banks[b]! > 0) expectBits.copyWithin(r * ROW, (r + banks[b]! * O) * ROW, (r + banks[b]! * O + 1) * ROW);
-          });
-          expect(Array.from(after).every((v, i) => v === expectBits[i]), `${name} fused=${fused}: state`).toBe(true);
-          const p = env.nat.copyToHost(env.ctx, pend, new Int32Array(N));
-          const w = env.nat.copyToHost(env.ctx, wid, new Int32Array(N));
-          const wantP = Int32Array.from(pendHost), wantW = Int32Array.from(widHost);
-          rpi.forEach((r, b) => {
-            if (r < 0) return;
-            if (fused) wantP[r] = markSeq[b]!, wantW[r] = 3;
-            else if (pendHost[r]! >= 0) wantP[r] = -1, wantW[r] = 0;
-          });
-          expect(Array.from(p), `${name} fused=${fused}: pending`).toEqual(Array.from(wantP));
-          expect(Array.from(w), `${name} fused=${fused}: widths`).toEqual(Array.from(wantW));
-        }
-      }
-    });
-
-    gpuTest(`decode, legacy, vec (splits 1/4/auto) and scalar (splits 1/16/auto), ${dtype}: state and emitted entries = float64`, ({ gpu: env }) => {
-      const N = 10, rows = N + 12, batch = 8;
-      for (const [variant, split] of [[0, 0], [1, 1], [1, 4], [1, 0], [3, 1], [3, 16], [3, 0]] as const) {
-        const rng = new Rng(55 + variant * 5 + split);
-        const st = stateBuf(env, randomState(rng, rows), dtype);
-        const kv = randn(rng, batch * KVC);
-        const ape = randn(rng, 128 * H, 0.5);
-        const L = Int32Array.of(1, 2, 128, 129, 64, 256, 0, 77); // includes pos 0, 127 (emit), L = 0 (skip)
-        const rpi = Int32Array.of(1, 2, 3, 4, 5, 6, 7, -1);
-        const out = createDeviceBuffer(batch * H * 4, env.ctx);
-        env.bufs.push(out);
-        env.nat.fill(env.ctx, out, 0);
-        const off = 12; // slotOffsetRows: rows r + 12 <= 18 < rows
-        env.nat.decode(env.ctx, {
-          state: st.buf, kvScore: dev(env, kv), ape: dev(env, ape), seqLens: dev(env, L), reqPoolIndices: dev(env, rpi), out,
-          batch, slotOffsetRows: off, numReqSlots: N, stateType: dtype === "fp32" ? 0 : 1, variant, split,
-        });
-        const { vals } = readState(env, st.buf, rows, dtype);
-        const o = env.nat.copyToHost(env.ctx, out, new Float32Array(batch * H));
-        let bad = 0;
-        for (let b = 0; b < batch; b++) {
-          const r = rpi[b]!, l = L[b]!;
-          for (let d = 0; d < H; d++) {
-            if (l <= 0 || r < 0) {
-              if (o[b * H + d] !== 0) bad++;
-              continue;
-            }
-            const row = r + off, pos = (l - 1) & 127;
-            const c = [st.host[row * ROW + d]!, st.host[row * ROW + H + d]!, st.host[row * ROW + 2 * H + d]!];
-            step(c, kv[b * KVC + d]!, kv[b * KVC + H + d]! + ape[pos * H + d]!, pos);
-            if (pos === 127) {
-              if (!close(o[b * H + d]!, c[2]!, "fp32")) bad++;
-            } else {
-              for (let j = 0; j < 3; j++) if (!close(vals[row * ROW + j * H + d]!, c[j]!, dtype)) bad++;
-            }
-          }
-        }
-        expect(bad, `decode variant ${variant} split ${split}`).toBe(0);
-      }
-    });
+      },
+    );
   }
 
   gpuTest("out-of-range request / slot indices: reported in the error word, never written", ({ gpu: env }) => {
-    const N = 4, O = 6, Dmax = 2, rows = O * (Dmax + 1);
+    const N = 4,
+      O = 6,
+      Dmax = 2,
+      rows = O * (Dmax + 1);
     const rng = new Rng(9);
     const init = randomState(rng, rows);
     const st = stateBuf(env, init, "fp32");
@@ -327,31 +501,116 @@ describe("GPU round trips", () => {
     const kv = dev(env, randn(rng, 2 * 2 * KVC));
     const ape = dev(env, randn(rng, 128 * H));
     const seq = dev(env, Int32Array.of(1030, 1031));
-    const pend = dev(env, Int32Array.of(-1, 1029, -1, -1)), wid = dev(env, Int32Array.of(0, 2, 0, 0));
+    const pend = dev(env, Int32Array.of(-1, 1029, -1, -1)),
+      wid = dev(env, Int32Array.of(0, 2, 0, 0));
     const out = createDeviceBuffer(2 * H * 4, env.ctx);
     env.bufs.push(out);
     for (const bad of [N, O, 1 << 30]) {
       const rpi = dev(env, Int32Array.of(1, bad));
-      for (const [variant, split] of [[0, 0], [1, 0], [1, 8], [2, 2], [3, 0], [3, 16]] as const) {
+      for (const [variant, split] of [
+        [0, 0],
+        [1, 0],
+        [1, 8],
+        [2, 2],
+        [3, 0],
+        [3, 16],
+      ] as const) {
         clearErr();
-        env.nat.writePrefix(env.ctx, { kvScore: kv, seqLens: seq, reqPoolIndices: rpi, ape, state: st.buf, batch: 2, numVerify: 2, bankStrideRows: O, numReqSlots: N, stateType: 0, variant, split, err });
-        expect(readErr(), `writePrefix variant ${variant}`).toEqual([ONLINE_MTP_ERR.reqIndex, 1, bad, ONLINE_MTP_KERNEL.writePrefix]);
+        env.nat.writePrefix(env.ctx, {
+          kvScore: kv,
+          seqLens: seq,
+          reqPoolIndices: rpi,
+          ape,
+          state: st.buf,
+          batch: 2,
+          numVerify: 2,
+          bankStrideRows: O,
+          numReqSlots: N,
+          stateType: 0,
+          variant,
+          split,
+          err,
+        });
+        expect(readErr(), `writePrefix variant ${variant}`).toEqual([
+          ONLINE_MTP_ERR.reqIndex,
+          1,
+          bad,
+          ONLINE_MTP_KERNEL.writePrefix,
+        ]);
       }
       for (const variant of [0, 1, 2]) {
         clearErr();
-        env.nat.commitPending(env.ctx, { curSeqLens: seq, reqPoolIndices: rpi, pendingSeqLens: pend, pendingWidths: wid, state: st.buf, batch: 2, maxDraftTokens: Dmax, clampWidth: 0, bankStrideRows: O, numReqSlots: N, consume: 0, stateType: 0, variant, err });
-        expect(readErr(), `commit variant ${variant}`).toEqual([ONLINE_MTP_ERR.reqIndex, 1, bad, ONLINE_MTP_KERNEL.commitPending]);
+        env.nat.commitPending(env.ctx, {
+          curSeqLens: seq,
+          reqPoolIndices: rpi,
+          pendingSeqLens: pend,
+          pendingWidths: wid,
+          state: st.buf,
+          batch: 2,
+          maxDraftTokens: Dmax,
+          clampWidth: 0,
+          bankStrideRows: O,
+          numReqSlots: N,
+          consume: 0,
+          stateType: 0,
+          variant,
+          err,
+        });
+        expect(readErr(), `commit variant ${variant}`).toEqual([
+          ONLINE_MTP_ERR.reqIndex,
+          1,
+          bad,
+          ONLINE_MTP_KERNEL.commitPending,
+        ]);
       }
       for (const variant of [0, 1, 3]) {
         clearErr();
-        env.nat.decode(env.ctx, { state: st.buf, kvScore: kv, ape, seqLens: seq, reqPoolIndices: rpi, out, batch: 2, slotOffsetRows: 0, numReqSlots: N, stateType: 0, variant, err });
-        expect(readErr(), `decode variant ${variant}`).toEqual([ONLINE_MTP_ERR.reqIndex, 1, bad, ONLINE_MTP_KERNEL.decode]);
+        env.nat.decode(env.ctx, {
+          state: st.buf,
+          kvScore: kv,
+          ape,
+          seqLens: seq,
+          reqPoolIndices: rpi,
+          out,
+          batch: 2,
+          slotOffsetRows: 0,
+          numReqSlots: N,
+          stateType: 0,
+          variant,
+          err,
+        });
+        expect(readErr(), `decode variant ${variant}`).toEqual([
+          ONLINE_MTP_ERR.reqIndex,
+          1,
+          bad,
+          ONLINE_MTP_KERNEL.decode,
+        ]);
       }
       clearErr();
-      env.nat.resetSlots(env.ctx, { state: st.buf, slots: rpi, count: 2, bankStrideRows: O, maxDraftTokens: Dmax, numReqSlots: N, stateType: 0, err });
+      env.nat.resetSlots(env.ctx, {
+        state: st.buf,
+        slots: rpi,
+        count: 2,
+        bankStrideRows: O,
+        maxDraftTokens: Dmax,
+        numReqSlots: N,
+        stateType: 0,
+        err,
+      });
       expect(readErr(), "resetSlots").toEqual([ONLINE_MTP_ERR.slotIndex, 1, bad, ONLINE_MTP_KERNEL.resetSlots]);
       // without an error word: skipped silently
-      env.nat.writePrefix(env.ctx, { kvScore: kv, seqLens: seq, reqPoolIndices: rpi, ape, state: st.buf, batch: 2, numVerify: 2, bankStrideRows: O, numReqSlots: N, stateType: 0 });
+      env.nat.writePrefix(env.ctx, {
+        kvScore: kv,
+        seqLens: seq,
+        reqPoolIndices: rpi,
+        ape,
+        state: st.buf,
+        batch: 2,
+        numVerify: 2,
+        bankStrideRows: O,
+        numReqSlots: N,
+        stateType: 0,
+      });
     }
     // Only request 1's rows may have changed (banks 1, 2 by writePrefix; bank 0 by commit/reset/decode); every
     // other row, the padding rows N..O-1 of each bank included, keeps its bits.
@@ -359,7 +618,10 @@ describe("GPU round trips", () => {
     const initBits = new Uint32Array(init.buffer);
     for (let row = 0; row < rows; row++) {
       if (row % O === 1) continue;
-      expect(bits.subarray(row * ROW, (row + 1) * ROW).every((v, i) => v === initBits[row * ROW + i]), `row ${row}`).toBe(true);
+      expect(
+        bits.subarray(row * ROW, (row + 1) * ROW).every((v, i) => v === initBits[row * ROW + i]),
+        `row ${row}`,
+      ).toBe(true);
     }
   });
 
@@ -371,9 +633,15 @@ describe("GPU round trips", () => {
     const out = env.nat.copyToHost(env.ctx, b, new Uint32Array(16));
     expect(out[0]).toBe(0xabababab);
     expect(Array.from(out.subarray(4, 8))).toEqual([1, 2, 3, 4]);
-    expect(thrown(() => env.nat.copyToDevice(env.ctx, b, new Uint8Array(65))).message).toMatch(/^byteOffset = 0: must be an integer in \[0, buf\.byteLength − view\.byteLength\] = \[0, -1\]$/);
-    expect(thrown(() => env.nat.copyToHost(env.ctx, b, new Uint8Array(8), 60)).message).toMatch(/^byteOffset = 60: must be an integer in \[0, .*\] = \[0, 56\]$/);
-    expect(thrown(() => env.nat.fill(env.ctx, b, 256)).message).toMatch(/^byte = 256: must be an integer in \[0, 255\]$/);
+    expect(thrown(() => env.nat.copyToDevice(env.ctx, b, new Uint8Array(65))).message).toMatch(
+      /^byteOffset = 0: must be an integer in \[0, buf\.byteLength − view\.byteLength\] = \[0, -1\]$/,
+    );
+    expect(thrown(() => env.nat.copyToHost(env.ctx, b, new Uint8Array(8), 60)).message).toMatch(
+      /^byteOffset = 60: must be an integer in \[0, .*\] = \[0, 56\]$/,
+    );
+    expect(thrown(() => env.nat.fill(env.ctx, b, 256)).message).toMatch(
+      /^byte = 256: must be an integer in \[0, 255\]$/,
+    );
     for (const x of env.bufs) x.free();
     env.bufs.length = 0;
   });

@@ -1,8 +1,30 @@
 import { describe, expect, test } from "vitest";
 import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
-import { FORCE_CPU_ENV, KernelsCudaUnavailableError, loadNative, loadNativeUnchecked, probe, planPrefillGpu, getDefaultContext } from "../src/index.js";
+import {
+  FORCE_CPU_ENV,
+  KernelsCudaUnavailableError,
+  loadNative,
+  loadNativeUnchecked,
+  probe,
+  planPrefillGpu,
+  getDefaultContext,
+} from "../src/index.js";
 
-const EXPORTS = ["probe", "compiledWithCuda", "Context", "DeviceBuffer", "planPrefill", "planPrefillDevice", "planDecode", "planDecodeDevice", "planPrefillAsync", "planDecodeAsync", "bench", "maxGpuBatch", "planStatusBytes"];
+const EXPORTS = [
+  "probe",
+  "compiledWithCuda",
+  "Context",
+  "DeviceBuffer",
+  "planPrefill",
+  "planPrefillDevice",
+  "planDecode",
+  "planDecodeDevice",
+  "planPrefillAsync",
+  "planDecodeAsync",
+  "bench",
+  "maxGpuBatch",
+  "planStatusBytes",
+];
 
 describe("loader and probe", () => {
   test("probe never throws and explains itself", () => {

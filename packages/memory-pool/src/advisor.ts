@@ -51,7 +51,14 @@ export function smallestRingForDraftTokens(ratio: 4 | 128, draftTokens: number, 
     };
   }
   const ring = rings[index]!;
-  return { ratio, draftTokens, ringSize: ring, writePad: writePad(ratio, ring), nextSmallerRingSize: index > 0 ? rings[index - 1]! : null, reason: null };
+  return {
+    ratio,
+    draftTokens,
+    ringSize: ring,
+    writePad: writePad(ratio, ring),
+    nextSmallerRingSize: index > 0 ? rings[index - 1]! : null,
+    reason: null,
+  };
 }
 
 export interface RingAdvice extends RingChoice {
@@ -83,7 +90,13 @@ export function adviseRingSizes(config: SizingConfig, availableBytes: number, dr
     const currentRingSize = ratio === 4 ? stage.ringSizeC4 : stage.ringSizeC128;
     const currentWritePad = writePad(ratio, currentRingSize);
     const choice = smallestRingForDraftTokens(ratio, draftTokens, config.pageSize);
-    const advised = choice.ringSize == null ? null : trySize({ ...config, ringSizeOverrides: { ...config.ringSizeOverrides, [ratio]: choice.ringSize } }, availableBytes);
+    const advised =
+      choice.ringSize == null
+        ? null
+        : trySize(
+            { ...config, ringSizeOverrides: { ...config.ringSizeOverrides, [ratio]: choice.ringSize } },
+            availableBytes,
+          );
     advice.push({
       ...choice,
       currentRingSize,
@@ -102,12 +115,16 @@ function trySize(config: SizingConfig, availableBytes: number): SizingResult | n
   try {
     return sizeKvCache(config, availableBytes);
   } catch (error) {
-    if (error instanceof MemoryPoolError || (error instanceof Error && error.name === "MemoryPoolCapacityErrors")) return null;
+    if (error instanceof MemoryPoolError || (error instanceof Error && error.name === "MemoryPoolCapacityErrors"))
+      return null;
     throw error;
   }
 }
 
 function stateBytes(result: SizingResult, ratio: 4 | 128): number {
   const prefix = ratio === 4 ? "C4 " : "C128 ";
-  return result.stages[0]!.pools.filter((p) => p.name.startsWith(prefix) && p.name.includes("state")).reduce((s, p) => s + p.totalBytes, 0);
+  return result.stages[0]!.pools.filter((p) => p.name.startsWith(prefix) && p.name.includes("state")).reduce(
+    (s, p) => s + p.totalBytes,
+    0,
+  );
 }

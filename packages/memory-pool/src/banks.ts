@@ -68,10 +68,20 @@ export function onlineC128BankOffsetRows(bank: number, statePoolSize: number, ma
  * `reqIdx` must be a request slot, `0 <= reqIdx < statePoolSize` (the dummy ring and the sentinel row that follow
  * are not request rows). Bank 0 row of request q is q, as in the non-MTP online pool.
  */
-export function onlineC128StateRow(reqIdx: number, bank: number, statePoolSize: number, maxDraftTokens: number): number {
+export function onlineC128StateRow(
+  reqIdx: number,
+  bank: number,
+  statePoolSize: number,
+  maxDraftTokens: number,
+): number {
   requireInt("reqIdx", reqIdx, 0);
   if (reqIdx >= statePoolSize) {
-    throw new MemoryPoolError("OUT_OF_RANGE", "reqIdx", reqIdx, `must be a request slot below statePoolSize = ${statePoolSize}`);
+    throw new MemoryPoolError(
+      "OUT_OF_RANGE",
+      "reqIdx",
+      reqIdx,
+      `must be a request slot below statePoolSize = ${statePoolSize}`,
+    );
   }
   return onlineC128BankOffsetRows(bank, statePoolSize, maxDraftTokens) + reqIdx;
 }

@@ -21,7 +21,10 @@ export interface GpuBudget {
 }
 
 /** `1 − postFree/preFree` and its 3-decimal ceiling, as the V-M1 message prints them. */
-export function minimumViableMemFraction(preFreeGiB: number, postFreeGiB: number): { exact: number; roundedUp: number } {
+export function minimumViableMemFraction(
+  preFreeGiB: number,
+  postFreeGiB: number,
+): { exact: number; roundedUp: number } {
   const exact = 1 - postFreeGiB / preFreeGiB;
   return { exact, roundedUp: Math.ceil(exact * 1000) / 1000 };
 }
@@ -31,11 +34,15 @@ export function kvBudgetFromGpu(input: GpuBudgetInput): GpuBudget {
   requireNumber("preFreeGiB", input.preFreeGiB, 0, true);
   requireNumber("postFreeGiB", input.postFreeGiB, Number.NEGATIVE_INFINITY);
   requireNumber("memFractionStatic", input.memFractionStatic, 0, true);
-  if (input.memFractionStatic > 1) throw new MemoryPoolError("INVALID_ARGUMENT", "memFractionStatic", input.memFractionStatic, "must be in (0, 1]");
+  if (input.memFractionStatic > 1)
+    throw new MemoryPoolError("INVALID_ARGUMENT", "memFractionStatic", input.memFractionStatic, "must be in (0, 1]");
   const restGiB = input.postFreeGiB - input.preFreeGiB * (1 - input.memFractionStatic);
   const { exact, roundedUp } = minimumViableMemFraction(input.preFreeGiB, input.postFreeGiB);
   if (restGiB <= 0) {
-    const raise = exact >= 1 ? "The weights alone exceed the device memory: no --mem-fraction-static can fit them; shard the weights (more tensor/pipeline parallel ranks) or use a larger device." : `Raise --mem-fraction-static above ${roundedUp} (minimum viable = 1 − available/pre = 1 − ${fmt(input.postFreeGiB)}/${fmt(input.preFreeGiB)} = ${exact.toFixed(5)}).`;
+    const raise =
+      exact >= 1
+        ? "The weights alone exceed the device memory: no --mem-fraction-static can fit them; shard the weights (more tensor/pipeline parallel ranks) or use a larger device."
+        : `Raise --mem-fraction-static above ${roundedUp} (minimum viable = 1 − available/pre = 1 − ${fmt(input.postFreeGiB)}/${fmt(input.preFreeGiB)} = ${exact.toFixed(5)}).`;
     throw new MemoryPoolError(
       "NO_MEMORY",
       "memFractionStatic",

@@ -41,7 +41,8 @@ export class MemoryPoolError extends Error {
 
 function formatValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
-  if (Array.isArray(value)) return value.length > 8 ? `[${value.slice(0, 8).join(", ")}, …] (${value.length} items)` : `[${value.join(", ")}]`;
+  if (Array.isArray(value))
+    return value.length > 8 ? `[${value.slice(0, 8).join(", ")}, …] (${value.length} items)` : `[${value.join(", ")}]`;
   return String(value);
 }
 
@@ -55,6 +56,11 @@ export function requireInt(field: string, value: number, min = 0): void {
 /** Throws unless `value` is a finite number >= `min` (exclusive when `exclusive`). */
 export function requireNumber(field: string, value: number, min: number, exclusive = false): void {
   if (typeof value !== "number" || !Number.isFinite(value) || (exclusive ? value <= min : value < min)) {
-    throw new MemoryPoolError("INVALID_ARGUMENT", field, value, `must be a finite number ${exclusive ? ">" : ">="} ${min}`);
+    throw new MemoryPoolError(
+      "INVALID_ARGUMENT",
+      field,
+      value,
+      `must be a finite number ${exclusive ? ">" : ">="} ${min}`,
+    );
   }
 }

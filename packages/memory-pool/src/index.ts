@@ -83,4 +83,10 @@ export {
   poolSizesFromMaxTokens,
 } from "./sizing.js";
 export { type GpuBudgetInput, type GpuBudget, minimumViableMemFraction, kvBudgetFromGpu } from "./budget.js";
-export { type RingChoice, type RingAdvice, validRingSizes, smallestRingForDraftTokens, adviseRingSizes } from "./advisor.js";
+export {
+  type RingChoice,
+  type RingAdvice,
+  validRingSizes,
+  smallestRingForDraftTokens,
+  adviseRingSizes,
+} from "./advisor.js";

@@ -2,7 +2,15 @@
  * Pool shapes and bytes as `DeepSeekV4TokenToKVPool` allocates them (spec §5). Everything here is an allocation,
  * not an estimate: the sizing module compares these against the configurator's coefficient.
  */
-import { attentionHeadDim, ceilDiv, indexerBytesPerToken, kvBytesPerToken, kvPageAlignBytes, offlineStateRowElements, type KvHeadDims } from "./bytes.js";
+import {
+  attentionHeadDim,
+  ceilDiv,
+  indexerBytesPerToken,
+  kvBytesPerToken,
+  kvPageAlignBytes,
+  offlineStateRowElements,
+  type KvHeadDims,
+} from "./bytes.js";
 import { onlineC128BankLayout, requireStateDtypeBytes, ONLINE_C128_RING_SIZE } from "./banks.js";
 import { MemoryPoolError, requireInt } from "./errors.js";
 
@@ -40,7 +48,12 @@ export function singleKvPool(o: SingleKvPoolOptions): PoolShape {
   requireInt("layers", o.layers, 0);
   const bytesPerToken = kvBytesPerToken(o.dims);
   if (!Number.isInteger(bytesPerToken)) {
-    throw new MemoryPoolError("KV_LAYOUT", "qkNopeHeadDim", o.dims.qkNopeHeadDim, "must be a multiple of 64 (one fp8 scale byte per 64 nope values)");
+    throw new MemoryPoolError(
+      "KV_LAYOUT",
+      "qkNopeHeadDim",
+      o.dims.qkNopeHeadDim,
+      "must be a multiple of 64 (one fp8 scale byte per 64 nope values)",
+    );
   }
   const align = kvPageAlignBytes(o.dims);
   const bytesPerPage = ceilDiv(o.pageTokens * bytesPerToken, align) * align;
@@ -98,7 +111,8 @@ export function compressStatePool(o: CompressStatePoolOptions): PoolShape {
   requireStateDtypeBytes(o.stateDtypeBytes);
   const dtype: PoolDtype = o.stateDtypeBytes === 4 ? "float32" : "bfloat16";
   if (o.online) {
-    if (o.ratio !== 128) throw new MemoryPoolError("INVALID_RATIO", "ratio", o.ratio, "online compress state exists for ratio 128 only");
+    if (o.ratio !== 128)
+      throw new MemoryPoolError("INVALID_RATIO", "ratio", o.ratio, "online compress state exists for ratio 128 only");
     if (o.ringSize !== ONLINE_C128_RING_SIZE) {
       throw new MemoryPoolError("ONLINE_RING", "ringSize", o.ringSize, "online compress requires ring_size=1");
     }
@@ -109,16 +123,45 @@ export function compressStatePool(o: CompressStatePoolOptions): PoolShape {
       stateDtypeBytes: o.stateDtypeBytes,
     });
     // One more request slot adds one row to every bank.
-    return shape(o.name ?? "c128 online state", dtype, o.layers, [layout.totalRows, layout.rowElements], o.stateDtypeBytes, layout.rowBytes * (1 + layout.draftBankCount));
+    return shape(
+      o.name ?? "c128 online state",
+      dtype,
+      o.layers,
+      [layout.totalRows, layout.rowElements],
+      o.stateDtypeBytes,
+      layout.rowBytes * (1 + layout.draftBankCount),
+    );
   }
   const lastDim = offlineStateRowElements(o.headDim, o.ratio === 4);
   const rows = ceilDiv(o.size + o.ringSize + 1, o.ratio) * o.ratio;
-  return shape(o.name ?? `c${o.ratio} state`, dtype, o.layers, [rows, lastDim], o.stateDtypeBytes, o.ratio * lastDim * o.stateDtypeBytes);
+  return shape(
+    o.name ?? `c${o.ratio} state`,
+    dtype,
+    o.layers,
+    [rows, lastDim],
+    o.stateDtypeBytes,
+    o.ratio * lastDim * o.stateDtypeBytes,
+  );
 }
 
-function shape(name: string, dtype: PoolDtype, layers: number, shapePerLayer: number[], elementBytes: number, unitBytesPerLayer: number): PoolShape {
+function shape(
+  name: string,
+  dtype: PoolDtype,
+  layers: number,
+  shapePerLayer: number[],
+  elementBytes: number,
+  unitBytesPerLayer: number,
+): PoolShape {
   const bytesPerLayer = shapePerLayer.reduce((a, b) => a * b, 1) * elementBytes;
-  return { name, dtype, layers, shapePerLayer, bytesPerLayer, totalBytes: bytesPerLayer * layers, unitBytes: unitBytesPerLayer * layers };
+  return {
+    name,
+    dtype,
+    layers,
+    shapePerLayer,
+    bytesPerLayer,
+    totalBytes: bytesPerLayer * layers,
+    unitBytes: unitBytesPerLayer * layers,
+  };
 }
 
 /** Inputs of the composite per-worker pool (§5.4), as the configurator passes them. */
@@ -154,13 +197,24 @@ export interface CompositePool {
 }
 
 /** Counts layers per ratio; throws "Unsupported compression ratio: X" for anything but 0, 4, 128. */
-export function countLayers(ratios: readonly number[]): { total: number; ratio0: number; ratio4: number; ratio128: number } {
+export function countLayers(ratios: readonly number[]): {
+  total: number;
+  ratio0: number;
+  ratio4: number;
+  ratio128: number;
+} {
   const counts = { total: ratios.length, ratio0: 0, ratio4: 0, ratio128: 0 };
   ratios.forEach((ratio, i) => {
     if (ratio === 0) counts.ratio0++;
     else if (ratio === 4) counts.ratio4++;
     else if (ratio === 128) counts.ratio128++;
-    else throw new MemoryPoolError("INVALID_RATIO", `compressRatios[${i}]`, ratio, `Unsupported compression ratio: ${ratio} (the CUDA pool knows 0, 4 and 128)`);
+    else
+      throw new MemoryPoolError(
+        "INVALID_RATIO",
+        `compressRatios[${i}]`,
+        ratio,
+        `Unsupported compression ratio: ${ratio} (the CUDA pool knows 0, 4 and 128)`,
+      );
   });
   return counts;
 }
@@ -174,27 +228,69 @@ export function compositePool(o: CompositePoolOptions): CompositePool {
   requireInt("pageSize", o.pageSize, 1);
   requireInt("swaPageSize", swaPageSize, 1);
   if (o.pageSize % swaPageSize !== 0) {
-    throw new MemoryPoolError("SWA_PAGE_SIZE", "pageSize", o.pageSize, `must be a multiple of swaPageSize ${swaPageSize}`);
+    throw new MemoryPoolError(
+      "SWA_PAGE_SIZE",
+      "pageSize",
+      o.pageSize,
+      `must be a multiple of swaPageSize ${swaPageSize}`,
+    );
   }
   if ((o.platform ?? "cuda") !== "npu" && swaPageSize !== 256) {
-    throw new MemoryPoolError("PAGE_SIZE", "pageSize", swaPageSize, "In paged swa mode, page_size must be 256 (set --page-size 256)");
+    throw new MemoryPoolError(
+      "PAGE_SIZE",
+      "pageSize",
+      swaPageSize,
+      "In paged swa mode, page_size must be 256 (set --page-size 256)",
+    );
   }
   const counts = countLayers(o.stageRatios);
   const A = attentionHeadDim(o.dims);
   const c4LogicalSize = o.c128Size * 32;
-  const c128StatePoolSize = o.onlineC128 ? Math.max(o.c128StatePoolSize, o.numReqSlots) : Math.max(o.c128StatePoolSize, o.numReqSlots * o.ringSizeC128);
-  const pools: PoolShape[] = [singleKvPool({ name: "SWA KV", size: o.swaSize, pageTokens: swaPageSize, layers: counts.total, dims: o.dims })];
+  const c128StatePoolSize = o.onlineC128
+    ? Math.max(o.c128StatePoolSize, o.numReqSlots)
+    : Math.max(o.c128StatePoolSize, o.numReqSlots * o.ringSizeC128);
+  const pools: PoolShape[] = [
+    singleKvPool({ name: "SWA KV", size: o.swaSize, pageTokens: swaPageSize, layers: counts.total, dims: o.dims }),
+  ];
   if (counts.ratio4 > 0) {
     pools.push(
       singleKvPool({ name: "C4 KV", size: o.c4Size, pageTokens: o.pageSize / 4, layers: counts.ratio4, dims: o.dims }),
-      indexerPool({ name: "C4 indexer K", size: c4LogicalSize, pageTokens: o.pageSize / 4, layers: counts.ratio4, indexerBytesPerToken: indexerBytesPerToken(o.dims.indexHeadDim, o.indexerFp4) }),
-      compressStatePool({ name: "C4 attention state", size: o.c4StatePoolSize, ringSize: o.ringSizeC4, ratio: 4, headDim: A, stateDtypeBytes: o.stateDtypeBytes, layers: counts.ratio4 }),
-      compressStatePool({ name: "C4 indexer state", size: o.c4StatePoolSize, ringSize: o.ringSizeC4, ratio: 4, headDim: o.dims.indexHeadDim, stateDtypeBytes: o.stateDtypeBytes, layers: counts.ratio4 }),
+      indexerPool({
+        name: "C4 indexer K",
+        size: c4LogicalSize,
+        pageTokens: o.pageSize / 4,
+        layers: counts.ratio4,
+        indexerBytesPerToken: indexerBytesPerToken(o.dims.indexHeadDim, o.indexerFp4),
+      }),
+      compressStatePool({
+        name: "C4 attention state",
+        size: o.c4StatePoolSize,
+        ringSize: o.ringSizeC4,
+        ratio: 4,
+        headDim: A,
+        stateDtypeBytes: o.stateDtypeBytes,
+        layers: counts.ratio4,
+      }),
+      compressStatePool({
+        name: "C4 indexer state",
+        size: o.c4StatePoolSize,
+        ringSize: o.ringSizeC4,
+        ratio: 4,
+        headDim: o.dims.indexHeadDim,
+        stateDtypeBytes: o.stateDtypeBytes,
+        layers: counts.ratio4,
+      }),
     );
   }
   if (counts.ratio128 > 0) {
     pools.push(
-      singleKvPool({ name: "C128 KV", size: o.c128Size, pageTokens: o.pageSize / 128, layers: counts.ratio128, dims: o.dims }),
+      singleKvPool({
+        name: "C128 KV",
+        size: o.c128Size,
+        pageTokens: o.pageSize / 128,
+        layers: counts.ratio128,
+        dims: o.dims,
+      }),
       compressStatePool({
         name: o.onlineC128 ? "C128 online state" : "C128 attention state",
         size: c128StatePoolSize,
@@ -208,7 +304,13 @@ export function compositePool(o: CompositePoolOptions): CompositePool {
       }),
     );
   }
-  return { pools, totalBytes: pools.reduce((s, p) => s + p.totalBytes, 0), c4LogicalSize, c128StatePoolSize, layerCounts: counts };
+  return {
+    pools,
+    totalBytes: pools.reduce((s, p) => s + p.totalBytes, 0),
+    c4LogicalSize,
+    c128StatePoolSize,
+    layerCounts: counts,
+  };
 }
 
 /** The draft (MTP) worker's pool (§5.4): one SWA layer of the same S tokens, nothing else. */

@@ -2,7 +2,13 @@
  * Ring sizes of the compress-state pools (spec §4). The write pad comes from @dsv4-kv/planner (`writePad`), the
  * single source of truth; it is re-exported here only for convenience.
  */
-import { NON_SPECULATIVE_RING_SIZE, SPECULATIVE_RING_SIZE, maxServedDraftTokens, windowSize, writePad } from "@dsv4-kv/planner";
+import {
+  NON_SPECULATIVE_RING_SIZE,
+  SPECULATIVE_RING_SIZE,
+  maxServedDraftTokens,
+  windowSize,
+  writePad,
+} from "@dsv4-kv/planner";
 import { ONLINE_C128_RING_SIZE } from "./banks.js";
 import { MemoryPoolError, requireInt } from "./errors.js";
 

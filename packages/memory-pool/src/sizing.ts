@@ -146,7 +146,13 @@ const DEFAULTS = {
 /** PP layer split (vLLM/SGLang `get_pp_indices` convention [ASSUMED]): remainder layers go to the stages before the last. */
 export function ppStageLayerRanges(numLayers: number, ppSize: number): Array<{ startLayer: number; endLayer: number }> {
   requireInt("ppSize", ppSize, 1);
-  if (ppSize > numLayers) throw new MemoryPoolError("INVALID_ARGUMENT", "ppSize", ppSize, `must not exceed the number of layers (${numLayers})`);
+  if (ppSize > numLayers)
+    throw new MemoryPoolError(
+      "INVALID_ARGUMENT",
+      "ppSize",
+      ppSize,
+      `must not exceed the number of layers (${numLayers})`,
+    );
   const counts = Array.from({ length: ppSize }, () => Math.floor(numLayers / ppSize));
   const remaining = numLayers % ppSize;
   for (let i = 2; i < remaining + 2; i++) counts[ppSize - i]! += 1;
@@ -162,13 +168,27 @@ export function ppStageLayerRanges(numLayers: number, ppSize: number): Array<{ s
 export function stageFacts(config: SizingConfig): StageFacts[] {
   const ppSize = config.ppSize ?? DEFAULTS.ppSize;
   const targetRatios = config.model.compressRatios.slice(0, config.model.numHiddenLayers);
-  const ringOptions = { isSpeculative: config.isSpeculative, onlineC128: !!config.onlineC128, onlineC128Mtp: !!config.onlineC128Mtp };
+  const ringOptions = {
+    isSpeculative: config.isSpeculative,
+    onlineC128: !!config.onlineC128,
+    onlineC128Mtp: !!config.onlineC128Mtp,
+  };
   const ringSizeC4 = config.ringSizeOverrides?.[4] ?? compressStateRingSize(4, ringOptions);
   const ringSizeC128 = config.ringSizeOverrides?.[128] ?? compressStateRingSize(128, ringOptions);
   return ppStageLayerRanges(targetRatios.length, ppSize).map(({ startLayer, endLayer }, stage) => {
     const ratios = targetRatios.slice(startLayer, endLayer);
     const counts = countLayers(ratios);
-    return { stage, startLayer, endLayer, ratios, layers: counts.total, layersC4: counts.ratio4, layersC128: counts.ratio128, ringSizeC4, ringSizeC128 };
+    return {
+      stage,
+      startLayer,
+      endLayer,
+      ratios,
+      layers: counts.total,
+      layersC4: counts.ratio4,
+      layersC128: counts.ratio128,
+      ringSizeC4,
+      ringSizeC128,
+    };
   });
 }
 
@@ -222,7 +242,18 @@ export function bytesPerFullToken(config: SizingConfig, stage: StageFacts, c4Sta
   // Summed in the order upstream adds the terms, so the float matches to the last bit.
   const raw = swaKv + c4Kv + c128Kv + c4Indexer + c4AttentionState + c128State + c4IndexerState;
   const draftFactor = config.isSpeculative && L > 0 ? (L + 1) / L : 1;
-  return { swaKv, c4Kv, c128Kv, c4Indexer, c4AttentionState, c128State, c4IndexerState, raw, draftFactor, total: raw * draftFactor };
+  return {
+    swaKv,
+    c4Kv,
+    c128Kv,
+    c4Indexer,
+    c4AttentionState,
+    c128State,
+    c4IndexerState,
+    raw,
+    draftFactor,
+    total: raw * draftFactor,
+  };
 }
 
 /** Request slots = rows of req_to_token: `m + 1` (+ extra slots in PD decode). */
@@ -265,7 +296,12 @@ function estimatedMaxRunningRequests(config: SizingConfig, capacityTokens: numbe
 }
 
 /** `computeSizes(F, P)` (§6.6) with the c4-state divisor of the mode. */
-export function computeSizes(config: SizingConfig, stage: StageFacts, fullTokens: number, c4StateDivisor: number): PoolSizes {
+export function computeSizes(
+  config: SizingConfig,
+  stage: StageFacts,
+  fullTokens: number,
+  c4StateDivisor: number,
+): PoolSizes {
   const P = config.pageSize;
   const H = config.hisparseRatio ?? DEFAULTS.hisparseRatio;
   const F = Math.floor(fullTokens / P) * P;
@@ -289,7 +325,12 @@ function c4StateDivisorOf(config: SizingConfig): number {
 }
 
 /** Gen B `calculatePoolSizes` for one stage: F from the budget (before constraints). */
-function genBStageCapacity(config: SizingConfig, stage: StageFacts, availableBytes: number, bpft: BytesPerFullToken): { fullTokens: number; fixedBytes: number } {
+function genBStageCapacity(
+  config: SizingConfig,
+  stage: StageFacts,
+  availableBytes: number,
+  bpft: BytesPerFullToken,
+): { fullTokens: number; fixedBytes: number } {
   const requested = requestedMaxRunningRequests(config);
   let fixedBytes: number;
   if (requested != null) fixedBytes = c128FixedBytes(config, stage, requested);
@@ -303,7 +344,11 @@ function genBStageCapacity(config: SizingConfig, stage: StageFacts, availableByt
 }
 
 /** Everything allocated for one stage at F full tokens (target pools + draft pool when speculative). */
-function allocateStage(config: SizingConfig, stage: StageFacts, fullTokens: number): { sizes: PoolSizes; mrr: number; slots: number; pools: PoolShape[]; draft: PoolShape | null } {
+function allocateStage(
+  config: SizingConfig,
+  stage: StageFacts,
+  fullTokens: number,
+): { sizes: PoolSizes; mrr: number; slots: number; pools: PoolShape[]; draft: PoolShape | null } {
   const sizes = computeSizes(config, stage, fullTokens, c4StateDivisorOf(config));
   const mrr = resolveMaxRunningRequests(config, sizes.maxTotalNumTokens);
   const slots = numReqSlots(config, mrr);
@@ -326,7 +371,9 @@ function allocateStage(config: SizingConfig, stage: StageFacts, fullTokens: numb
     platform: config.platform,
   });
   sizes.c128StatePoolSize = composite.c128StatePoolSize;
-  const draft = config.isSpeculative ? draftWorkerPool({ dims: config.model, swaSize: sizes.swaTokens, pageSize: config.pageSize }) : null;
+  const draft = config.isSpeculative
+    ? draftWorkerPool({ dims: config.model, swaSize: sizes.swaTokens, pageSize: config.pageSize })
+    : null;
   return { sizes, mrr, slots, pools: composite.pools, draft };
 }
 
@@ -365,12 +412,23 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
   requireInt("pageSize", config.pageSize, 1);
   requireNumber("swaFullTokensRatio", config.swaFullTokensRatio, 0, true);
   if (config.swaFullTokensRatio > 1) {
-    throw new MemoryPoolError("INVALID_ARGUMENT", "swaFullTokensRatio", config.swaFullTokensRatio, "must be in (0, 1]: the SWA pool cannot hold more tokens than the full pool");
+    throw new MemoryPoolError(
+      "INVALID_ARGUMENT",
+      "swaFullTokensRatio",
+      config.swaFullTokensRatio,
+      "must be in (0, 1]: the SWA pool cannot hold more tokens than the full pool",
+    );
   }
   const H = config.hisparseRatio ?? DEFAULTS.hisparseRatio;
-  if (!(H >= 1)) throw new MemoryPoolError("HISPARSE_RATIO", "hisparseRatio", H, "HiSparse host_to_device_ratio must be >= 1");
+  if (!(H >= 1))
+    throw new MemoryPoolError("HISPARSE_RATIO", "hisparseRatio", H, "HiSparse host_to_device_ratio must be >= 1");
   if (config.pageSize % 128 !== 0) {
-    throw new MemoryPoolError("PAGE_SIZE", "pageSize", config.pageSize, "page_size must be multiple of 128 for compressed attention (use --page-size 256)");
+    throw new MemoryPoolError(
+      "PAGE_SIZE",
+      "pageSize",
+      config.pageSize,
+      "page_size must be multiple of 128 for compressed attention (use --page-size 256)",
+    );
   }
   const mode = config.mode ?? "exact";
   const divisor = c4StateDivisorOf(config);
@@ -388,7 +446,9 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
   let capacity = Math.min(...perStage.map((s) => s.fullTokens));
   if (config.maxTotalTokens != null) {
     if (config.maxTotalTokens > capacity) {
-      warnings.push(`--max-total-tokens=${config.maxTotalTokens} is larger than the profiled capacity ${capacity}; using ${capacity}`);
+      warnings.push(
+        `--max-total-tokens=${config.maxTotalTokens} is larger than the profiled capacity ${capacity}; using ${capacity}`,
+      );
     }
     capacity = Math.min(capacity, config.maxTotalTokens);
   }
@@ -408,13 +468,22 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
     }
     const allocatedBytes = pools.reduce((a, p) => a + p.totalBytes, 0);
     const estimatedBytes = pools.reduce((a, p) => a + p.estimatedBytes, 0);
-    stageReports.push({ stage: s.stage, stageCapacityTokens: s.fullTokens, pools, allocatedBytes, estimatedBytes, unusedBytes: availableBytes - allocatedBytes });
+    stageReports.push({
+      stage: s.stage,
+      stageCapacityTokens: s.fullTokens,
+      pools,
+      allocatedBytes,
+      estimatedBytes,
+      unusedBytes: availableBytes - allocatedBytes,
+    });
   }
   const alloc = first!;
   {
     const requested = requestedMaxRunningRequests(config);
     if (requested != null && alloc.mrr < requested) {
-      warnings.push(`max_running_requests reduced from ${requested} to ${alloc.mrr} to fit a capacity of ${alloc.sizes.maxTotalNumTokens} tokens (at most half the tokens)`);
+      warnings.push(
+        `max_running_requests reduced from ${requested} to ${alloc.mrr} to fit a capacity of ${alloc.sizes.maxTotalNumTokens} tokens (at most half the tokens)`,
+      );
     }
   }
   validateCapacity(config, alloc.sizes);
@@ -425,7 +494,8 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
     pageSize: config.pageSize,
     bytesPerFullToken: perStage[0]!.bpft,
     // Exact mode allocates the c128 state for the resolved request slots; Gen B reports what it priced.
-    fixedBytes: mode === "sglang-gen-b" ? perStage[0]!.fixedBytes : c128FixedBytes(config, perStage[0]!.stage, alloc.mrr),
+    fixedBytes:
+      mode === "sglang-gen-b" ? perStage[0]!.fixedBytes : c128FixedBytes(config, perStage[0]!.stage, alloc.mrr),
     sizes: alloc.sizes,
     maxRunningRequests: alloc.mrr,
     numReqSlots: alloc.slots,
@@ -474,7 +544,15 @@ function validateCapacity(config: SizingConfig, sizes: PoolSizes): void {
     );
   }
   if (sizes.maxTotalNumTokens <= 0) {
-    errors.push(new MemoryPoolError("NOT_ENOUGH_MEMORY", "maxTotalNumTokens", sizes.maxTotalNumTokens, "the KV budget must hold at least one page", "Not enough memory. Please try to increase --mem-fraction-static."));
+    errors.push(
+      new MemoryPoolError(
+        "NOT_ENOUGH_MEMORY",
+        "maxTotalNumTokens",
+        sizes.maxTotalNumTokens,
+        "the KV budget must hold at least one page",
+        "Not enough memory. Please try to increase --mem-fraction-static.",
+      ),
+    );
   }
   if (errors.length === 1) throw errors[0]!;
   if (errors.length > 1) throw new MemoryPoolCapacityErrors(errors);
@@ -492,7 +570,12 @@ export class MemoryPoolCapacityErrors extends Error {
 export function poolSizesFromMaxTokens(config: SizingConfig, maxTokens: number, stage = 0): PoolSizes {
   requireInt("maxTokens", maxTokens, 0);
   if (config.pageSize % 128 !== 0) {
-    throw new MemoryPoolError("PAGE_SIZE", "pageSize", config.pageSize, "page_size must be multiple of 128 for compressed attention (use --page-size 256)");
+    throw new MemoryPoolError(
+      "PAGE_SIZE",
+      "pageSize",
+      config.pageSize,
+      "page_size must be multiple of 128 for compressed attention (use --page-size 256)",
+    );
   }
   const facts = stageFacts(config)[stage]!;
   return computeSizes(config, facts, maxTokens, c4StateDivisorOf(config));

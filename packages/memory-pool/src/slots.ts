@@ -15,7 +15,8 @@ export const SENTINEL_STATE_ROW = -1;
 export function swaLocToC4StateRow(swaLoc: number, swaPageSize: number, ringSize: number): number {
   requireInt("swaPageSize", swaPageSize, 1);
   requireInt("ringSize", ringSize, 1);
-  if (!Number.isSafeInteger(swaLoc)) throw new MemoryPoolError("INVALID_ARGUMENT", "swaLoc", swaLoc, "must be an integer");
+  if (!Number.isSafeInteger(swaLoc))
+    throw new MemoryPoolError("INVALID_ARGUMENT", "swaLoc", swaLoc, "must be an integer");
   if (swaLoc < 0) return SENTINEL_STATE_ROW;
   return Math.floor(swaLoc / swaPageSize) * ringSize + (swaLoc % ringSize);
 }
@@ -27,7 +28,8 @@ export function swaLocToC4StateRow(swaLoc: number, swaPageSize: number, ringSize
 export function c128OfflineStateRow(reqIdx: number, position: number, ringSize: number): number {
   requireInt("reqIdx", reqIdx, 0);
   requireInt("ringSize", ringSize, 1);
-  if (!Number.isSafeInteger(position)) throw new MemoryPoolError("INVALID_ARGUMENT", "position", position, "must be an integer");
+  if (!Number.isSafeInteger(position))
+    throw new MemoryPoolError("INVALID_ARGUMENT", "position", position, "must be an integer");
   if (position < 0) return SENTINEL_STATE_ROW;
   return reqIdx * ringSize + (position % ringSize);
 }

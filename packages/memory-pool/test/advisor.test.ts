@@ -10,8 +10,16 @@ describe("ring-sizing advisor", () => {
   });
 
   it("D = 11 needs c4 ring 32 (pad 26); D = 10 keeps 16; c128 beyond 130 has no ring at P = 256", () => {
-    expect(smallestRingForDraftTokens(4, 11, 256)).toMatchObject({ ringSize: 32, writePad: 26, nextSmallerRingSize: 16 });
-    expect(smallestRingForDraftTokens(4, 10, 256)).toMatchObject({ ringSize: 16, writePad: 10, nextSmallerRingSize: 8 });
+    expect(smallestRingForDraftTokens(4, 11, 256)).toMatchObject({
+      ringSize: 32,
+      writePad: 26,
+      nextSmallerRingSize: 16,
+    });
+    expect(smallestRingForDraftTokens(4, 10, 256)).toMatchObject({
+      ringSize: 16,
+      writePad: 10,
+      nextSmallerRingSize: 8,
+    });
     expect(smallestRingForDraftTokens(128, 130, 256)).toMatchObject({ ringSize: 256 });
     const none = smallestRingForDraftTokens(128, 131, 256);
     expect(none.ringSize).toBeNull();
@@ -26,9 +34,23 @@ describe("ring-sizing advisor", () => {
   ] as const) {
     it(`c${ratio} D = ${draftTokens}: the advised ring passes the residency checker, the next smaller one fails`, () => {
       const choice = smallestRingForDraftTokens(ratio, draftTokens, 256);
-      const ok = runResidencyScenario({ compressRatio: ratio, ringSize: choice.ringSize!, swaPageSize: 256, draftTokens, steps: 300, seed: 7 });
+      const ok = runResidencyScenario({
+        compressRatio: ratio,
+        ringSize: choice.ringSize!,
+        swaPageSize: 256,
+        draftTokens,
+        steps: 300,
+        seed: 7,
+      });
       expect(ok.violations).toBe(0);
-      const smaller = runResidencyScenario({ compressRatio: ratio, ringSize: choice.nextSmallerRingSize!, swaPageSize: 256, draftTokens, steps: 300, seed: 7 });
+      const smaller = runResidencyScenario({
+        compressRatio: ratio,
+        ringSize: choice.nextSmallerRingSize!,
+        swaPageSize: 256,
+        draftTokens,
+        steps: 300,
+        seed: 7,
+      });
       expect(smaller.violations).toBeGreaterThan(0);
     });
   }

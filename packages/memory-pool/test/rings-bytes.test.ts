@@ -32,7 +32,9 @@ describe("ring sizes (§4.1, §10.1)", () => {
   it("online c128 is ring 1; with speculation only under the experimental switch (V-S9)", () => {
     expect(compressStateRingSize(128, { isSpeculative: false, onlineC128: true })).toBe(1);
     expect(compressStateRingSize(128, { isSpeculative: true, onlineC128: true, onlineC128Mtp: true })).toBe(1);
-    expect(() => compressStateRingSize(128, { isSpeculative: true, onlineC128: true })).toThrow(/online c128 does not support MTP/);
+    expect(() => compressStateRingSize(128, { isSpeculative: true, onlineC128: true })).toThrow(
+      /online c128 does not support MTP/,
+    );
     // online applies to c128 only
     expect(compressStateRingSize(4, { isSpeculative: true, onlineC128: true })).toBe(16);
   });
@@ -106,19 +108,36 @@ describe("byte constants (§3, §10.4, §10.5)", () => {
   });
 
   it("indexer pool pages of 64 · 132 = 8448 B (§5.2)", () => {
-    expect(indexerPool({ size: 64 * 10, pageTokens: 64, layers: 21, indexerBytesPerToken: 132 })).toMatchObject({ shapePerLayer: [11, 8448] });
+    expect(indexerPool({ size: 64 * 10, pageTokens: 64, layers: 21, indexerBytesPerToken: 132 })).toMatchObject({
+      shapePerLayer: [11, 8448],
+    });
   });
 
   it("offline state rows round up to the ratio; online requires ring 1 (V-K1)", () => {
-    expect(compressStatePool({ size: 257 * 256, ringSize: 256, ratio: 128, headDim: 512, stateDtypeBytes: 4, layers: 20 })).toMatchObject({
+    expect(
+      compressStatePool({ size: 257 * 256, ringSize: 256, ratio: 128, headDim: 512, stateDtypeBytes: 4, layers: 20 }),
+    ).toMatchObject({
       shapePerLayer: [66_176, 1024],
       totalBytes: 5_421_137_920,
     });
-    expect(compressStatePool({ size: 10, ringSize: 16, ratio: 4, headDim: 512, stateDtypeBytes: 4, layers: 1 }).shapePerLayer).toEqual([28, 2048]);
-    expect(() => compressStatePool({ size: 10, ringSize: 2, ratio: 128, headDim: 512, online: true, stateDtypeBytes: 4, layers: 1 })).toThrow(
-      /online compress requires ring_size=1/,
-    );
-    expect(() => compressStatePool({ size: 10, ringSize: 16, ratio: 4, headDim: 512, stateDtypeBytes: 3, layers: 1 })).toThrow(/stateDtypeBytes = 3/);
+    expect(
+      compressStatePool({ size: 10, ringSize: 16, ratio: 4, headDim: 512, stateDtypeBytes: 4, layers: 1 })
+        .shapePerLayer,
+    ).toEqual([28, 2048]);
+    expect(() =>
+      compressStatePool({
+        size: 10,
+        ringSize: 2,
+        ratio: 128,
+        headDim: 512,
+        online: true,
+        stateDtypeBytes: 4,
+        layers: 1,
+      }),
+    ).toThrow(/online compress requires ring_size=1/);
+    expect(() =>
+      compressStatePool({ size: 10, ringSize: 16, ratio: 4, headDim: 512, stateDtypeBytes: 3, layers: 1 }),
+    ).toThrow(/stateDtypeBytes = 3/);
   });
 });
 

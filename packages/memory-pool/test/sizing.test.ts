@@ -15,12 +15,17 @@ import {
 } from "../src/index.js";
 import { FLASH, PRO, SCENARIO_B_BYTES, flashSpec } from "./fixtures.js";
 
-const nonSpec = (overrides: Partial<SizingConfig> = {}): SizingConfig => flashSpec({ isSpeculative: false, maxSpeculativeNumDraftTokens: 0, ...overrides });
+const nonSpec = (overrides: Partial<SizingConfig> = {}): SizingConfig =>
+  flashSpec({ isSpeculative: false, maxSpeculativeNumDraftTokens: 0, ...overrides });
 const genB = (overrides: Partial<SizingConfig> = {}): SizingConfig => flashSpec({ mode: "sglang-gen-b", ...overrides });
 
 function bpft(config: SizingConfig) {
   const stage = stageFacts(config)[0]!;
-  return bytesPerFullToken(config, stage, config.mode === "sglang-gen-b" ? config.model.slidingWindow : config.pageSize);
+  return bytesPerFullToken(
+    config,
+    stage,
+    config.mode === "sglang-gen-b" ? config.model.slidingWindow : config.pageSize,
+  );
 }
 
 describe("bytes per full token, Gen B (§6.3, §10.6)", () => {
@@ -83,7 +88,9 @@ describe("ring/draft check (§6.4, §10.3)", () => {
     expect(ringDraftViolations(stage, 10, false)).toEqual([]);
     const errors = ringDraftViolations(stage, 11, false);
     expect(errors).toHaveLength(1);
-    expect(errors[0]!.message).toMatch(/speculative_num_draft_tokens=11 exceeds what the c4 compress state ring can keep resident \(ring_size=16 serves at most 10 draft tokens\)/);
+    expect(errors[0]!.message).toMatch(
+      /speculative_num_draft_tokens=11 exceeds what the c4 compress state ring can keep resident \(ring_size=16 serves at most 10 draft tokens\)/,
+    );
   });
   it("c128 limit 130; skipped when online; a ratio with 0 layers is skipped", () => {
     expect(ringDraftViolations(stage, 131, false).map((e) => e.message)).toEqual([
@@ -151,7 +158,9 @@ describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
           const a = sizeKvCache(flashSpec({ mode }), available).sizes.maxTotalNumTokens;
           expect(sizeKvCache(flashSpec({ mode }), available + extra).sizes.maxTotalNumTokens).toBeGreaterThanOrEqual(a);
           expect(sizeKvCache(nonSpec({ mode }), available).sizes.maxTotalNumTokens).toBeGreaterThan(a);
-          expect(sizeKvCache(flashSpec({ mode, swaFullTokensRatio: 0.2 }), available).sizes.maxTotalNumTokens).toBeLessThan(a);
+          expect(
+            sizeKvCache(flashSpec({ mode, swaFullTokensRatio: 0.2 }), available).sizes.maxTotalNumTokens,
+          ).toBeLessThan(a);
         }
       }),
       { numRuns: 15 },
@@ -160,7 +169,10 @@ describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
   it("--max-total-tokens caps F via fromMaxTokens (§10.12)", () => {
     const r = sizeKvCache(genB({ maxTotalTokens: 1_000_000 }), SCENARIO_B_BYTES);
     expect(r.sizes).toMatchObject({ maxTotalNumTokens: 999_936, swaTokens: 99_840, c4Size: 249_984, c128Size: 7812 });
-    expect(poolSizesFromMaxTokens(genB(), 1_000_000)).toMatchObject({ maxTotalNumTokens: 999_936, c4StatePoolSize: (99_840 / 128) * 16 });
+    expect(poolSizesFromMaxTokens(genB(), 1_000_000)).toMatchObject({
+      maxTotalNumTokens: 999_936,
+      c4StatePoolSize: (99_840 / 128) * 16,
+    });
   });
   it("mrr unset: estimated clamp(F/context·512, 2048, 4096), capped at F/2 (§6.1)", () => {
     const r = sizeKvCache(genB({ maxRunningRequests: null }), SCENARIO_B_BYTES);
@@ -169,7 +181,10 @@ describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
   });
   it("attention DP divides the requested mrr; PD decode adds extra slots", () => {
     expect(sizeKvCache(genB({ attnDpSize: 4 }), SCENARIO_B_BYTES).maxRunningRequests).toBe(64);
-    expect(sizeKvCache(genB({ disaggregationMode: "decode", disaggregationDecodeExtraSlots: 8 }), SCENARIO_B_BYTES).numReqSlots).toBe(265);
+    expect(
+      sizeKvCache(genB({ disaggregationMode: "decode", disaggregationDecodeExtraSlots: 8 }), SCENARIO_B_BYTES)
+        .numReqSlots,
+    ).toBe(265);
   });
 });
 
@@ -201,7 +216,9 @@ describe("exact sizing (default mode)", () => {
     const draft = r.stages[0]!.pools.find((p) => p.name === "draft SWA KV")!;
     expect(draft.layers).toBe(1);
     expect(draft.shapePerLayer).toEqual([Math.floor((r.sizes.swaTokens + 257) / 256), 149_760]);
-    expect(sizeKvCache(nonSpec(), SCENARIO_B_BYTES).stages[0]!.pools.some((p) => p.name === "draft SWA KV")).toBe(false);
+    expect(sizeKvCache(nonSpec(), SCENARIO_B_BYTES).stages[0]!.pools.some((p) => p.name === "draft SWA KV")).toBe(
+      false,
+    );
   });
 });
 
@@ -224,7 +241,9 @@ describe("validation (§8, §10.15)", () => {
     expect(() => sizeKvCache(genB({ pageSize: 128 }), SCENARIO_B_BYTES)).toThrow(/page_size must be 256/);
   });
   it("S <= W + P → SWA floor error (V-P4); budget below fixed bytes → both V-P4 and V-M2", () => {
-    expect(() => sizeKvCache(genB({ maxTotalTokens: 4096 }), SCENARIO_B_BYTES)).toThrow(/SWA pool \(256 tokens\) cannot hold even one request/);
+    expect(() => sizeKvCache(genB({ maxTotalTokens: 4096 }), SCENARIO_B_BYTES)).toThrow(
+      /SWA pool \(256 tokens\) cannot hold even one request/,
+    );
     try {
       sizeKvCache(genB(), 1e9);
       expect.unreachable();
@@ -235,7 +254,9 @@ describe("validation (§8, §10.15)", () => {
     }
   });
   it("ratio outside {0, 4, 128} and HiSparse ratio < 1 are typed errors", () => {
-    expect(() => sizeKvCache(genB({ model: { ...FLASH, compressRatios: [0, 8], numHiddenLayers: 2 } }), SCENARIO_B_BYTES)).toThrow(/Unsupported compression ratio: 8/);
+    expect(() =>
+      sizeKvCache(genB({ model: { ...FLASH, compressRatios: [0, 8], numHiddenLayers: 2 } }), SCENARIO_B_BYTES),
+    ).toThrow(/Unsupported compression ratio: 8/);
     expect(() => sizeKvCache(genB({ hisparseRatio: 0.5 }), SCENARIO_B_BYTES)).toThrow(MemoryPoolError);
   });
   it("HiSparse shrinks only the c4 KV pool: c4 = F // (4H)", () => {
@@ -247,7 +268,9 @@ describe("validation (§8, §10.15)", () => {
 
 describe("budget from the GPU (§6.1, V-M1)", () => {
   it("scenario B: 118 GiB free after load at 0.85 → 104,314,018,201 B", () => {
-    expect(kvBudgetFromGpu({ preFreeGiB: 139, postFreeGiB: 118, memFractionStatic: 0.85 }).availableBytes).toBe(104_314_018_201);
+    expect(kvBudgetFromGpu({ preFreeGiB: 139, postFreeGiB: 118, memFractionStatic: 0.85 }).availableBytes).toBe(
+      104_314_018_201,
+    );
   });
   it("scenario A: the whole Flash checkpoint on one H200 → raise above 0.997", () => {
     expect(() => kvBudgetFromGpu({ preFreeGiB: 139, postFreeGiB: 139 - 138.45, memFractionStatic: 0.85 })).toThrow(

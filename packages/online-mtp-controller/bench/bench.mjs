@@ -3,7 +3,13 @@
 // Prints markdown tables: the issue's rows with each kernel's default variant, and with --variants every kernel
 // variant / split side by side (graph replay), so one run on the GPU machine picks the best.
 import { writeFileSync } from "node:fs";
-import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT, createContext, onlineMtpNative, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
+import {
+  COMMIT_VARIANT,
+  WRITE_PREFIX_VARIANT,
+  createContext,
+  onlineMtpNative,
+  probeOnlineMtp,
+} from "@dsv4-kv/kernels-cuda";
 
 const p = probeOnlineMtp();
 if (!p.ok) {
@@ -15,7 +21,8 @@ const outPath = args.find((a) => !a.startsWith("--"));
 const withVariants = args.includes("--variants");
 const nat = onlineMtpNative();
 const ctx = createContext(0);
-const ITERS = 100, REPS = 25;
+const ITERS = 100,
+  REPS = 25;
 const rows = [];
 const run = (op, batch, D, graph, rotate = 1, stateType = 0, extra = {}) => {
   const r = nat.bench(ctx, { op, batch, numVerify: D, stateType, graph, rotate, iters: ITERS, reps: REPS, ...extra });
@@ -32,7 +39,9 @@ const copyGBs = (2 * (1 << 30)) / (copy * 1e-6) / 1e9;
 const empty = run("empty", 1, 1, 1).usPerCall;
 const floor = (bytes) => empty + bytes / (copyGBs * 1e3); // µs: empty kernel + bytes at the copy bandwidth
 const md = [];
-md.push(`Device: ${p.device?.name ?? "?"}; copy bandwidth (1 GiB D2D, read+write) ${copyGBs.toFixed(0)} GB/s; empty kernel (graph) ${empty.toFixed(2)} µs.`);
+md.push(
+  `Device: ${p.device?.name ?? "?"}; copy bandwidth (1 GiB D2D, read+write) ${copyGBs.toFixed(0)} GB/s; empty kernel (graph) ${empty.toFixed(2)} µs.`,
+);
 
 if (withVariants) {
   md.push("", "### Variants (graph µs per call; same buffers / rotating 64 sets)", "");
@@ -56,46 +65,66 @@ if (withVariants) {
   for (const batch of [8, 256]) {
     for (const op of ["commit", "commitMark"]) {
       for (const [name, variant] of Object.entries(COMMIT_VARIANT)) {
-        md.push(`| ${op} | ${batch} | 8 | ${name} | | ${us(run(op, batch, 8, 1, 1, 0, { variant }))} | ${us(run(op, batch, 8, 1, 64, 0, { variant }))} |`);
+        md.push(
+          `| ${op} | ${batch} | 8 | ${name} | | ${us(run(op, batch, 8, 1, 1, 0, { variant }))} | ${us(run(op, batch, 8, 1, 64, 0, { variant }))} |`,
+        );
       }
     }
-    for (const [name, variant, splits] of [["legacy", 0, [1]], ["scalar", 3, [1, 2, 4, 8, 16]], ["vec", 1, [1]]]) {
+    for (const [name, variant, splits] of [
+      ["legacy", 0, [1]],
+      ["scalar", 3, [1, 2, 4, 8, 16]],
+      ["vec", 1, [1]],
+    ]) {
       for (const split of splits) {
         const g = run("decode", batch, 1, 1, 1, 0, { variant, split });
-        md.push(`| decode | ${batch} | 1 | ${name} | ${g.split} | ${us(g)} | ${us(run("decode", batch, 1, 1, 64, 0, { variant, split }))} |`);
+        md.push(
+          `| decode | ${batch} | 1 | ${name} | ${g.split} | ${us(g)} | ${us(run("decode", batch, 1, 1, 64, 0, { variant, split }))} |`,
+        );
       }
     }
   }
 }
 
 md.push("", "### Default variants", "");
-md.push("| kernel | batch | D | eager µs | graph µs | graph µs, rotating buffers (not L2-resident) | bytes/call | floor µs (empty + bytes at copy BW) | GB/s (rotating) |", "|---|---|---|---|---|---|---|---|---|");
+md.push(
+  "| kernel | batch | D | eager µs | graph µs | graph µs, rotating buffers (not L2-resident) | bytes/call | floor µs (empty + bytes at copy BW) | GB/s (rotating) |",
+  "|---|---|---|---|---|---|---|---|---|",
+);
 for (const D of [1, 4, 8]) {
   for (const batch of [1, 2, 4, 8, 16, 32, 64, 128, 256]) {
     const e = run("writePrefix", batch, D, 0);
     const g = run("writePrefix", batch, D, 1);
     const rot = run("writePrefix", batch, D, 1, 64);
     const bytes = wpBytes(batch, D);
-    md.push(`| writePrefix fp32 (split ${g.split}) | ${batch} | ${D} | ${us(e)} | ${us(g)} | ${us(rot)} | ${(bytes / 1024).toFixed(0)} KiB | ${floor(bytes).toFixed(2)} | ${(bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0)} |`);
+    md.push(
+      `| writePrefix fp32 (split ${g.split}) | ${batch} | ${D} | ${us(e)} | ${us(g)} | ${us(rot)} | ${(bytes / 1024).toFixed(0)} KiB | ${floor(bytes).toFixed(2)} | ${(bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0)} |`,
+    );
   }
 }
 for (const batch of [8, 256]) {
   const g = run("writePrefix", batch, 8, 1, 1, 1);
-  md.push(`| writePrefix bf16 (split ${g.split}) | ${batch} | 8 | ${us(run("writePrefix", batch, 8, 0, 1, 1))} | ${us(g)} | ${us(run("writePrefix", batch, 8, 1, 64, 1))} | | | |`);
+  md.push(
+    `| writePrefix bf16 (split ${g.split}) | ${batch} | 8 | ${us(run("writePrefix", batch, 8, 0, 1, 1))} | ${us(g)} | ${us(run("writePrefix", batch, 8, 1, 64, 1))} | | | |`,
+  );
 }
 for (const batch of [8, 256]) {
   for (const op of ["mark", "markUpstream", "commit", "commitMark"]) {
     // commit: reads the marker, copies bank a -> bank 0 (6 KiB read + 6 KiB written per request)
     const bytes = op.startsWith("commit") ? batch * 12288 : 0;
     const rot = run(op, batch, 8, 1, 64);
-    md.push(`| ${op} | ${batch} | 8 | ${us(run(op, batch, 8, 0))} | ${us(run(op, batch, 8, 1))} | ${us(rot)} | ${bytes ? (bytes / 1024).toFixed(0) + " KiB" : ""} | ${bytes ? floor(bytes).toFixed(2) : ""} | ${bytes ? (bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0) : ""} |`);
+    md.push(
+      `| ${op} | ${batch} | 8 | ${us(run(op, batch, 8, 0))} | ${us(run(op, batch, 8, 1))} | ${us(rot)} | ${bytes ? (bytes / 1024).toFixed(0) + " KiB" : ""} | ${bytes ? floor(bytes).toFixed(2) : ""} | ${bytes ? (bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0) : ""} |`,
+    );
   }
   // decode: 4 KiB input + 2 KiB ape + 6 KiB state read + 6 KiB state written per request (ape counted: distinct rows)
   const bytes = batch * (4096 + 12288);
   const rot = run("decode", batch, 1, 1, 64);
   const g = run("decode", batch, 1, 1);
-  md.push(`| online decode fp32 (split ${g.split}) | ${batch} | 1 | ${us(run("decode", batch, 1, 0))} | ${us(g)} | ${us(rot)} | ${(bytes / 1024).toFixed(0)} KiB | ${floor(bytes).toFixed(2)} | ${(bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0)} |`);
+  md.push(
+    `| online decode fp32 (split ${g.split}) | ${batch} | 1 | ${us(run("decode", batch, 1, 0))} | ${us(g)} | ${us(rot)} | ${(bytes / 1024).toFixed(0)} KiB | ${floor(bytes).toFixed(2)} | ${(bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0)} |`,
+  );
 }
 const text = md.join("\n");
 console.log(text);
-if (outPath) writeFileSync(outPath, JSON.stringify({ device: p.device, copyGBs, emptyUs: empty, rows, markdown: text }, null, 1));
+if (outPath)
+  writeFileSync(outPath, JSON.stringify({ device: p.device, copyGBs, emptyUs: empty, rows, markdown: text }, null, 1));

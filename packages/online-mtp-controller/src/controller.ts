@@ -78,26 +78,55 @@ export class OnlineMtpController {
   readonly pendingSeqLens: IndexVector;
   /** Width D of the verify that set pending[r]. */
   readonly pendingWidths: IndexVector;
-  readonly counters: ControllerCounters = { verifies: 0, commitLaunches: 0, markLaunches: 0, writePrefixLaunches: 0, flushes: 0, resets: 0 };
+  readonly counters: ControllerCounters = {
+    verifies: 0,
+    commitLaunches: 0,
+    markLaunches: 0,
+    writePrefixLaunches: 0,
+    flushes: 0,
+    resets: 0,
+  };
   protected numDraftTokens: number;
   protected ctx: VerifyContext | null = null;
 
   constructor(opts: OnlineMtpControllerOptions) {
     this.backend = opts.backend;
-    checkInt(opts.numReqSlots, 1, I32_MAX, "REQ_INDEX", "numReqSlots", "must be an integer >= 1 (slot 0 is the padding slot)");
-    checkInt(opts.maxDraftTokens, 1, MAX_VERIFY_TOKENS, "DRAFT_TOKENS", "maxDraftTokens", `must be in [1, ${MAX_VERIFY_TOKENS}] (online c128 MTP needs Dmax > 0 banks; kernels handle at most ${MAX_VERIFY_TOKENS})`);
+    checkInt(
+      opts.numReqSlots,
+      1,
+      I32_MAX,
+      "REQ_INDEX",
+      "numReqSlots",
+      "must be an integer >= 1 (slot 0 is the padding slot)",
+    );
+    checkInt(
+      opts.maxDraftTokens,
+      1,
+      MAX_VERIFY_TOKENS,
+      "DRAFT_TOKENS",
+      "maxDraftTokens",
+      `must be in [1, ${MAX_VERIFY_TOKENS}] (online c128 MTP needs Dmax > 0 banks; kernels handle at most ${MAX_VERIFY_TOKENS})`,
+    );
     checkInt(opts.numLayers, 1, 1024, "INVALID_ARGUMENT", "numLayers", "must be an integer in [1, 1024]");
     this.numReqSlots = opts.numReqSlots;
     this.maxDraftTokens = opts.maxDraftTokens;
     this.numLayers = opts.numLayers;
     this.stateDtype = opts.stateDtype ?? "fp32";
-    check(this.stateDtype === "fp32" || this.stateDtype === "bf16", "DTYPE", "stateDtype", this.stateDtype, "must be fp32 or bf16");
+    check(
+      this.stateDtype === "fp32" || this.stateDtype === "bf16",
+      "DTYPE",
+      "stateDtype",
+      this.stateDtype,
+      "must be fp32 or bf16",
+    );
     this.flags = { onlineCompress: true, experimentalOnlineC128Mtp: true, mtpEnabled: true, ...opts.flags };
     this.numDraftTokens = 0;
     this.setNumDraftTokens(opts.numDraftTokens);
     this.bankStrideRows = onlineC128BankStrideRows(this.numReqSlots);
     this.stateRows = onlineC128TotalRows(this.numReqSlots, this.maxDraftTokens);
-    this.layers = Array.from({ length: this.numLayers }, () => this.backend.allocState(this.stateRows, this.stateDtype));
+    this.layers = Array.from({ length: this.numLayers }, () =>
+      this.backend.allocState(this.stateRows, this.stateDtype),
+    );
     this.pendingSeqLens = this.backend.allocIndex(this.numReqSlots, -1);
     this.pendingWidths = this.backend.allocIndex(this.numReqSlots, 0);
   }
@@ -126,7 +155,14 @@ export class OnlineMtpController {
   /** Adaptive D: takes effect at the next verify (an active verify context keeps the D it was marked with). */
   setNumDraftTokens(d: number): void {
     const hi = Math.min(MAX_VERIFY_TOKENS, this.maxDraftTokens);
-    checkInt(d, 1, hi, "DRAFT_TOKENS", "numDraftTokens", `must be in [1, min(${MAX_VERIFY_TOKENS}, maxDraftTokens = ${this.maxDraftTokens})] = [1, ${hi}]`);
+    checkInt(
+      d,
+      1,
+      hi,
+      "DRAFT_TOKENS",
+      "numDraftTokens",
+      `must be in [1, min(${MAX_VERIFY_TOKENS}, maxDraftTokens = ${this.maxDraftTokens})] = [1, ${hi}]`,
+    );
     this.numDraftTokens = d;
   }
 
@@ -141,7 +177,14 @@ export class OnlineMtpController {
   protected batchSizeOf(rpi: IndexVector, seqLens: IndexVector, verifyBs: number | undefined): number {
     const avail = Math.min(rpi.length, seqLens.length);
     if (verifyBs === undefined) return avail;
-    checkInt(verifyBs, 0, avail, "BATCH_SIZE", "verifyBs", `must be in [0, min(len(reqPoolIndices), len(seqLens)) = ${avail}]`);
+    checkInt(
+      verifyBs,
+      0,
+      avail,
+      "BATCH_SIZE",
+      "verifyBs",
+      `must be in [0, min(len(reqPoolIndices), len(seqLens)) = ${avail}]`,
+    );
     return verifyBs;
   }
 
@@ -154,7 +197,11 @@ export class OnlineMtpController {
       this.clear();
       return 0;
     }
-    const bs = this.batchSizeOf(reqPoolIndices, seqLens, mode === "target_verify" ? (verifyBs ?? reqPoolIndices.length) : verifyBs);
+    const bs = this.batchSizeOf(
+      reqPoolIndices,
+      seqLens,
+      mode === "target_verify" ? (verifyBs ?? reqPoolIndices.length) : verifyBs,
+    );
     if (bs === 0) {
       this.clear();
       return 0;
@@ -201,7 +248,14 @@ export class OnlineMtpController {
    * request-major (b·D + i); padded rows beyond the verify batch are ignored.
    */
   writePrefixStates(layerId: number, kvScoreInput: MatrixF32, ape: MatrixF32, mode: ForwardMode): void {
-    checkInt(layerId, 0, this.numLayers - 1, "INVALID_ARGUMENT", "layerId", `must be a c128 layer index in [0, ${this.numLayers - 1}]`);
+    checkInt(
+      layerId,
+      0,
+      this.numLayers - 1,
+      "INVALID_ARGUMENT",
+      "layerId",
+      `must be a c128 layer index in [0, ${this.numLayers - 1}]`,
+    );
     const ctx = this.ctx;
     if (!this.enabled() || mode !== "target_verify" || ctx === null || kvScoreInput.rows === 0) return;
     const D = ctx.numVerifyTokens;
@@ -225,7 +279,12 @@ export class OnlineMtpController {
    * Commits every pending marker of the batch's requests (all layers), consuming the markers (hardened: runs on
    * every forward; no verify context needed).
    */
-  commitPending(reqPoolIndices: IndexVector, seqLens: IndexVector, batchSize: number, mark: { seqLens: IndexVector; width: number } | null = null): void {
+  commitPending(
+    reqPoolIndices: IndexVector,
+    seqLens: IndexVector,
+    batchSize: number,
+    mark: { seqLens: IndexVector; width: number } | null = null,
+  ): void {
     if (!this.enabled() || batchSize <= 0) return;
     for (let l = 0; l < this.numLayers; l++) {
       this.counters.commitLaunches++;
@@ -251,10 +310,27 @@ export class OnlineMtpController {
    * so a snapshot of bank 0 (radix / HiCache) sees every accepted token. Host-known slots and lengths.
    */
   flushFinishing(reqSlots: readonly number[], finalSeqLens: readonly number[]): void {
-    check(reqSlots.length === finalSeqLens.length, "SHAPE", "finalSeqLens.length", finalSeqLens.length, `must equal reqSlots.length = ${reqSlots.length}`);
+    check(
+      reqSlots.length === finalSeqLens.length,
+      "SHAPE",
+      "finalSeqLens.length",
+      finalSeqLens.length,
+      `must equal reqSlots.length = ${reqSlots.length}`,
+    );
     if (reqSlots.length === 0 || !this.enabled()) return;
-    reqSlots.forEach((r, i) => checkInt(r, 0, this.numReqSlots - 1, "REQ_INDEX", `reqSlots[${i}]`, `must be a request slot in [0, ${this.numReqSlots - 1}]`));
-    finalSeqLens.forEach((s, i) => checkInt(s, 0, I32_MAX, "INVALID_ARGUMENT", `finalSeqLens[${i}]`, "must be a non-negative int32"));
+    reqSlots.forEach((r, i) =>
+      checkInt(
+        r,
+        0,
+        this.numReqSlots - 1,
+        "REQ_INDEX",
+        `reqSlots[${i}]`,
+        `must be a request slot in [0, ${this.numReqSlots - 1}]`,
+      ),
+    );
+    finalSeqLens.forEach((s, i) =>
+      checkInt(s, 0, I32_MAX, "INVALID_ARGUMENT", `finalSeqLens[${i}]`, "must be a non-negative int32"),
+    );
     this.counters.flushes++;
     const rpi = this.backend.uploadIndex(Int32Array.from(reqSlots));
     const seq = this.backend.uploadIndex(Int32Array.from(finalSeqLens));
@@ -267,7 +343,16 @@ export class OnlineMtpController {
    */
   onRequestSlotsAssigned(reqSlots: readonly number[]): void {
     if (reqSlots.length === 0) return;
-    reqSlots.forEach((r, i) => checkInt(r, 0, this.numReqSlots - 1, "REQ_INDEX", `reqSlots[${i}]`, `must be a request slot in [0, ${this.numReqSlots - 1}]`));
+    reqSlots.forEach((r, i) =>
+      checkInt(
+        r,
+        0,
+        this.numReqSlots - 1,
+        "REQ_INDEX",
+        `reqSlots[${i}]`,
+        `must be a request slot in [0, ${this.numReqSlots - 1}]`,
+      ),
+    );
     this.counters.resets++;
     const slots = this.backend.uploadIndex(Int32Array.from(reqSlots));
     this.layers.forEach((state, l) =>
@@ -290,7 +375,12 @@ export class OnlineMtpController {
  * request's marker. Finishing requests are not flushed. Do not use it in production.
  */
 export class UpstreamOnlineMtpController extends OnlineMtpController {
-  override prepareForward(mode: ForwardMode, reqPoolIndices: IndexVector, seqLens: IndexVector, verifyBs?: number): number {
+  override prepareForward(
+    mode: ForwardMode,
+    reqPoolIndices: IndexVector,
+    seqLens: IndexVector,
+    verifyBs?: number,
+  ): number {
     if (!this.enabled() || mode === "idle") {
       this.clear();
       return 0;

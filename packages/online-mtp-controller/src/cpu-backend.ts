@@ -214,7 +214,15 @@ export class CpuBackend implements OnlineMtpBackend {
     }
   }
 
-  private commitRow(p: CommitPendingParams, b: number, r: number, pend: Int32Array, widths: Int32Array, cur: Int32Array, data: Float32Array | Uint16Array): void {
+  private commitRow(
+    p: CommitPendingParams,
+    b: number,
+    r: number,
+    pend: Int32Array,
+    widths: Int32Array,
+    cur: Int32Array,
+    data: Float32Array | Uint16Array,
+  ): void {
     {
       const S = pend[r]!;
       if (S < 0) return;
@@ -306,10 +314,15 @@ export class CpuBackend implements OnlineMtpBackend {
     const state = st(p.state);
     const needLoad = c0 !== 0 && loadRow >= 0;
     const bad =
-      len < 1 || len > CHUNK_TOKENS || c0 < 0 ? "len" :
-      lastRow - len + 1 < 0 || lastRow >= p.kvScore.rows ? "lastRow" :
-      needLoad && loadRow >= state.rows ? "loadRow" :
-      !closes && (storeRow < 0 || storeRow >= state.rows) ? "storeRow" : null;
+      len < 1 || len > CHUNK_TOKENS || c0 < 0
+        ? "len"
+        : lastRow - len + 1 < 0 || lastRow >= p.kvScore.rows
+          ? "lastRow"
+          : needLoad && loadRow >= state.rows
+            ? "loadRow"
+            : !closes && (storeRow < 0 || storeRow >= state.rows)
+              ? "storeRow"
+              : null;
     if (bad) {
       this.deviceError ??= `onlinePrefill: segment ${i} has ${bad} out of range (seqLen ${seqLen}, lastRow ${lastRow}, len ${len}, loadRow ${loadRow}, storeRow ${storeRow}); skipped`;
       return;
@@ -320,7 +333,8 @@ export class CpuBackend implements OnlineMtpBackend {
     const first = lastRow - len + 1;
     for (let d = 0; d < H; d++) {
       let m2 = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j < len; j++) m2 = Math.max(m2, f(kv[(first + j) * KV_SCORE_COLS + H + d]! + ape[(c0 + j) * H + d]!));
+      for (let j = 0; j < len; j++)
+        m2 = Math.max(m2, f(kv[(first + j) * KV_SCORE_COLS + H + d]! + ape[(c0 + j) * H + d]!));
       let sum = 0;
       let num = 0;
       for (let j = 0; j < len; j++) {
@@ -358,7 +372,13 @@ export class CpuBackend implements OnlineMtpBackend {
   }
   readStateRows(s: StateBuffer, firstRow: number, count: number): Float32Array {
     const state = st(s);
-    check(firstRow >= 0 && firstRow + count <= s.rows, "STATE_ROWS", "rows", [firstRow, count], `must lie in [0, ${s.rows})`);
+    check(
+      firstRow >= 0 && firstRow + count <= s.rows,
+      "STATE_ROWS",
+      "rows",
+      [firstRow, count],
+      `must lie in [0, ${s.rows})`,
+    );
     const out = new Float32Array(count * STATE_ROW_ELEMS);
     const d = state[DATA];
     const base = firstRow * STATE_ROW_ELEMS;
@@ -367,7 +387,13 @@ export class CpuBackend implements OnlineMtpBackend {
   }
   readStateBits(s: StateBuffer, firstRow: number, count: number): Uint32Array | Uint16Array {
     const state = st(s);
-    check(firstRow >= 0 && firstRow + count <= s.rows, "STATE_ROWS", "rows", [firstRow, count], `must lie in [0, ${s.rows})`);
+    check(
+      firstRow >= 0 && firstRow + count <= s.rows,
+      "STATE_ROWS",
+      "rows",
+      [firstRow, count],
+      `must lie in [0, ${s.rows})`,
+    );
     const d = state[DATA];
     const sub = d.slice(firstRow * STATE_ROW_ELEMS, (firstRow + count) * STATE_ROW_ELEMS);
     return sub instanceof Float32Array ? new Uint32Array(sub.buffer) : sub;
@@ -375,7 +401,13 @@ export class CpuBackend implements OnlineMtpBackend {
   writeStateRows(s: StateBuffer, firstRow: number, values: Float32Array): void {
     const state = st(s);
     const count = values.length / STATE_ROW_ELEMS;
-    check(Number.isInteger(count) && firstRow >= 0 && firstRow + count <= s.rows, "STATE_ROWS", "rows", [firstRow, count], `must lie in [0, ${s.rows})`);
+    check(
+      Number.isInteger(count) && firstRow >= 0 && firstRow + count <= s.rows,
+      "STATE_ROWS",
+      "rows",
+      [firstRow, count],
+      `must lie in [0, ${s.rows})`,
+    );
     for (let i = 0; i < values.length; i++) {
       const row = firstRow + Math.floor(i / STATE_ROW_ELEMS);
       this.store(state, row, i % STATE_ROW_ELEMS, values[i]!);

@@ -1,13 +1,23 @@
 /** Forward modes the controller distinguishes, and the helpers of §8.1. */
 export type ForwardMode = "idle" | "decode" | "extend" | "mixed" | "target_verify" | "draft_extend";
 
-export const FORWARD_MODES: readonly ForwardMode[] = ["idle", "decode", "extend", "mixed", "target_verify", "draft_extend"];
+export const FORWARD_MODES: readonly ForwardMode[] = [
+  "idle",
+  "decode",
+  "extend",
+  "mixed",
+  "target_verify",
+  "draft_extend",
+];
 
 /**
  * `_get_logical_forward_mode` (§8.1): IDLE stays IDLE, EXTEND stays EXTEND; otherwise the original mode wins (DP
  * attention may rewrite a verify batch's mode to pad it, but a real idle rank stays idle).
  */
-export function logicalForwardMode(batch: { forwardMode: ForwardMode; originalForwardMode?: ForwardMode | null }): ForwardMode {
+export function logicalForwardMode(batch: {
+  forwardMode: ForwardMode;
+  originalForwardMode?: ForwardMode | null;
+}): ForwardMode {
   if (batch.forwardMode === "idle") return "idle";
   if (batch.forwardMode === "extend") return "extend";
   return batch.originalForwardMode ?? batch.forwardMode;

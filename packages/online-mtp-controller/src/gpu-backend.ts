@@ -152,53 +152,90 @@ export class GpuBackend implements OnlineMtpBackend {
   writePrefix(p: WritePrefixParams): void {
     if (!validateWritePrefix(p)) return;
     this.native.writePrefix(this.context, {
-      kvScore: buf(p.kvScore, "kvScore"), seqLens: buf(p.seqLens, "seqLens"), reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
-      ape: buf(p.ape, "ape"), state: buf(p.state, "state"), batch: p.batchSize, numVerify: p.numVerifyTokens,
-      bankStrideRows: p.bankStrideRows, numReqSlots: p.numReqSlots, stateType: this.stateType(p.state),
+      kvScore: buf(p.kvScore, "kvScore"),
+      seqLens: buf(p.seqLens, "seqLens"),
+      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
+      ape: buf(p.ape, "ape"),
+      state: buf(p.state, "state"),
+      batch: p.batchSize,
+      numVerify: p.numVerifyTokens,
+      bankStrideRows: p.bankStrideRows,
+      numReqSlots: p.numReqSlots,
+      stateType: this.stateType(p.state),
     });
   }
   markPending(p: MarkPendingParams): void {
     if (!validateMarkPending(p)) return;
     this.native.markPending(this.context, {
-      seqLens: buf(p.seqLens, "seqLens"), reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
-      pendingSeqLens: buf(p.pendingSeqLens, "pendingSeqLens"), pendingWidths: buf(p.pendingWidths, "pendingWidths"),
-      batch: p.batchSize, numVerify: p.numVerifyTokens, numReqSlots: p.numReqSlots, clearAll: p.clearAll ? 1 : 0,
+      seqLens: buf(p.seqLens, "seqLens"),
+      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
+      pendingSeqLens: buf(p.pendingSeqLens, "pendingSeqLens"),
+      pendingWidths: buf(p.pendingWidths, "pendingWidths"),
+      batch: p.batchSize,
+      numVerify: p.numVerifyTokens,
+      numReqSlots: p.numReqSlots,
+      clearAll: p.clearAll ? 1 : 0,
     });
   }
   commitPending(p: CommitPendingParams): void {
     if (!validateCommitPending(p)) return;
     this.native.commitPending(this.context, {
-      curSeqLens: buf(p.curSeqLens, "curSeqLens"), reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
-      pendingSeqLens: buf(p.pendingSeqLens, "pendingSeqLens"), pendingWidths: buf(p.pendingWidths, "pendingWidths"),
-      state: buf(p.state, "state"), batch: p.batchSize, maxDraftTokens: p.maxDraftTokens, clampWidth: p.clampWidth ?? 0,
-      bankStrideRows: p.bankStrideRows, numReqSlots: p.numReqSlots, consume: p.consume ? 1 : 0,
-      markSeqLens: p.mark ? buf(p.mark.seqLens, "mark.seqLens") : null, markWidth: p.mark ? p.mark.width : 1,
+      curSeqLens: buf(p.curSeqLens, "curSeqLens"),
+      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
+      pendingSeqLens: buf(p.pendingSeqLens, "pendingSeqLens"),
+      pendingWidths: buf(p.pendingWidths, "pendingWidths"),
+      state: buf(p.state, "state"),
+      batch: p.batchSize,
+      maxDraftTokens: p.maxDraftTokens,
+      clampWidth: p.clampWidth ?? 0,
+      bankStrideRows: p.bankStrideRows,
+      numReqSlots: p.numReqSlots,
+      consume: p.consume ? 1 : 0,
+      markSeqLens: p.mark ? buf(p.mark.seqLens, "mark.seqLens") : null,
+      markWidth: p.mark ? p.mark.width : 1,
       stateType: this.stateType(p.state),
     });
   }
   resetSlots(p: ResetSlotsParams): void {
     if (!validateResetSlots(p)) return;
     this.native.resetSlots(this.context, {
-      state: buf(p.state, "state"), slots: buf(p.slots, "slots"),
+      state: buf(p.state, "state"),
+      slots: buf(p.slots, "slots"),
       pendingSeqLens: p.pending ? buf(p.pending.seqLens, "pending.seqLens") : null,
       pendingWidths: p.pending ? buf(p.pending.widths, "pending.widths") : null,
-      count: p.count, bankStrideRows: p.bankStrideRows, maxDraftTokens: p.maxDraftTokens, numReqSlots: p.numReqSlots,
+      count: p.count,
+      bankStrideRows: p.bankStrideRows,
+      maxDraftTokens: p.maxDraftTokens,
+      numReqSlots: p.numReqSlots,
       stateType: this.stateType(p.state),
     });
   }
   onlineDecode(p: OnlineDecodeParams): void {
     if (!validateOnlineDecode(p)) return;
     this.native.decode(this.context, {
-      state: buf(p.state, "state"), kvScore: buf(p.kvScore, "kvScore"), ape: buf(p.ape, "ape"), seqLens: buf(p.seqLens, "seqLens"),
-      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"), out: buf(p.out, "out"), batch: p.batchSize,
-      slotOffsetRows: p.slotOffsetRows, numReqSlots: p.numReqSlots, stateType: this.stateType(p.state),
+      state: buf(p.state, "state"),
+      kvScore: buf(p.kvScore, "kvScore"),
+      ape: buf(p.ape, "ape"),
+      seqLens: buf(p.seqLens, "seqLens"),
+      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
+      out: buf(p.out, "out"),
+      batch: p.batchSize,
+      slotOffsetRows: p.slotOffsetRows,
+      numReqSlots: p.numReqSlots,
+      stateType: this.stateType(p.state),
     });
   }
   onlinePrefill(p: OnlinePrefillParams): void {
     if (!validateOnlinePrefill(p)) return;
     this.native.prefill(this.context, {
-      state: buf(p.state, "state"), kvScore: buf(p.kvScore, "kvScore"), ape: buf(p.ape, "ape"), segments: buf(p.segments, "segments"),
-      out: buf(p.out, "out"), err: this.err, numSegments: p.numSegments, stateType: this.stateType(p.state),
+      state: buf(p.state, "state"),
+      kvScore: buf(p.kvScore, "kvScore"),
+      ape: buf(p.ape, "ape"),
+      segments: buf(p.segments, "segments"),
+      out: buf(p.out, "out"),
+      err: this.err,
+      numSegments: p.numSegments,
+      stateType: this.stateType(p.state),
     });
   }
 
@@ -209,9 +246,16 @@ export class GpuBackend implements OnlineMtpBackend {
     return this.download(buf(m, "matrix"), new Float32Array(m.rows * m.cols));
   }
   readStateBits(s: StateBuffer, firstRow: number, count: number): Uint32Array | Uint16Array {
-    check(firstRow >= 0 && firstRow + count <= s.rows, "STATE_ROWS", "rows", [firstRow, count], `must lie in [0, ${s.rows})`);
+    check(
+      firstRow >= 0 && firstRow + count <= s.rows,
+      "STATE_ROWS",
+      "rows",
+      [firstRow, count],
+      `must lie in [0, ${s.rows})`,
+    );
     const eb = s.dtype === "fp32" ? 4 : 2;
-    const out = s.dtype === "fp32" ? new Uint32Array(count * STATE_ROW_ELEMS) : new Uint16Array(count * STATE_ROW_ELEMS);
+    const out =
+      s.dtype === "fp32" ? new Uint32Array(count * STATE_ROW_ELEMS) : new Uint16Array(count * STATE_ROW_ELEMS);
     return this.download(buf(s, "state"), out, firstRow * STATE_ROW_ELEMS * eb);
   }
   readStateRows(s: StateBuffer, firstRow: number, count: number): Float32Array {
@@ -223,9 +267,20 @@ export class GpuBackend implements OnlineMtpBackend {
   }
   writeStateRows(s: StateBuffer, firstRow: number, values: Float32Array): void {
     const count = values.length / STATE_ROW_ELEMS;
-    check(Number.isInteger(count) && firstRow >= 0 && firstRow + count <= s.rows, "STATE_ROWS", "rows", [firstRow, count], `must lie in [0, ${s.rows})`);
+    check(
+      Number.isInteger(count) && firstRow >= 0 && firstRow + count <= s.rows,
+      "STATE_ROWS",
+      "rows",
+      [firstRow, count],
+      `must lie in [0, ${s.rows})`,
+    );
     if (s.dtype === "fp32") this.upload(buf(s, "state"), values, firstRow * STATE_ROW_ELEMS * 4);
-    else this.upload(buf(s, "state"), Uint16Array.from(values, (x) => toBf16Bits(x)), firstRow * STATE_ROW_ELEMS * 2);
+    else
+      this.upload(
+        buf(s, "state"),
+        Uint16Array.from(values, (x) => toBf16Bits(x)),
+        firstRow * STATE_ROW_ELEMS * 2,
+      );
   }
   synchronize(): void {
     this.context.synchronize();

@@ -1,4 +1,11 @@
-export { HEAD_DIM, STATE_ROW_ELEMS, CHUNK_TOKENS, MAX_VERIFY_TOKENS, KV_SCORE_COLS, type StateDtype } from "./constants.js";
+export {
+  HEAD_DIM,
+  STATE_ROW_ELEMS,
+  CHUNK_TOKENS,
+  MAX_VERIFY_TOKENS,
+  KV_SCORE_COLS,
+  type StateDtype,
+} from "./constants.js";
 export { OnlineMtpError, type OnlineMtpErrorCode } from "./errors.js";
 export * from "./math.js";
 export { bankRow, onlineC128BankStrideRows, onlineC128StateRow, onlineC128TotalRows } from "./layout.js";

@@ -13,7 +13,14 @@
  * equals offline softmax pooling of its chunk.
  */
 import { SeededRandom } from "@dsv4-kv/planner";
-import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, MAX_VERIFY_TOKENS, STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
+import {
+  CHUNK_TOKENS,
+  HEAD_DIM,
+  KV_SCORE_COLS,
+  MAX_VERIFY_TOKENS,
+  STATE_ROW_ELEMS,
+  type StateDtype,
+} from "./constants.js";
 import { checkInt } from "./errors.js";
 import { STATE_TOLERANCE, compareRows, offlinePool, updateRow, type ErrorStats, type TokenInput } from "./math.js";
 import { SEGMENT_FIELDS, type MatrixF32, type OnlineMtpBackend } from "./backend.js";
@@ -71,7 +78,14 @@ function gaussian(rng: SeededRandom): number {
 export function runSimulation(opts: SimulationOptions): SimulationReport {
   checkInt(opts.requests, 1, 4096, "INVALID_ARGUMENT", "requests", "must be an integer in [1, 4096]");
   checkInt(opts.steps, 0, 1_000_000, "INVALID_ARGUMENT", "steps", "must be an integer in [0, 1e6]");
-  checkInt(opts.draftTokens, 1, MAX_VERIFY_TOKENS, "DRAFT_TOKENS", "draftTokens", `must be in [1, ${MAX_VERIFY_TOKENS}]`);
+  checkInt(
+    opts.draftTokens,
+    1,
+    MAX_VERIFY_TOKENS,
+    "DRAFT_TOKENS",
+    "draftTokens",
+    `must be in [1, ${MAX_VERIFY_TOKENS}]`,
+  );
   const rng = new SeededRandom(opts.seed ?? 1);
   const lifecycle = opts.lifecycle ?? "hardened";
   const stateDtype = opts.stateDtype ?? "fp32";
@@ -81,13 +95,29 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
   const Dmax = opts.draftTokens;
   const N = opts.requests + 1; // slot 0 = dummy/padding slot
   const Ctor = lifecycle === "upstream" ? UpstreamOnlineMtpController : OnlineMtpController;
-  const ctrl = new Ctor({ backend: be, numReqSlots: N, maxDraftTokens: Dmax, numDraftTokens: Dmax, numLayers: L, stateDtype });
+  const ctrl = new Ctor({
+    backend: be,
+    numReqSlots: N,
+    maxDraftTokens: Dmax,
+    numDraftTokens: Dmax,
+    numLayers: L,
+    stateDtype,
+  });
   const O = ctrl.bankStrideRows;
   const H = HEAD_DIM;
   const apeHost = Array.from({ length: L }, () => Float32Array.from({ length: CHUNK_TOKENS * H }, () => gaussian(rng)));
   const ape = apeHost.map((a) => be.uploadMatrix(a, CHUNK_TOKENS, H));
   const err: ErrorStats = { maxAbsError: 0, maxRelError: 0, violations: 0 };
-  const report = { steps: 0, verifies: 0, extends: 0, commits: 0, lostCommits: 0, finished: 0, emittedEntries: 0, maxEmittedAbsError: 0 };
+  const report = {
+    steps: 0,
+    verifies: 0,
+    extends: 0,
+    commits: 0,
+    lostCommits: 0,
+    finished: 0,
+    emittedEntries: 0,
+    maxEmittedAbsError: 0,
+  };
   const extendP = opts.extendProbability ?? 0.15;
   const finishP = opts.finishProbability ?? 0.03;
 
@@ -96,7 +126,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
 
   const token = (layer: number, pos: number, kvScore: Float32Array, row: number): TokenInput => ({
     kvScore: kvScore.subarray(row * KV_SCORE_COLS, (row + 1) * KV_SCORE_COLS),
-    ape: apeHost[layer]!.subarray((pos % CHUNK_TOKENS) * H, (pos % CHUNK_TOKENS + 1) * H),
+    ape: apeHost[layer]!.subarray((pos % CHUNK_TOKENS) * H, ((pos % CHUNK_TOKENS) + 1) * H),
   });
   const randomRows = (rows: number): Float32Array => {
     const m = new Float32Array(rows * KV_SCORE_COLS);
@@ -151,7 +181,13 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     for (let i = 0; i < count; i++) {
       const slot = freeSlots.splice(rng.int(0, freeSlots.length - 1), 1)[0]!;
       const ref = Array.from({ length: L }, () => new Float64Array(STATE_ROW_ELEMS));
-      reqs.push({ slot, len: rng.int(1, 300), ref, chunkTokens: Array.from({ length: L }, () => []), expectCommit: null });
+      reqs.push({
+        slot,
+        len: rng.int(1, 300),
+        ref,
+        chunkTokens: Array.from({ length: L }, () => []),
+        expectCommit: null,
+      });
     }
     ctrl.onRequestSlotsAssigned(reqs.map((r) => r.slot));
     const rpi = be.uploadIndex(Int32Array.from(reqs.map((r) => r.slot)));
@@ -178,7 +214,14 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
         row0 += req.len;
       }
       const out = be.allocMatrix(segs.length / SEGMENT_FIELDS, H);
-      be.onlinePrefill({ state: ctrl.layers[l]!, kvScore: be.uploadMatrix(host, total, KV_SCORE_COLS), ape: ape[l]!, segments: be.uploadIndex(Int32Array.from(segs)), numSegments: segs.length / SEGMENT_FIELDS, out });
+      be.onlinePrefill({
+        state: ctrl.layers[l]!,
+        kvScore: be.uploadMatrix(host, total, KV_SCORE_COLS),
+        ape: ape[l]!,
+        segments: be.uploadIndex(Int32Array.from(segs)),
+        numSegments: segs.length / SEGMENT_FIELDS,
+        out,
+      });
       const outHost = be.readMatrix(out);
       for (const c of closing) checkEmitted(outHost, c.outRow, c.tokens);
     }
@@ -225,7 +268,14 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
         }
       });
       const out = be.allocMatrix(Math.max(1, segs.length / SEGMENT_FIELDS), H);
-      be.onlinePrefill({ state: ctrl.layers[l]!, kvScore: kv, ape: ape[l]!, segments: be.uploadIndex(Int32Array.from(segs)), numSegments: segs.length / SEGMENT_FIELDS, out });
+      be.onlinePrefill({
+        state: ctrl.layers[l]!,
+        kvScore: kv,
+        ape: ape[l]!,
+        segments: be.uploadIndex(Int32Array.from(segs)),
+        numSegments: segs.length / SEGMENT_FIELDS,
+        out,
+      });
       const outHost = be.readMatrix(out);
       for (const c of closing) checkEmitted(outHost, c.outRow, c.tokens);
       ctrl.writePrefixStates(l, kv, ape[l]!, "target_verify");

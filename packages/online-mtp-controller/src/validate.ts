@@ -25,7 +25,13 @@ function checkBatch(field: string, bs: number): boolean {
 }
 
 function checkKvScore(field: string, m: MatrixF32, needRows: number): void {
-  check(m.cols === KV_SCORE_COLS, "SHAPE", `${field}.cols`, m.cols, `must be ${KV_SCORE_COLS} ([kv(512) | score(512)])`);
+  check(
+    m.cols === KV_SCORE_COLS,
+    "SHAPE",
+    `${field}.cols`,
+    m.cols,
+    `must be ${KV_SCORE_COLS} ([kv(512) | score(512)])`,
+  );
   check(m.rows >= needRows, "SHAPE", `${field}.rows`, m.rows, `must be >= ${needRows} (rows the batch reads)`);
 }
 
@@ -75,8 +81,20 @@ export function validateWritePrefix(p: WritePrefixParams): boolean {
 
 export function validateMarkPending(p: MarkPendingParams): boolean {
   checkInt(p.numReqSlots, 1, I32_MAX, "REQ_INDEX", "numReqSlots", "must be >= 1");
-  check(p.pendingSeqLens.length >= p.numReqSlots, "SHAPE", "pendingSeqLens.length", p.pendingSeqLens.length, `must be >= numReqSlots = ${p.numReqSlots}`);
-  check(p.pendingWidths.length >= p.numReqSlots, "SHAPE", "pendingWidths.length", p.pendingWidths.length, `must be >= numReqSlots = ${p.numReqSlots}`);
+  check(
+    p.pendingSeqLens.length >= p.numReqSlots,
+    "SHAPE",
+    "pendingSeqLens.length",
+    p.pendingSeqLens.length,
+    `must be >= numReqSlots = ${p.numReqSlots}`,
+  );
+  check(
+    p.pendingWidths.length >= p.numReqSlots,
+    "SHAPE",
+    "pendingWidths.length",
+    p.pendingWidths.length,
+    `must be >= numReqSlots = ${p.numReqSlots}`,
+  );
   if (!checkBatch("batchSize", p.batchSize)) return false;
   checkD(p.numVerifyTokens);
   checkLen("seqLens", p.seqLens.length, p.batchSize);
@@ -90,12 +108,31 @@ export function validateCommitPending(p: CommitPendingParams): boolean {
   if (p.clampWidth !== null) checkD(p.clampWidth, "clampWidth");
   checkLen("curSeqLens", p.curSeqLens.length, p.batchSize);
   checkLen("reqPoolIndices", p.reqPoolIndices.length, p.batchSize);
-  check(p.pendingSeqLens.length >= p.numReqSlots, "SHAPE", "pendingSeqLens.length", p.pendingSeqLens.length, `must be >= numReqSlots = ${p.numReqSlots}`);
-  check(p.pendingWidths.length >= p.numReqSlots, "SHAPE", "pendingWidths.length", p.pendingWidths.length, `must be >= numReqSlots = ${p.numReqSlots}`);
+  check(
+    p.pendingSeqLens.length >= p.numReqSlots,
+    "SHAPE",
+    "pendingSeqLens.length",
+    p.pendingSeqLens.length,
+    `must be >= numReqSlots = ${p.numReqSlots}`,
+  );
+  check(
+    p.pendingWidths.length >= p.numReqSlots,
+    "SHAPE",
+    "pendingWidths.length",
+    p.pendingWidths.length,
+    `must be >= numReqSlots = ${p.numReqSlots}`,
+  );
   checkLayout(p.state, p.bankStrideRows, p.numReqSlots, p.maxDraftTokens, "maxDraftTokens");
   if (p.mark) {
     checkLen("mark.seqLens", p.mark.seqLens.length, p.batchSize);
-    checkInt(p.mark.width, 1, Math.min(MAX_VERIFY_TOKENS, p.maxDraftTokens), "DRAFT_TOKENS", "mark.width", `must be in [1, min(${MAX_VERIFY_TOKENS}, maxDraftTokens)]`);
+    checkInt(
+      p.mark.width,
+      1,
+      Math.min(MAX_VERIFY_TOKENS, p.maxDraftTokens),
+      "DRAFT_TOKENS",
+      "mark.width",
+      `must be in [1, min(${MAX_VERIFY_TOKENS}, maxDraftTokens)]`,
+    );
   }
   return true;
 }
@@ -103,11 +140,30 @@ export function validateCommitPending(p: CommitPendingParams): boolean {
 export function validateResetSlots(p: ResetSlotsParams): boolean {
   if (!checkBatch("count", p.count)) return false;
   checkLen("slots", p.slots.length, p.count);
-  checkInt(p.maxDraftTokens, 0, MAX_VERIFY_TOKENS, "DRAFT_TOKENS", "maxDraftTokens", `must be in [0, ${MAX_VERIFY_TOKENS}]`);
+  checkInt(
+    p.maxDraftTokens,
+    0,
+    MAX_VERIFY_TOKENS,
+    "DRAFT_TOKENS",
+    "maxDraftTokens",
+    `must be in [0, ${MAX_VERIFY_TOKENS}]`,
+  );
   checkLayout(p.state, p.bankStrideRows, p.numReqSlots, p.maxDraftTokens, "maxDraftTokens");
   if (p.pending) {
-    check(p.pending.seqLens.length >= p.numReqSlots, "SHAPE", "pending.seqLens.length", p.pending.seqLens.length, `must be >= numReqSlots = ${p.numReqSlots}`);
-    check(p.pending.widths.length >= p.numReqSlots, "SHAPE", "pending.widths.length", p.pending.widths.length, `must be >= numReqSlots = ${p.numReqSlots}`);
+    check(
+      p.pending.seqLens.length >= p.numReqSlots,
+      "SHAPE",
+      "pending.seqLens.length",
+      p.pending.seqLens.length,
+      `must be >= numReqSlots = ${p.numReqSlots}`,
+    );
+    check(
+      p.pending.widths.length >= p.numReqSlots,
+      "SHAPE",
+      "pending.widths.length",
+      p.pending.widths.length,
+      `must be >= numReqSlots = ${p.numReqSlots}`,
+    );
   }
   return true;
 }
@@ -128,7 +184,13 @@ export function validateOnlineDecode(p: OnlineDecodeParams): boolean {
     p.state.rows,
     `must be >= numReqSlots + slotOffsetRows = ${p.numReqSlots + p.slotOffsetRows}`,
   );
-  check(p.out.cols === HEAD_DIM && p.out.rows >= p.batchSize, "SHAPE", "out", [p.out.rows, p.out.cols], `must be [>= ${p.batchSize}, ${HEAD_DIM}]`);
+  check(
+    p.out.cols === HEAD_DIM && p.out.rows >= p.batchSize,
+    "SHAPE",
+    "out",
+    [p.out.rows, p.out.cols],
+    `must be [>= ${p.batchSize}, ${HEAD_DIM}]`,
+  );
   return true;
 }
 
@@ -143,6 +205,12 @@ export function validateOnlinePrefill(p: OnlinePrefillParams): boolean {
   );
   checkKvScore("kvScore", p.kvScore, 1);
   checkApe(p.ape);
-  check(p.out.cols === HEAD_DIM && p.out.rows >= p.numSegments, "SHAPE", "out", [p.out.rows, p.out.cols], `must be [>= numSegments = ${p.numSegments}, ${HEAD_DIM}]`);
+  check(
+    p.out.cols === HEAD_DIM && p.out.rows >= p.numSegments,
+    "SHAPE",
+    "out",
+    [p.out.rows, p.out.cols],
+    `must be [>= numSegments = ${p.numSegments}, ${HEAD_DIM}]`,
+  );
   return true;
 }

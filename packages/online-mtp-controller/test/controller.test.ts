@@ -74,7 +74,14 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     expect(s.ctrl.prepareForward("target_verify", rpi, seq, 0)).toBe(0);
     expect(c.calls).toEqual([]);
     expect(s.ctrl.verifyContext).toBeNull();
-    const off = new OnlineMtpController({ backend: c.be, numReqSlots: 4, maxDraftTokens: 2, numDraftTokens: 2, numLayers: 1, flags: { experimentalOnlineC128Mtp: false } });
+    const off = new OnlineMtpController({
+      backend: c.be,
+      numReqSlots: 4,
+      maxDraftTokens: 2,
+      numDraftTokens: 2,
+      numLayers: 1,
+      flags: { experimentalOnlineC128Mtp: false },
+    });
     c.calls.length = 0;
     expect(off.enabled()).toBe(false);
     expect(off.stateSlotOffset()).toBe(0);
@@ -100,8 +107,22 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     expect(run(UpstreamOnlineMtpController)).toBe(false); // lost
     expect(run(OnlineMtpController)).toBe(true); // kept
     // the same over a random scenario
-    const up = runSimulation({ backend: new CpuBackend(), requests: 4, steps: 40, draftTokens: 4, seed: 9, lifecycle: "upstream" });
-    const hard = runSimulation({ backend: new CpuBackend(), requests: 4, steps: 40, draftTokens: 4, seed: 9, lifecycle: "hardened" });
+    const up = runSimulation({
+      backend: new CpuBackend(),
+      requests: 4,
+      steps: 40,
+      draftTokens: 4,
+      seed: 9,
+      lifecycle: "upstream",
+    });
+    const hard = runSimulation({
+      backend: new CpuBackend(),
+      requests: 4,
+      steps: 40,
+      draftTokens: 4,
+      seed: 9,
+      lifecycle: "hardened",
+    });
     expect(up.lostCommits).toBeGreaterThan(0);
     expect(hard.lostCommits).toBe(0);
   });
@@ -110,14 +131,24 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     const s = setup(new CpuBackend(), { N: 4, D: 4 });
     const be = s.be;
     s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(2)), be.uploadIndex(Int32Array.of(130)));
-    s.ctrl.writePrefixStates(0, be.uploadMatrix(randn(s.rng, 4 * KV_SCORE_COLS), 4, KV_SCORE_COLS), s.ape, "target_verify");
+    s.ctrl.writePrefixStates(
+      0,
+      be.uploadMatrix(randn(s.rng, 4 * KV_SCORE_COLS), 4, KV_SCORE_COLS),
+      s.ape,
+      "target_verify",
+    );
     const bank2 = be.readStateBits(s.ctrl.layers[0]!, 2 + 2 * s.ctrl.bankStrideRows, 1);
     s.ctrl.flushFinishing([2], [132]);
     expect(bitsEqual(be.readStateBits(s.ctrl.layers[0]!, 2, 1), bank2)).toBe(true);
     expect(be.readIndex(s.ctrl.pendingSeqLens)[2]).toBe(-1);
     // a request that finished WITHOUT a flush leaves a marker; the slot's next owner must not consume it
     s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(3)), be.uploadIndex(Int32Array.of(40)));
-    s.ctrl.writePrefixStates(0, be.uploadMatrix(randn(s.rng, 4 * KV_SCORE_COLS), 4, KV_SCORE_COLS), s.ape, "target_verify");
+    s.ctrl.writePrefixStates(
+      0,
+      be.uploadMatrix(randn(s.rng, 4 * KV_SCORE_COLS), 4, KV_SCORE_COLS),
+      s.ape,
+      "target_verify",
+    );
     expect(be.readIndex(s.ctrl.pendingSeqLens)[3]).toBe(40);
     s.ctrl.onRequestSlotsAssigned([3]);
     expect(be.readIndex(s.ctrl.pendingSeqLens)[3]).toBe(-1);
@@ -136,7 +167,12 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     const s = setup(new CpuBackend(), { N: 3, Dmax: 8, D: 8 });
     const be = s.be;
     s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(1)), be.uploadIndex(Int32Array.of(10)));
-    s.ctrl.writePrefixStates(0, be.uploadMatrix(randn(s.rng, 8 * KV_SCORE_COLS), 8, KV_SCORE_COLS), s.ape, "target_verify");
+    s.ctrl.writePrefixStates(
+      0,
+      be.uploadMatrix(randn(s.rng, 8 * KV_SCORE_COLS), 8, KV_SCORE_COLS),
+      s.ape,
+      "target_verify",
+    );
     const bank6 = be.readStateBits(s.ctrl.layers[0]!, 1 + 6 * s.ctrl.bankStrideRows, 1);
     s.ctrl.setNumDraftTokens(2);
     s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(1)), be.uploadIndex(Int32Array.of(16)));
@@ -145,7 +181,13 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
 
   test("20: sizes — O = N + 2, rows = (N+2)(1+Dmax), pending length N, bytes = rows·3H·dtype·layers", () => {
     const be = new CpuBackend();
-    const c = new OnlineMtpController({ backend: be, numReqSlots: 129, maxDraftTokens: 4, numDraftTokens: 4, numLayers: 1 });
+    const c = new OnlineMtpController({
+      backend: be,
+      numReqSlots: 129,
+      maxDraftTokens: 4,
+      numDraftTokens: 4,
+      numLayers: 1,
+    });
     expect(c.bankStrideRows).toBe(131);
     expect(c.stateRows).toBe(655);
     expect(c.stateRows).toBe(onlineC128TotalRows(129, 4));
@@ -153,14 +195,28 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     expect(c.pendingSeqLens.length).toBe(129);
     expect(c.stateBytes).toBe(655 * STATE_ROW_ELEMS * 4);
     expect(c.stateBytes / 2 ** 20).toBeCloseTo(3.84, 2); // §3.5 example: 3.84 MiB per layer (fp32)
-    const b = new OnlineMtpController({ backend: be, numReqSlots: 129, maxDraftTokens: 4, numDraftTokens: 4, numLayers: 1, stateDtype: "bf16" });
+    const b = new OnlineMtpController({
+      backend: be,
+      numReqSlots: 129,
+      maxDraftTokens: 4,
+      numDraftTokens: 4,
+      numLayers: 1,
+      stateDtype: "bf16",
+    });
     expect(b.stateBytes / 2 ** 20).toBeCloseTo(1.92, 2);
   });
 
   test("validation: D outside [1, min(8, Dmax)], bad sizes, slots out of range → OnlineMtpError naming field/value/rule", () => {
     const be = new CpuBackend();
     const mk = (o: Partial<ConstructorParameters<typeof OnlineMtpController>[0]>) => () =>
-      new OnlineMtpController({ backend: be, numReqSlots: 4, maxDraftTokens: 4, numDraftTokens: 4, numLayers: 1, ...o });
+      new OnlineMtpController({
+        backend: be,
+        numReqSlots: 4,
+        maxDraftTokens: 4,
+        numDraftTokens: 4,
+        numLayers: 1,
+        ...o,
+      });
     const cases: [() => unknown, string, unknown][] = [
       [mk({ numDraftTokens: 0 }), "numDraftTokens", 0],
       [mk({ numDraftTokens: 5 }), "numDraftTokens", 5],
@@ -172,7 +228,12 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
       [() => mk({})().onRequestSlotsAssigned([1, 4]), "reqSlots[1]", 4],
       [() => mk({})().flushFinishing([-1], [3]), "reqSlots[0]", -1],
       [() => mk({})().setNumDraftTokens(9), "numDraftTokens", 9],
-      [() => mk({})().writePrefixStates(1, be.allocMatrix(4, KV_SCORE_COLS), be.allocMatrix(128, 512), "target_verify"), "layerId", 1],
+      [
+        () =>
+          mk({})().writePrefixStates(1, be.allocMatrix(4, KV_SCORE_COLS), be.allocMatrix(128, 512), "target_verify"),
+        "layerId",
+        1,
+      ],
       [() => mk({})().prepareForward("target_verify", be.allocIndex(2, 1), be.allocIndex(2, 5), 3), "verifyBs", 3],
     ];
     for (const [fn, field, value] of cases) {
@@ -195,7 +256,9 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     expect(logicalForwardMode({ forwardMode: "extend", originalForwardMode: "target_verify" })).toBe("extend");
     expect(logicalForwardMode({ forwardMode: "decode", originalForwardMode: "target_verify" })).toBe("target_verify");
     expect(logicalForwardMode({ forwardMode: "decode" })).toBe("decode");
-    expect(targetVerifyBatchSize({ actualForwardMode: "idle", draftTokenCount: 8, draftTokenNum: 4, batchSize: 2 })).toBe(0);
+    expect(
+      targetVerifyBatchSize({ actualForwardMode: "idle", draftTokenCount: 8, draftTokenNum: 4, batchSize: 2 }),
+    ).toBe(0);
     expect(targetVerifyBatchSize({ draftTokenCount: null, draftTokenNum: 4, batchSize: 3 })).toBe(3);
     expect(targetVerifyBatchSize({ draftTokenCount: 8, draftTokenNum: 0, batchSize: 3 })).toBe(0);
     expect(targetVerifyBatchSize({ draftTokenCount: 9, draftTokenNum: 4, batchSize: 3 })).toBe(0);
@@ -203,8 +266,20 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
   });
 
   test("16 at scale: many requests, D up to 8, adaptive D, fp32 and bf16, zero lost commits", () => {
-    for (const [dtype, adaptive, seed] of [["fp32", false, 21], ["fp32", true, 22], ["bf16", true, 23]] as const) {
-      const r = runSimulation({ backend: new CpuBackend(), requests: 12, steps: 120, draftTokens: 8, adaptive, seed, stateDtype: dtype });
+    for (const [dtype, adaptive, seed] of [
+      ["fp32", false, 21],
+      ["fp32", true, 22],
+      ["bf16", true, 23],
+    ] as const) {
+      const r = runSimulation({
+        backend: new CpuBackend(),
+        requests: 12,
+        steps: 120,
+        draftTokens: 8,
+        adaptive,
+        seed,
+        stateDtype: dtype,
+      });
       expect(r.lostCommits).toBe(0);
       expect(r.violations).toBe(0);
       expect(r.maxAbsError).toBeLessThan(dtype === "fp32" ? 2e-4 * 128 : 1);

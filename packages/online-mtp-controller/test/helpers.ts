@@ -44,7 +44,15 @@ export interface Setup {
 
 export function setup(
   be: OnlineMtpBackend,
-  o: { N?: number; Dmax?: number; D?: number; L?: number; dtype?: StateDtype; seed?: number; Ctor?: typeof OnlineMtpController } = {},
+  o: {
+    N?: number;
+    Dmax?: number;
+    D?: number;
+    L?: number;
+    dtype?: StateDtype;
+    seed?: number;
+    Ctor?: typeof OnlineMtpController;
+  } = {},
 ): Setup {
   const rng = new SeededRandom(o.seed ?? 7);
   const Ctor = o.Ctor ?? OnlineMtpController;
@@ -68,7 +76,10 @@ export function setup(
 
 export function tokenOf(kv: Float32Array, row: number, apeHost: Float32Array, pos: number): TokenInput {
   const p = pos % CHUNK_TOKENS;
-  return { kvScore: kv.subarray(row * KV_SCORE_COLS, (row + 1) * KV_SCORE_COLS), ape: apeHost.subarray(p * H, (p + 1) * H) };
+  return {
+    kvScore: kv.subarray(row * KV_SCORE_COLS, (row + 1) * KV_SCORE_COLS),
+    ape: apeHost.subarray(p * H, (p + 1) * H),
+  };
 }
 
 export function bitsEqual(a: ArrayLike<number>, b: ArrayLike<number>): boolean {

@@ -39,7 +39,14 @@ describe("GPU == CPU", () => {
         const rng = new SeededRandom(40 + D);
         const N = 65;
         const run = (be: OnlineMtpBackend) => {
-          const ctrl = new OnlineMtpController({ backend: be, numReqSlots: N, maxDraftTokens: 8, numDraftTokens: D, numLayers: 1, stateDtype: dtype });
+          const ctrl = new OnlineMtpController({
+            backend: be,
+            numReqSlots: N,
+            maxDraftTokens: 8,
+            numDraftTokens: D,
+            numLayers: 1,
+            stateDtype: dtype,
+          });
           return ctrl;
         };
         const cpu = new CpuBackend();
@@ -53,16 +60,30 @@ describe("GPU == CPU", () => {
         const kvHost = randn(rng, 64 * D * KV_SCORE_COLS);
         const seq = Int32Array.from({ length: 64 }, (_, b) => 1024 + [0, 1, 2, 63, 120, 126, 127, 5][b % 8]!);
         const slots = Int32Array.from({ length: 64 }, (_, b) => b + 1);
-        for (const [be, c] of [[cpu, cc], [gpu, gc]] as const) {
+        for (const [be, c] of [
+          [cpu, cc],
+          [gpu, gc],
+        ] as const) {
           c.prepareForward("target_verify", be.uploadIndex(slots), be.uploadIndex(seq));
-          c.writePrefixStates(0, be.uploadMatrix(kvHost, 64 * D, KV_SCORE_COLS), be.uploadMatrix(apeHost, CHUNK_TOKENS, HEAD_DIM), "target_verify");
-          c.prepareForward("decode", be.uploadIndex(slots), be.uploadIndex(Int32Array.from(seq, (s, b) => s + 1 + (b % D))));
+          c.writePrefixStates(
+            0,
+            be.uploadMatrix(kvHost, 64 * D, KV_SCORE_COLS),
+            be.uploadMatrix(apeHost, CHUNK_TOKENS, HEAD_DIM),
+            "target_verify",
+          );
+          c.prepareForward(
+            "decode",
+            be.uploadIndex(slots),
+            be.uploadIndex(Int32Array.from(seq, (s, b) => s + 1 + (b % D))),
+          );
           be.synchronize();
         }
         const a = gpu.readStateRows(gc.layers[0]!, 0, gc.stateRows);
         const b = cpu.readStateRows(cc.layers[0]!, 0, cc.stateRows);
         const st = compareRows(a, b, TOL[dtype]);
-        console.log(`GPU vs CPU ${dtype} D=${D}: max abs ${st.maxAbsError.toExponential(2)}, max rel ${st.maxRelError.toExponential(2)}`);
+        console.log(
+          `GPU vs CPU ${dtype} D=${D}: max abs ${st.maxAbsError.toExponential(2)}, max rel ${st.maxRelError.toExponential(2)}`,
+        );
         expect(st.violations).toBe(0);
       }
     });
@@ -70,7 +91,15 @@ describe("GPU == CPU", () => {
 
   for (const dtype of ["fp32", "bf16"] as const) {
     gpuTest(`simulate on the GPU (${dtype}): zero lost commits, within tolerance`, ({ gpu }) => {
-      const r = runSimulation({ backend: gpu, requests: 8, steps: 80, draftTokens: 8, adaptive: true, seed: 77, stateDtype: dtype });
+      const r = runSimulation({
+        backend: gpu,
+        requests: 8,
+        steps: 80,
+        draftTokens: 8,
+        adaptive: true,
+        seed: 77,
+        stateDtype: dtype,
+      });
       console.log(`GPU simulate ${dtype}: ${JSON.stringify(r)}`);
       expect(r.lostCommits).toBe(0);
       expect(r.violations).toBe(0);
@@ -79,52 +108,78 @@ describe("GPU == CPU", () => {
 });
 
 describe("GPU backend: stream-ordered copies", () => {
-  gpuTest("the verify loop (index uploads, commit+mark, writePrefix on 2 layers) never synchronises the stream, and equals the CPU run", ({ gpu }) => {
-    const ctx = gpu.context as unknown as { synchronize(): void };
-    const orig = ctx.synchronize;
-    let syncs = 0;
-    const cpu = new CpuBackend();
-    const rng = new SeededRandom(5);
-    const N = 6, D = 4, L = 2, B = 3;
-    const apeHost = randn(rng, CHUNK_TOKENS * HEAD_DIM);
-    const kvHost = randn(rng, B * D * KV_SCORE_COLS);
-    const mk = (be: OnlineMtpBackend) => new OnlineMtpController({ backend: be, numReqSlots: N, maxDraftTokens: D, numDraftTokens: D, numLayers: L, stateDtype: "fp32" });
-    const cc = mk(cpu);
-    const gc = mk(gpu);
-    const init = new Float32Array(cc.stateRows * STATE_ROW_ELEMS);
-    for (let r = 0; r < cc.stateRows; r++) init.set(randomStateRow(rng), r * STATE_ROW_ELEMS);
-    for (let l = 0; l < L; l++) {
-      cpu.writeStateRows(cc.layers[l]!, 0, init);
-      gpu.writeStateRows(gc.layers[l]!, 0, init);
-    }
-    const runs = [[cpu, cc], [gpu, gc]] as const;
-    const handles = runs.map(([be]) => ({ rpi: be.uploadIndex(Int32Array.of(1, 3, 5)), seq: be.uploadIndex(new Int32Array(B)), kv: be.uploadMatrix(kvHost, B * D, KV_SCORE_COLS), ape: be.uploadMatrix(apeHost, CHUNK_TOKENS, HEAD_DIM) }));
-    // an own property shadows the (read-only) prototype method; deleted again below
-    Object.defineProperty(ctx, "synchronize", {
-      configurable: true,
-      value: function (this: unknown) {
-        syncs++;
-        return orig.call(this);
-      },
-    });
-    try {
-      for (let step = 0; step < 6; step++) {
-        const seq = Int32Array.of(120 + 3 * step, 1000 + 2 * step, 7 + step); // crosses a chunk boundary at step 3
-        runs.forEach(([be, c], i) => {
-          const h = handles[i]!;
-          be.writeIndex(h.seq, seq); // overwrites what the previous step's kernels read: must wait for them
-          c.prepareForward("target_verify", h.rpi, h.seq);
-          for (let l = 0; l < L; l++) c.writePrefixStates(l, h.kv, h.ape, "target_verify");
+  gpuTest(
+    "the verify loop (index uploads, commit+mark, writePrefix on 2 layers) never synchronises the stream, and equals the CPU run",
+    ({ gpu }) => {
+      const ctx = gpu.context as unknown as { synchronize(): void };
+      const orig = ctx.synchronize;
+      let syncs = 0;
+      const cpu = new CpuBackend();
+      const rng = new SeededRandom(5);
+      const N = 6,
+        D = 4,
+        L = 2,
+        B = 3;
+      const apeHost = randn(rng, CHUNK_TOKENS * HEAD_DIM);
+      const kvHost = randn(rng, B * D * KV_SCORE_COLS);
+      const mk = (be: OnlineMtpBackend) =>
+        new OnlineMtpController({
+          backend: be,
+          numReqSlots: N,
+          maxDraftTokens: D,
+          numDraftTokens: D,
+          numLayers: L,
+          stateDtype: "fp32",
         });
+      const cc = mk(cpu);
+      const gc = mk(gpu);
+      const init = new Float32Array(cc.stateRows * STATE_ROW_ELEMS);
+      for (let r = 0; r < cc.stateRows; r++) init.set(randomStateRow(rng), r * STATE_ROW_ELEMS);
+      for (let l = 0; l < L; l++) {
+        cpu.writeStateRows(cc.layers[l]!, 0, init);
+        gpu.writeStateRows(gc.layers[l]!, 0, init);
       }
-      expect(syncs, "stream synchronisations inside the verify loop").toBe(0);
-    } finally {
-      delete (ctx as { synchronize?: unknown }).synchronize;
-    }
-    gpu.synchronize();
-    for (let l = 0; l < L; l++) {
-      const st = compareRows(gpu.readStateRows(gc.layers[l]!, 0, gc.stateRows), cpu.readStateRows(cc.layers[l]!, 0, cc.stateRows), { atol: 2e-4, rtol: 2e-4 });
-      expect(st.violations, `layer ${l}`).toBe(0);
-    }
-  });
+      const runs = [
+        [cpu, cc],
+        [gpu, gc],
+      ] as const;
+      const handles = runs.map(([be]) => ({
+        rpi: be.uploadIndex(Int32Array.of(1, 3, 5)),
+        seq: be.uploadIndex(new Int32Array(B)),
+        kv: be.uploadMatrix(kvHost, B * D, KV_SCORE_COLS),
+        ape: be.uploadMatrix(apeHost, CHUNK_TOKENS, HEAD_DIM),
+      }));
+      // an own property shadows the (read-only) prototype method; deleted again below
+      Object.defineProperty(ctx, "synchronize", {
+        configurable: true,
+        value: function (this: unknown) {
+          syncs++;
+          return orig.call(this);
+        },
+      });
+      try {
+        for (let step = 0; step < 6; step++) {
+          const seq = Int32Array.of(120 + 3 * step, 1000 + 2 * step, 7 + step); // crosses a chunk boundary at step 3
+          runs.forEach(([be, c], i) => {
+            const h = handles[i]!;
+            be.writeIndex(h.seq, seq); // overwrites what the previous step's kernels read: must wait for them
+            c.prepareForward("target_verify", h.rpi, h.seq);
+            for (let l = 0; l < L; l++) c.writePrefixStates(l, h.kv, h.ape, "target_verify");
+          });
+        }
+        expect(syncs, "stream synchronisations inside the verify loop").toBe(0);
+      } finally {
+        delete (ctx as { synchronize?: unknown }).synchronize;
+      }
+      gpu.synchronize();
+      for (let l = 0; l < L; l++) {
+        const st = compareRows(
+          gpu.readStateRows(gc.layers[l]!, 0, gc.stateRows),
+          cpu.readStateRows(cc.layers[l]!, 0, cc.stateRows),
+          { atol: 2e-4, rtol: 2e-4 },
+        );
+        expect(st.violations, `layer ${l}`).toBe(0);
+      }
+    },
+  );
 });

@@ -29,7 +29,12 @@ const tolOf = (dtype: StateDtype) => STATE_TOLERANCE[dtype];
 /** Emitted entries are computed in fp32 registers from fp32 inputs (+ at most one bf16 state load). */
 const emitTol = (dtype: StateDtype) => (dtype === "fp32" ? { atol: 2e-4, rtol: 2e-4 } : { atol: 5e-2, rtol: 5e-2 });
 
-function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: { atol: number; rtol: number }, what: string): void {
+function expectClose(
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  tol: { atol: number; rtol: number },
+  what: string,
+): void {
   const st = compareRows(actual, expected, tol);
   expect(st.violations, `${what}: max abs error ${st.maxAbsError}`).toBe(0);
 }
@@ -70,14 +75,30 @@ function prefillRange(
 }
 
 /** Prefill of [S, S+n) in bank 0 of `slot` as several forwards split at `cuts` (chunked prefill). */
-function prefillChunked(s: ReturnType<typeof setup>, S: number, n: number, kvHost: Float32Array, slot: number, cuts: number[]) {
+function prefillChunked(
+  s: ReturnType<typeof setup>,
+  S: number,
+  n: number,
+  kvHost: Float32Array,
+  slot: number,
+  cuts: number[],
+) {
   const bounds = [S, ...cuts.filter((c) => c > S && c < S + n), S + n];
   let last: ReturnType<typeof prefillRange> = { out: new Float32Array(0), closing: [] };
   let closingAll: { outRow: number; lastPos: number; out: Float32Array }[] = [];
   for (let i = 0; i + 1 < bounds.length; i++) {
     const a = bounds[i]!;
     const b = bounds[i + 1]!;
-    last = prefillRange(s, slot, a, b - a, kvHost.subarray((a - S) * KV_SCORE_COLS, (b - S) * KV_SCORE_COLS), 0, slot, slot);
+    last = prefillRange(
+      s,
+      slot,
+      a,
+      b - a,
+      kvHost.subarray((a - S) * KV_SCORE_COLS, (b - S) * KV_SCORE_COLS),
+      0,
+      slot,
+      slot,
+    );
     closingAll = closingAll.concat(last.closing.map((c) => ({ ...c, out: last.out })));
   }
   const c = closingAll[closingAll.length - 1];
@@ -85,7 +106,13 @@ function prefillChunked(s: ReturnType<typeof setup>, S: number, n: number, kvHos
 }
 
 /** Verify: prepareForward + verify prefill + writePrefix for one request per batch entry. */
-function verify(s: ReturnType<typeof setup>, slots: number[], lens: number[], kvHost: Float32Array, withPrefill = true) {
+function verify(
+  s: ReturnType<typeof setup>,
+  slots: number[],
+  lens: number[],
+  kvHost: Float32Array,
+  withPrefill = true,
+) {
   const D = s.ctrl.numVerifyTokens();
   const rpi = s.be.uploadIndex(Int32Array.from(slots));
   const seq = s.be.uploadIndex(Int32Array.from(lens));
@@ -111,9 +138,15 @@ export const INVARIANTS: Record<string, Invariant> = {
     const out = be.allocMatrix(1, H);
     for (let p = 0; p < CHUNK_TOKENS; p++) {
       be.onlineDecode({
-        state: s.ctrl.layers[0]!, kvScore: be.uploadMatrix(kvHost.slice(p * KV_SCORE_COLS, (p + 1) * KV_SCORE_COLS), 1, KV_SCORE_COLS),
-        ape: s.ape, seqLens: be.uploadIndex(Int32Array.of(p + 1)), reqPoolIndices: be.uploadIndex(Int32Array.of(1)),
-        batchSize: 1, slotOffsetRows: 0, numReqSlots: 4, out,
+        state: s.ctrl.layers[0]!,
+        kvScore: be.uploadMatrix(kvHost.slice(p * KV_SCORE_COLS, (p + 1) * KV_SCORE_COLS), 1, KV_SCORE_COLS),
+        ape: s.ape,
+        seqLens: be.uploadIndex(Int32Array.of(p + 1)),
+        reqPoolIndices: be.uploadIndex(Int32Array.of(1)),
+        batchSize: 1,
+        slotOffsetRows: 0,
+        numReqSlots: 4,
+        out,
       });
     }
     be.synchronize();
@@ -123,14 +156,25 @@ export const INVARIANTS: Record<string, Invariant> = {
       // each cut is a separate forward (chunked prefill): one trailing write segment per request per launch
       const { out: o, closing } = prefillChunked(s, 0, CHUNK_TOKENS, kvHost, 2, cuts);
       expect(closing.length).toBe(1);
-      expectClose(o.subarray(closing[0]!.outRow * H, (closing[0]!.outRow + 1) * H), expected, emitTol(dtype), `prefill cuts ${cuts}`);
+      expectClose(
+        o.subarray(closing[0]!.outRow * H, (closing[0]!.outRow + 1) * H),
+        expected,
+        emitTol(dtype),
+        `prefill cuts ${cuts}`,
+      );
     }
     prefillRange(s, 3, 0, 90, kvHost, 0, 3, 3);
     for (let p = 90; p < CHUNK_TOKENS; p++) {
       be.onlineDecode({
-        state: s.ctrl.layers[0]!, kvScore: be.uploadMatrix(kvHost.slice(p * KV_SCORE_COLS, (p + 1) * KV_SCORE_COLS), 1, KV_SCORE_COLS),
-        ape: s.ape, seqLens: be.uploadIndex(Int32Array.of(p + 1)), reqPoolIndices: be.uploadIndex(Int32Array.of(3)),
-        batchSize: 1, slotOffsetRows: 0, numReqSlots: 4, out,
+        state: s.ctrl.layers[0]!,
+        kvScore: be.uploadMatrix(kvHost.slice(p * KV_SCORE_COLS, (p + 1) * KV_SCORE_COLS), 1, KV_SCORE_COLS),
+        ape: s.ape,
+        seqLens: be.uploadIndex(Int32Array.of(p + 1)),
+        reqPoolIndices: be.uploadIndex(Int32Array.of(3)),
+        batchSize: 1,
+        slotOffsetRows: 0,
+        numReqSlots: 4,
+        out,
       });
     }
     be.synchronize();
@@ -174,7 +218,10 @@ export const INVARIANTS: Record<string, Invariant> = {
           const row = r + (i + 1) * O;
           const got = after.subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS);
           if ((S + i + 1) % CHUNK_TOKENS === 0) {
-            expect(bitsEqual(got, before.subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS)), `bank ${i + 1} at boundary must be untouched`).toBe(true);
+            expect(
+              bitsEqual(got, before.subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS)),
+              `bank ${i + 1} at boundary must be untouched`,
+            ).toBe(true);
           } else {
             const want = foldRow(start, toks, firstPos, "f64", H);
             expectClose(be.readStateRows(s.ctrl.layers[0]!, row, 1), want, tolOf(dtype), `S=${S} D=${D} bank ${i + 1}`);
@@ -191,10 +238,19 @@ export const INVARIANTS: Record<string, Invariant> = {
     const before = snapshot(be, s.ctrl);
     verify(s, slots, lens, randn(s.rng, 4 * 8 * KV_SCORE_COLS));
     const after = snapshot(be, s.ctrl);
-    for (const r of slots) expect(bitsEqual(after.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS), before.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS))).toBe(true);
+    for (const r of slots)
+      expect(
+        bitsEqual(
+          after.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS),
+          before.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS),
+        ),
+      ).toBe(true);
   },
 
-  "5 commit = bitwise copy of bank a (skipped at a boundary / no progress); banks >= 1 untouched; marker consumed": (be, dtype) => {
+  "5 commit = bitwise copy of bank a (skipped at a boundary / no progress); banks >= 1 untouched; marker consumed": (
+    be,
+    dtype,
+  ) => {
     const s = setup(be, { dtype, N: 9, D: 8, seed: 15 });
     const slots = [1, 2, 3, 4, 5, 6, 7, 8];
     const lens = [1025, 1087, 1144, 1151, 1020, 1100, 1200, 1030];
@@ -206,7 +262,8 @@ export const INVARIANTS: Record<string, Invariant> = {
     be.synchronize();
     const after = snapshot(be, s.ctrl);
     const O = s.ctrl.bankStrideRows;
-    const rowBits = (snap: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> }, row: number) => snap.subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS);
+    const rowBits = (snap: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> }, row: number) =>
+      snap.subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS);
     const expectedChanged: number[] = [];
     slots.forEach((r, b) => {
       const a = Math.max(0, Math.min(accepts[b]!, 8));
@@ -230,16 +287,32 @@ export const INVARIANTS: Record<string, Invariant> = {
     const kvHost = randn(s.rng, 4 * 8 * KV_SCORE_COLS);
     verify(s, slots, lens, kvHost);
     const accepts = [8, 3, 5, 2];
-    s.ctrl.prepareForward("decode", be.uploadIndex(Int32Array.from(slots)), be.uploadIndex(Int32Array.from(lens.map((S, i) => S + accepts[i]!))));
+    s.ctrl.prepareForward(
+      "decode",
+      be.uploadIndex(Int32Array.from(slots)),
+      be.uploadIndex(Int32Array.from(lens.map((S, i) => S + accepts[i]!))),
+    );
     // sequential decode of the same tokens on a scratch slot bank (slots copied into a fresh controller)
     const t = setup(be, { dtype, N: 5, D: 8, seed: 99 });
     slots.forEach((r, b) => be.writeStateRows(t.ctrl.layers[0]!, r, start[b]!));
     const out = be.allocMatrix(4, H);
     for (let i = 0; i < 8; i++) {
       const rows = new Float32Array(4 * KV_SCORE_COLS);
-      slots.forEach((_, b) => rows.set(kvHost.subarray((b * 8 + i) * KV_SCORE_COLS, (b * 8 + i + 1) * KV_SCORE_COLS), b * KV_SCORE_COLS));
+      slots.forEach((_, b) =>
+        rows.set(kvHost.subarray((b * 8 + i) * KV_SCORE_COLS, (b * 8 + i + 1) * KV_SCORE_COLS), b * KV_SCORE_COLS),
+      );
       const seq = lens.map((S, b) => (i < accepts[b]! ? S + i + 1 : -1));
-      be.onlineDecode({ state: t.ctrl.layers[0]!, kvScore: be.uploadMatrix(rows, 4, KV_SCORE_COLS), ape: s.ape, seqLens: be.uploadIndex(Int32Array.from(seq)), reqPoolIndices: be.uploadIndex(Int32Array.from(slots)), batchSize: 4, slotOffsetRows: 0, numReqSlots: 5, out });
+      be.onlineDecode({
+        state: t.ctrl.layers[0]!,
+        kvScore: be.uploadMatrix(rows, 4, KV_SCORE_COLS),
+        ape: s.ape,
+        seqLens: be.uploadIndex(Int32Array.from(seq)),
+        reqPoolIndices: be.uploadIndex(Int32Array.from(slots)),
+        batchSize: 4,
+        slotOffsetRows: 0,
+        numReqSlots: 5,
+        out,
+      });
     }
     be.synchronize();
     slots.forEach((r, b) => {
@@ -255,14 +328,27 @@ export const INVARIANTS: Record<string, Invariant> = {
     const kv2 = randn(s.rng, 2 * 6 * KV_SCORE_COLS);
     verify(s, [1, 2], [500, 690], kv2); // commit pass: a = 0 and cur < S
     const mid = snapshot(be, s.ctrl);
-    for (const r of [1, 2]) expect(bitsEqual(mid.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS), before.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS))).toBe(true);
+    for (const r of [1, 2])
+      expect(
+        bitsEqual(
+          mid.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS),
+          before.subarray(r * STATE_ROW_ELEMS, (r + 1) * STATE_ROW_ELEMS),
+        ),
+      ).toBe(true);
     const fresh = setup(be, { dtype, N: 3, D: 6, seed: 17 });
     verify(fresh, [1, 2], [500, 690], kv2);
     const O = s.ctrl.bankStrideRows;
-    for (const r of [1, 2]) for (let b = 1; b <= 6; b++) {
-      const row = r + b * O;
-      expect(bitsEqual(mid.subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS), snapshot(be, fresh.ctrl).subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS)), `slot ${r} bank ${b}`).toBe(true);
-    }
+    for (const r of [1, 2])
+      for (let b = 1; b <= 6; b++) {
+        const row = r + b * O;
+        expect(
+          bitsEqual(
+            mid.subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS),
+            snapshot(be, fresh.ctrl).subarray(row * STATE_ROW_ELEMS, (row + 1) * STATE_ROW_ELEMS),
+          ),
+          `slot ${r} bank ${b}`,
+        ).toBe(true);
+      }
   },
 
   "8 boundary crossing: emitted entry of the closed chunk and banks after it": (be, dtype) => {
@@ -287,7 +373,12 @@ export const INVARIANTS: Record<string, Invariant> = {
       expectClose(out.subarray(0, H), offlinePool(chunk, H).subarray(2 * H), emitTol(dtype), `emitted, off ${off}`);
       const after = Array.from({ length: 8 - (128 - off) }, (_, j) => tokenOf(kvHost, 128 - off + j, s.apeHost, j));
       const last = 1 + 8 * s.ctrl.bankStrideRows;
-      expectClose(be.readStateRows(s.ctrl.layers[0]!, last, 1), offlinePool(after, H), tolOf(dtype), `bank 8, off ${off}`);
+      expectClose(
+        be.readStateRows(s.ctrl.layers[0]!, last, 1),
+        offlinePool(after, H),
+        tolOf(dtype),
+        `bank 8, off ${off}`,
+      );
     }
   },
 
@@ -298,7 +389,12 @@ export const INVARIANTS: Record<string, Invariant> = {
     const rpi = be.uploadIndex(Int32Array.of(2, -1, 6, 3));
     const seq = be.uploadIndex(Int32Array.of(300, 400, 500, -1));
     const off = s.ctrl.prepareForward("target_verify", rpi, seq);
-    s.ctrl.writePrefixStates(0, be.uploadMatrix(randn(s.rng, 16 * KV_SCORE_COLS), 16, KV_SCORE_COLS), s.ape, "target_verify");
+    s.ctrl.writePrefixStates(
+      0,
+      be.uploadMatrix(randn(s.rng, 16 * KV_SCORE_COLS), 16, KV_SCORE_COLS),
+      s.ape,
+      "target_verify",
+    );
     be.synchronize();
     expect(changedRows(before[1]!, snapshot(be, s.ctrl, 1))).toEqual([]); // layer 1 had no writePrefix
     s.ctrl.prepareForward("decode", rpi, be.uploadIndex(Int32Array.of(303, 999, 999, 999)));
@@ -331,14 +427,30 @@ export const INVARIANTS: Record<string, Invariant> = {
     const O = s.ctrl.bankStrideRows; // 6
     expect(changedRows(before, snapshot(be, s.ctrl))).toEqual([1, 3, 7, 9, 13, 15]);
     const cleared = clearedRow(H);
-    for (const row of [1, 3, 7, 9, 13, 15]) expect(Array.from(be.readStateRows(s.ctrl.layers[0]!, row, 1))).toEqual(Array.from(cleared));
+    for (const row of [1, 3, 7, 9, 13, 15])
+      expect(Array.from(be.readStateRows(s.ctrl.layers[0]!, row, 1))).toEqual(Array.from(cleared));
     expect(Array.from(be.readIndex(s.ctrl.pendingSeqLens))).toEqual([-1, -1, -1, -1]);
     // reading a cleared row at pos != 0 gives the single-token state
     const kv = randn(s.rng, KV_SCORE_COLS);
     const out = be.allocMatrix(1, H);
-    be.onlineDecode({ state: s.ctrl.layers[0]!, kvScore: be.uploadMatrix(kv, 1, KV_SCORE_COLS), ape: s.ape, seqLens: be.uploadIndex(Int32Array.of(50)), reqPoolIndices: be.uploadIndex(Int32Array.of(1)), batchSize: 1, slotOffsetRows: 0, numReqSlots: 4, out });
+    be.onlineDecode({
+      state: s.ctrl.layers[0]!,
+      kvScore: be.uploadMatrix(kv, 1, KV_SCORE_COLS),
+      ape: s.ape,
+      seqLens: be.uploadIndex(Int32Array.of(50)),
+      reqPoolIndices: be.uploadIndex(Int32Array.of(1)),
+      batchSize: 1,
+      slotOffsetRows: 0,
+      numReqSlots: 4,
+      out,
+    });
     be.synchronize();
-    expectClose(bank0(s, 1), foldRow(null, [tokenOf(kv, 0, s.apeHost, 49)], 0, "f64", H), tolOf(dtype), "cleared row as identity");
+    expectClose(
+      bank0(s, 1),
+      foldRow(null, [tokenOf(kv, 0, s.apeHost, 49)], 0, "f64", H),
+      tolOf(dtype),
+      "cleared row as identity",
+    );
     void O;
   },
 
@@ -346,7 +458,17 @@ export const INVARIANTS: Record<string, Invariant> = {
     const s = setup(be, { dtype, N: 4, Dmax: 4, D: 4, seed: 22 });
     const kv = be.uploadMatrix(randn(s.rng, 8 * KV_SCORE_COLS), 8, KV_SCORE_COLS);
     const idx = be.uploadIndex(Int32Array.of(1, 2));
-    const base = { kvScore: kv, seqLens: idx, reqPoolIndices: idx, ape: s.ape, state: s.ctrl.layers[0]!, batchSize: 2, numVerifyTokens: 4, bankStrideRows: s.ctrl.bankStrideRows, numReqSlots: 4 };
+    const base = {
+      kvScore: kv,
+      seqLens: idx,
+      reqPoolIndices: idx,
+      ape: s.ape,
+      state: s.ctrl.layers[0]!,
+      batchSize: 2,
+      numVerifyTokens: 4,
+      bankStrideRows: s.ctrl.bankStrideRows,
+      numReqSlots: 4,
+    };
     const cases: [Partial<typeof base>, string][] = [
       [{ numVerifyTokens: 0 }, "numVerifyTokens"],
       [{ numVerifyTokens: 9 }, "numVerifyTokens"],
@@ -368,27 +490,63 @@ export const INVARIANTS: Record<string, Invariant> = {
       expect((err as OnlineMtpError).field).toBe(field);
       expect((err as OnlineMtpError).rule.length).toBeGreaterThan(5);
     }
-    expect(() => be.markPending({ seqLens: idx, reqPoolIndices: idx, pendingSeqLens: be.allocIndex(2, -1), pendingWidths: be.allocIndex(4, 0), batchSize: 2, numVerifyTokens: 4, numReqSlots: 4, clearAll: false })).toThrow(/pendingSeqLens.length/);
+    expect(() =>
+      be.markPending({
+        seqLens: idx,
+        reqPoolIndices: idx,
+        pendingSeqLens: be.allocIndex(2, -1),
+        pendingWidths: be.allocIndex(4, 0),
+        batchSize: 2,
+        numVerifyTokens: 4,
+        numReqSlots: 4,
+        clearAll: false,
+      }),
+    ).toThrow(/pendingSeqLens.length/);
     const before = snapshot(be, s.ctrl);
     be.writePrefix({ ...base, batchSize: 0 });
     be.synchronize();
     expect(changedRows(before, snapshot(be, s.ctrl))).toEqual([]);
     // device-resident out-of-range segment rows are reported as an error, never written out of bounds
-    be.onlinePrefill({ state: s.ctrl.layers[0]!, kvScore: kv, ape: s.ape, segments: be.uploadIndex(Int32Array.of(10, 50, 3, -1, 1)), numSegments: 1, out: be.allocMatrix(1, H) });
+    be.onlinePrefill({
+      state: s.ctrl.layers[0]!,
+      kvScore: kv,
+      ape: s.ape,
+      segments: be.uploadIndex(Int32Array.of(10, 50, 3, -1, 1)),
+      numSegments: 1,
+      out: be.allocMatrix(1, H),
+    });
     expect(() => be.synchronize()).toThrow(/lastRow/);
-    be.onlinePrefill({ state: s.ctrl.layers[0]!, kvScore: kv, ape: s.ape, segments: be.uploadIndex(Int32Array.of(10, 5, 3, -1, 100000)), numSegments: 1, out: be.allocMatrix(1, H) });
+    be.onlinePrefill({
+      state: s.ctrl.layers[0]!,
+      kvScore: kv,
+      ape: s.ape,
+      segments: be.uploadIndex(Int32Array.of(10, 5, 3, -1, 100000)),
+      numSegments: 1,
+      out: be.allocMatrix(1, H),
+    });
     expect(() => be.synchronize()).toThrow(/storeRow/);
     expect(changedRows(before, snapshot(be, s.ctrl))).toEqual([]);
   },
 
   "16 multi-step scenario == sequential reference; no commit lost": (be, dtype) => {
-    const r = runSimulation({ backend: be, requests: 6, steps: 60, draftTokens: 8, adaptive: true, seed: 5, stateDtype: dtype });
+    const r = runSimulation({
+      backend: be,
+      requests: 6,
+      steps: 60,
+      draftTokens: 8,
+      adaptive: true,
+      seed: 5,
+      stateDtype: dtype,
+    });
     expect(r.lostCommits).toBe(0);
     expect(r.violations).toBe(0);
     expect(r.commits).toBeGreaterThan(50);
   },
 
-  "19 CUDA-graph padding: padded rows (slot 0) change nothing but the dummy slot; real rows equal eager": (be, dtype) => {
+  "19 CUDA-graph padding: padded rows (slot 0) change nothing but the dummy slot; real rows equal eager": (
+    be,
+    dtype,
+  ) => {
     const a = setup(be, { dtype, N: 5, D: 4, seed: 23 });
     const b = setup(be, { dtype, N: 5, D: 4, seed: 23 });
     const kvReal = randn(a.rng, 2 * 4 * KV_SCORE_COLS);
@@ -397,12 +555,27 @@ export const INVARIANTS: Record<string, Invariant> = {
     kvPad.set(randn(a.rng, 2 * 4 * KV_SCORE_COLS), kvReal.length);
     verify(a, [1, 2], [100, 200], kvReal, false);
     const before = snapshot(be, b.ctrl);
-    b.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(1, 2, 0, 0)), be.uploadIndex(Int32Array.of(100, 200, 0, 0)), 2);
+    b.ctrl.prepareForward(
+      "target_verify",
+      be.uploadIndex(Int32Array.of(1, 2, 0, 0)),
+      be.uploadIndex(Int32Array.of(100, 200, 0, 0)),
+      2,
+    );
     b.ctrl.writePrefixStates(0, be.uploadMatrix(kvPad, 16, KV_SCORE_COLS), b.ape, "target_verify");
     be.synchronize();
     expect(bitsEqual(snapshot(be, a.ctrl), snapshot(be, b.ctrl))).toBe(true);
     // the raw kernel with padding rows included writes only to slot 0's rows
-    be.writePrefix({ kvScore: be.uploadMatrix(kvPad, 16, KV_SCORE_COLS), seqLens: be.uploadIndex(Int32Array.of(100, 200, 0, 0)), reqPoolIndices: be.uploadIndex(Int32Array.of(1, 2, 0, 0)), ape: b.ape, state: b.ctrl.layers[0]!, batchSize: 4, numVerifyTokens: 4, bankStrideRows: b.ctrl.bankStrideRows, numReqSlots: 5 });
+    be.writePrefix({
+      kvScore: be.uploadMatrix(kvPad, 16, KV_SCORE_COLS),
+      seqLens: be.uploadIndex(Int32Array.of(100, 200, 0, 0)),
+      reqPoolIndices: be.uploadIndex(Int32Array.of(1, 2, 0, 0)),
+      ape: b.ape,
+      state: b.ctrl.layers[0]!,
+      batchSize: 4,
+      numVerifyTokens: 4,
+      bankStrideRows: b.ctrl.bankStrideRows,
+      numReqSlots: 5,
+    });
     be.synchronize();
     const O = b.ctrl.bankStrideRows;
     const extra = changedRows(snapshot(be, a.ctrl), snapshot(be, b.ctrl));

@@ -56,7 +56,14 @@ for (const name of ["c4-16x4095", "c4-1024req"]) {
     31,
     100,
   );
-  const options = { compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: c.seqLens, extendLens: c.extendLens, reqToToken: { identity: { tokensPerReq: 8192 } } };
+  const options = {
+    compressRatio: 4,
+    ringSize: 16,
+    swaPageSize: 256,
+    seqLens: c.seqLens,
+    extendLens: c.extendLens,
+    reqToToken: { identity: { tokensPerReq: 8192 } },
+  };
   const tsFull = medianNsPerCall(() => (sink += planPrefill(options).numWrite), 50, 15, 20);
   const cpp = JSON.parse(execFileSync(exe, [name], { encoding: "utf8" }));
   rows.push({
@@ -71,11 +78,24 @@ for (const name of ["c4-16x4095", "c4-1024req"]) {
   });
   if (sink < 0) console.log(sink);
 }
-const meta = { date: new Date().toISOString().slice(0, 10), node: process.version, cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, cxx, flags: "-O2 -std=c++17" };
+const meta = {
+  date: new Date().toISOString().slice(0, 10),
+  node: process.version,
+  cpu: cpus()[0]?.model ?? "unknown",
+  cores: cpus().length,
+  cxx,
+  flags: "-O2 -std=c++17",
+};
 writeFileSync(join(out, "host-loop-results.json"), JSON.stringify({ meta, rows }, null, 2));
-console.log(`host-loop planning, c4 ring 16, SWA page 256, pad ${pad}; ${meta.date}, ${meta.cpu} (${meta.cores} cores), node ${meta.node}, ${cxx} ${meta.flags}`);
-console.log("| case | tokens | TS stage 0 (ns/token) | C++ same loop (ns/token) | TS / C++ | C++ upstream per-token loop (ns/token) | TS full plan, stage 0+1 (ns/token) |");
+console.log(
+  `host-loop planning, c4 ring 16, SWA page 256, pad ${pad}; ${meta.date}, ${meta.cpu} (${meta.cores} cores), node ${meta.node}, ${cxx} ${meta.flags}`,
+);
+console.log(
+  "| case | tokens | TS stage 0 (ns/token) | C++ same loop (ns/token) | TS / C++ | C++ upstream per-token loop (ns/token) | TS full plan, stage 0+1 (ns/token) |",
+);
 console.log("|---|---|---|---|---|---|---|");
 for (const r of rows) {
-  console.log(`| ${r.case} | ${r.tokens} | ${r.tsStage0NsPerToken.toFixed(3)} | ${r.cppSameLoopNsPerToken.toFixed(3)} | ${r.ratioTsToCpp.toFixed(2)}x | ${r.cppPerTokenLoopNsPerToken.toFixed(3)} | ${r.tsFullPlanNsPerToken.toFixed(2)} |`);
+  console.log(
+    `| ${r.case} | ${r.tokens} | ${r.tsStage0NsPerToken.toFixed(3)} | ${r.cppSameLoopNsPerToken.toFixed(3)} | ${r.ratioTsToCpp.toFixed(2)}x | ${r.cppPerTokenLoopNsPerToken.toFixed(3)} | ${r.tsFullPlanNsPerToken.toFixed(2)} |`,
+  );
 }

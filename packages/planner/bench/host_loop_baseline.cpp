@@ -16,11 +16,19 @@ struct CaseInput {
 static CaseInput make_case(const char* name) {
   CaseInput c;
   if (std::strcmp(name, "c4-16x4095") == 0) {
-    for (int i = 0; i < 16; i++) { c.seq.push_back(4095); c.ext.push_back(4095); }
-    c.seq.push_back(15); c.ext.push_back(15);
+    for (int i = 0; i < 16; i++) {
+      c.seq.push_back(4095);
+      c.ext.push_back(4095);
+    }
+    c.seq.push_back(15);
+    c.ext.push_back(15);
   } else {
-    for (int i = 0; i < 1023; i++) { c.seq.push_back(64); c.ext.push_back(64); }
-    c.seq.push_back(63); c.ext.push_back(63);
+    for (int i = 0; i < 1023; i++) {
+      c.seq.push_back(64);
+      c.ext.push_back(64);
+    }
+    c.seq.push_back(63);
+    c.ext.push_back(63);
   }
   for (int e : c.ext) c.numQ += e;
   return c;
@@ -29,8 +37,8 @@ static CaseInput make_case(const char* name) {
 // Same as stage0Into in prefill.ts: per-row work, ranges instead of per-token tests; rows with bufferLen > 0
 // first, then the steady rows on a precomputed trip count (the TS version unrolls that loop by two, which a C++
 // compiler does on its own).
-static void stage0_ranges(int cr, int sps, int pad, bool tail, const CaseInput& in, uint32_t* cw, int32_t* cs, uint32_t* ww,
-                          int32_t* ws, int& ncOut, int& nwOut) {
+static void stage0_ranges(int cr, int sps, int pad, bool tail, const CaseInput& in, uint32_t* cw, int32_t* cs,
+                          uint32_t* ww, int32_t* ws, int& ncOut, int& nwOut) {
   const int window = cr * (cr == 4 ? 2 : 1);
   const int overlap = cr == 4 ? cr : 0;
   int nc = 0, nw = 0, base = 0;
@@ -84,8 +92,8 @@ static void stage0_ranges(int cr, int sps, int pad, bool tail, const CaseInput& 
 }
 
 // Upstream's host loop shape: every token tested for compress and write.
-static void stage0_per_token(int cr, int sps, int pad, bool tail, const CaseInput& in, uint32_t* cw, int32_t* cs, uint32_t* ww,
-                             int32_t* ws, int& ncOut, int& nwOut) {
+static void stage0_per_token(int cr, int sps, int pad, bool tail, const CaseInput& in, uint32_t* cw, int32_t* cs,
+                             uint32_t* ww, int32_t* ws, int& ncOut, int& nwOut) {
   const int window = cr * (cr == 4 ? 2 : 1);
   int nc = 0, nw = 0, counter = 0;
   const int batch = (int)in.seq.size();
@@ -145,7 +153,9 @@ int main(int argc, char** argv) {
   double rangesNs = median_ns_per_call(ranges, 200, 31, 100);
   int nc1 = nc, nw1 = nw;
   double perTokenNs = median_ns_per_call(perToken, 200, 31, 100);
-  std::printf("{\"case\":\"%s\",\"tokens\":%d,\"rows\":{\"compress\":%d,\"write\":%d},\"rangesNsPerCall\":%.1f,\"perTokenNsPerCall\":%.1f,\"rowsAgree\":%s}\n",
-              name, in.numQ, nc1, nw1, rangesNs, perTokenNs, (nc1 == nc && nw1 == nw) ? "true" : "false");
+  std::printf(
+      "{\"case\":\"%s\",\"tokens\":%d,\"rows\":{\"compress\":%d,\"write\":%d},\"rangesNsPerCall\":%.1f,"
+      "\"perTokenNsPerCall\":%.1f,\"rowsAgree\":%s}\n",
+      name, in.numQ, nc1, nw1, rangesNs, perTokenNs, (nc1 == nc && nw1 == nw) ? "true" : "false");
   return 0;
 }

@@ -51,14 +51,21 @@ export class SlotResolver {
     const r2t = maps.reqToToken ?? { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
     if ("identity" in r2t) {
       const t = r2t.identity.tokensPerReq;
-      if (!Number.isInteger(t) || t < 1) throw new PlannerError("INVALID_ARGUMENT", "reqToToken.identity.tokensPerReq", t, "must be a positive integer");
+      if (!Number.isInteger(t) || t < 1)
+        throw new PlannerError("INVALID_ARGUMENT", "reqToToken.identity.tokensPerReq", t, "must be a positive integer");
       this.r2t = null;
       this.r2tStride = t;
       this.r2tRows = Math.floor(INT32_MAX / t);
     } else {
-      if (!Number.isInteger(r2t.stride) || r2t.stride < 1) throw new PlannerError("INVALID_ARGUMENT", "reqToToken.stride", r2t.stride, "must be a positive integer");
+      if (!Number.isInteger(r2t.stride) || r2t.stride < 1)
+        throw new PlannerError("INVALID_ARGUMENT", "reqToToken.stride", r2t.stride, "must be a positive integer");
       if (r2t.data.length % r2t.stride !== 0) {
-        throw new PlannerError("INVALID_ARGUMENT", "reqToToken.data.length", r2t.data.length, `must be a multiple of reqToToken.stride ${r2t.stride}`);
+        throw new PlannerError(
+          "INVALID_ARGUMENT",
+          "reqToToken.data.length",
+          r2t.data.length,
+          `must be a multiple of reqToToken.stride ${r2t.stride}`,
+        );
       }
       this.r2t = r2t.data;
       this.r2tStride = r2t.stride;
@@ -74,15 +81,30 @@ export class SlotResolver {
     if (this.requestStyle) {
       const s = rid * this.ringSize + (p % this.ringSize);
       if (s > INT32_MAX) {
-        throw new PlannerError("INT32_OVERFLOW", "reqPoolIndices", rid, `request ring slot rid*${this.ringSize}+p%${this.ringSize} = ${s} does not fit int32`);
+        throw new PlannerError(
+          "INT32_OVERFLOW",
+          "reqPoolIndices",
+          rid,
+          `request ring slot rid*${this.ringSize}+p%${this.ringSize} = ${s} does not fit int32`,
+        );
       }
       return s;
     }
     if (rid >= this.r2tRows) {
-      throw new PlannerError("INDEX_OUT_OF_RANGE", "reqPoolIndices", rid, `must be < ${this.r2tRows} (rows of reqToToken)`);
+      throw new PlannerError(
+        "INDEX_OUT_OF_RANGE",
+        "reqPoolIndices",
+        rid,
+        `must be < ${this.r2tRows} (rows of reqToToken)`,
+      );
     }
     if (p >= this.r2tStride) {
-      throw new PlannerError("INDEX_OUT_OF_RANGE", `reqToToken[${rid}]`, p, `position must be < ${this.r2tStride} (tokens per request row)`);
+      throw new PlannerError(
+        "INDEX_OUT_OF_RANGE",
+        `reqToToken[${rid}]`,
+        p,
+        `position must be < ${this.r2tStride} (tokens per request row)`,
+      );
     }
     const full = this.r2t === null ? rid * this.r2tStride + p : this.r2t[rid * this.r2tStride + p]!;
     let swa: number;
@@ -90,7 +112,12 @@ export class SlotResolver {
       swa = full;
     } else {
       if (!(full >= 0 && full < this.f2s.length)) {
-        throw new PlannerError("INDEX_OUT_OF_RANGE", `fullToState[reqToToken[${rid}][${p}]]`, full, `full-pool location must be in [0, ${this.f2s.length})`);
+        throw new PlannerError(
+          "INDEX_OUT_OF_RANGE",
+          `fullToState[reqToToken[${rid}][${p}]]`,
+          full,
+          `full-pool location must be in [0, ${this.f2s.length})`,
+        );
       }
       swa = this.f2s[full]!;
     }

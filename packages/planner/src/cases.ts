@@ -6,7 +6,13 @@
 import { planDecode, planDecodeLegacy, type DecodePlanOptions, type LegacyDecodePlanOptions } from "./decode.js";
 import { PlannerError } from "./errors.js";
 import type { ReqToToken } from "./inputs.js";
-import { planPrefill, planPrefillLegacy, type LegacyPrefillPlanOptions, type PrefillPlan, type PrefillPlanOptions } from "./prefill.js";
+import {
+  planPrefill,
+  planPrefillLegacy,
+  type LegacyPrefillPlanOptions,
+  type PrefillPlan,
+  type PrefillPlanOptions,
+} from "./prefill.js";
 import type { CompressPlanTable, DecodePlanTable, WritePlanTable } from "./records.js";
 
 export type PlanCaseKind = "prefill" | "decode" | "prefill-legacy" | "decode-legacy";
@@ -67,7 +73,12 @@ function reqToTokenOf(v: unknown): ReqToToken | undefined {
     const data = new Int32Array(v.length * stride);
     v.forEach((row: unknown, r) => {
       const ints = intList(`reqToToken[${r}]`, row);
-      if (ints.length !== stride) throw caseError(`reqToToken[${r}].length`, ints.length, `every row must have ${stride} entries (rows are equally long)`);
+      if (ints.length !== stride)
+        throw caseError(
+          `reqToToken[${r}].length`,
+          ints.length,
+          `every row must have ${stride} entries (rows are equally long)`,
+        );
       data.set(ints, r * stride);
     });
     return { data, stride };
@@ -81,23 +92,47 @@ function reqToTokenOf(v: unknown): ReqToToken | undefined {
  * that is not of the format above, the planner's own codes for inputs the planner refuses.
  */
 export function planCase(input: unknown, engine: PlanEngine = cpuPlanEngine): PlanCaseTables {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) throw caseError("case", input, "must be a JSON object");
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw caseError("case", input, "must be a JSON object");
   const c = input as PlanCase;
-  if (!PLAN_CASE_KINDS.includes(c.kind)) throw caseError("kind", c.kind, `must be one of ${PLAN_CASE_KINDS.join(", ")}`);
+  if (!PLAN_CASE_KINDS.includes(c.kind))
+    throw caseError("kind", c.kind, `must be one of ${PLAN_CASE_KINDS.join(", ")}`);
   const seqLens = intList("seqLens", c.seqLens);
   const reqPoolIndices = c.reqPoolIndices === undefined ? undefined : intList("reqPoolIndices", c.reqPoolIndices);
-  const ring = { compressRatio: c.compressRatio, ringSize: c.ringSize as number, swaPageSize: c.swaPageSize as number, useReqRing: c.useReqRing ?? false };
-  const fullToState = c.fullToState === undefined || c.fullToState === "identity" ? c.fullToState : intList("fullToState", c.fullToState);
+  const ring = {
+    compressRatio: c.compressRatio,
+    ringSize: c.ringSize as number,
+    swaPageSize: c.swaPageSize as number,
+    useReqRing: c.useReqRing ?? false,
+  };
+  const fullToState =
+    c.fullToState === undefined || c.fullToState === "identity" ? c.fullToState : intList("fullToState", c.fullToState);
   const maps = { reqToToken: reqToTokenOf(c.reqToToken), fullToState };
   switch (c.kind) {
     case "prefill": {
       const extendLens = intList("extendLens", c.extendLens);
-      const p = engine.planPrefill({ ...ring, ...maps, seqLens, extendLens, reqPoolIndices, numQTokens: c.numQTokens, useCudaGraph: c.useCudaGraph, path: c.path });
+      const p = engine.planPrefill({
+        ...ring,
+        ...maps,
+        seqLens,
+        extendLens,
+        reqPoolIndices,
+        numQTokens: c.numQTokens,
+        useCudaGraph: c.useCudaGraph,
+        path: c.path,
+      });
       return { planC: p.planC, planW: p.planW };
     }
     case "prefill-legacy": {
       const extendLens = intList("extendLens", c.extendLens);
-      const p = engine.planPrefillLegacy({ compressRatio: c.compressRatio, seqLens, extendLens, reqPoolIndices, numQTokens: c.numQTokens, useCudaGraph: c.useCudaGraph });
+      const p = engine.planPrefillLegacy({
+        compressRatio: c.compressRatio,
+        seqLens,
+        extendLens,
+        reqPoolIndices,
+        numQTokens: c.numQTokens,
+        useCudaGraph: c.useCudaGraph,
+      });
       return { planC: p.planC, planW: p.planW };
     }
     case "decode":

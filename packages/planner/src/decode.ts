@@ -14,12 +14,24 @@ export interface DecodePlanOptions extends RingOptions, SlotMaps {
   reqPoolIndices?: IntegerArray;
 }
 
-function decodeInputs(seqLensIn: IntegerArray, ridsIn: IntegerArray | undefined): { seqLens: Int32Array; rids: Int32Array | Float64Array } {
+function decodeInputs(
+  seqLensIn: IntegerArray,
+  ridsIn: IntegerArray | undefined,
+): { seqLens: Int32Array; rids: Int32Array | Float64Array } {
   const seqLens = toIntArray("seqLens", seqLensIn, 1, INT32_MAX) as Int32Array;
-  if (seqLens.length === 0) throw new PlannerError("BATCH_SIZE", "seqLens.length", 0, "a decode plan needs at least one request");
-  const rids = ridsIn === undefined ? Int32Array.from({ length: seqLens.length }, (_, i) => i) : toIntArray("reqPoolIndices", ridsIn, 0, Number.MAX_SAFE_INTEGER);
+  if (seqLens.length === 0)
+    throw new PlannerError("BATCH_SIZE", "seqLens.length", 0, "a decode plan needs at least one request");
+  const rids =
+    ridsIn === undefined
+      ? Int32Array.from({ length: seqLens.length }, (_, i) => i)
+      : toIntArray("reqPoolIndices", ridsIn, 0, Number.MAX_SAFE_INTEGER);
   if (rids.length !== seqLens.length) {
-    throw new PlannerError("INVALID_ARGUMENT", "reqPoolIndices.length", rids.length, `must equal seqLens.length ${seqLens.length}`);
+    throw new PlannerError(
+      "INVALID_ARGUMENT",
+      "reqPoolIndices.length",
+      rids.length,
+      `must equal seqLens.length ${seqLens.length}`,
+    );
   }
   return { seqLens, rids };
 }
@@ -63,11 +75,21 @@ export function planDecodeLegacy(options: LegacyDecodePlanOptions): DecodePlanTa
     const seqLen = seqLens[i]!;
     const rid = rids[i]!;
     if (rid * 128 + 127 > INT32_MAX) {
-      throw new PlannerError("INT32_OVERFLOW", `reqPoolIndices[${i}]`, rid, "legacy slot rid*ringSize + p%ringSize does not fit int32");
+      throw new PlannerError(
+        "INT32_OVERFLOW",
+        `reqPoolIndices[${i}]`,
+        rid,
+        "legacy slot rid*ringSize + p%ringSize does not fit int32",
+      );
     }
     const p1 = seqLen - 1;
     const p0 = p1 - cr > 0 ? p1 - cr : 0;
-    plan.set(i, { seqLen, writeLoc: legacySlot(cr, rid, p1), readPage0: legacyPage(cr, rid, p0), readPage1: legacyPage(cr, rid, p1) });
+    plan.set(i, {
+      seqLen,
+      writeLoc: legacySlot(cr, rid, p1),
+      readPage0: legacyPage(cr, rid, p0),
+      readPage1: legacyPage(cr, rid, p1),
+    });
   }
   return plan;
 }

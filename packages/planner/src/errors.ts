@@ -46,6 +46,7 @@ function jsonSafe(value: unknown): unknown {
 function formatValue(value: unknown): string {
   if (typeof value === "bigint") return `${value}n`;
   if (typeof value === "string") return JSON.stringify(value);
-  if (Array.isArray(value)) return value.length > 8 ? `[${value.slice(0, 8).join(", ")}, …] (${value.length} items)` : `[${value.join(", ")}]`;
+  if (Array.isArray(value))
+    return value.length > 8 ? `[${value.slice(0, 8).join(", ")}, …] (${value.length} items)` : `[${value.join(", ")}]`;
   return String(value);
 }

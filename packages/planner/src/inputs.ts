@@ -8,9 +8,7 @@ import { PlannerError } from "./errors.js";
 export type IntegerArray = ArrayLike<number> | ArrayLike<bigint> | BigInt64Array;
 
 /** `req_to_token`: a dense row-major int32 matrix, or the identity map `r * tokensPerReq + p`. */
-export type ReqToToken =
-  | { data: ArrayLike<number>; stride: number }
-  | { identity: { tokensPerReq: number } };
+export type ReqToToken = { data: ArrayLike<number>; stride: number } | { identity: { tokensPerReq: number } };
 
 /** `full_to_state`: full-pool location to SWA location, or the identity. */
 export type FullToState = IntegerArray | "identity";
@@ -31,7 +29,12 @@ export function toIntArray(field: string, values: IntegerArray, min: number, max
       throw new PlannerError("INVALID_ARGUMENT", `${field}[${i}]`, raw, "must be an integer");
     }
     if (v < min || v > max) {
-      throw new PlannerError(v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT", `${field}[${i}]`, raw, `must be in [${min}, ${max}]`);
+      throw new PlannerError(
+        v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT",
+        `${field}[${i}]`,
+        raw,
+        `must be in [${min}, ${max}]`,
+      );
     }
     out[i] = v;
   }
@@ -62,17 +65,37 @@ export interface RingOptions {
 /** §5.2 checks 2, 3 and 5: ratio, req-ring only for c4, ring divides the SWA page and is a whole number of chunks. */
 export function validateRing(o: RingOptions): void {
   if (o.compressRatio !== 4 && o.compressRatio !== 128) {
-    throw new PlannerError("INVALID_RATIO", "compressRatio", o.compressRatio, "must be 4 or 128 (the compress planner serves c4 and c128 only)");
+    throw new PlannerError(
+      "INVALID_RATIO",
+      "compressRatio",
+      o.compressRatio,
+      "must be 4 or 128 (the compress planner serves c4 and c128 only)",
+    );
   }
   if (o.useReqRing && o.compressRatio !== 4) {
-    throw new PlannerError("REQ_RING_NEEDS_C4", "useReqRing", true, "a request ring is a c4 option; c128 always uses its request ring (set useReqRing only with compressRatio 4)");
+    throw new PlannerError(
+      "REQ_RING_NEEDS_C4",
+      "useReqRing",
+      true,
+      "a request ring is a c4 option; c128 always uses its request ring (set useReqRing only with compressRatio 4)",
+    );
   }
   requireInteger("ringSize", o.ringSize, 1, INT32_MAX);
   requireInteger("swaPageSize", o.swaPageSize, 1, INT32_MAX);
   if (o.ringSize % o.compressRatio !== 0) {
-    throw new PlannerError("INVALID_RING", "ringSize", o.ringSize, `must be a multiple of compressRatio ${o.compressRatio} (a state page is ${o.compressRatio} consecutive slots)`);
+    throw new PlannerError(
+      "INVALID_RING",
+      "ringSize",
+      o.ringSize,
+      `must be a multiple of compressRatio ${o.compressRatio} (a state page is ${o.compressRatio} consecutive slots)`,
+    );
   }
   if (o.swaPageSize % o.ringSize !== 0) {
-    throw new PlannerError("INVALID_RING", "swaPageSize", o.swaPageSize, `must be a multiple of ringSize ${o.ringSize} (each SWA page owns whole rings)`);
+    throw new PlannerError(
+      "INVALID_RING",
+      "swaPageSize",
+      o.swaPageSize,
+      `must be a multiple of ringSize ${o.ringSize} (each SWA page owns whole rings)`,
+    );
   }
 }

@@ -83,14 +83,18 @@ type NormalizedPrefill = NormalizedPrefillOptions;
  * PlannerError code, field and order, in O(batch) and without building plan tables. The GPU planner uses it so that
  * both planners refuse the same inputs the same way.
  */
-export function normalizePrefillOptions(options: PrefillPlanOptions, opts: { legacy?: boolean } = {}): NormalizedPrefillOptions {
+export function normalizePrefillOptions(
+  options: PrefillPlanOptions,
+  opts: { legacy?: boolean } = {},
+): NormalizedPrefillOptions {
   return normalizePrefill(options, opts.legacy ?? false);
 }
 
 /** §5.2 validation, with the device-path checks upstream skipped (§16) added. */
 function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPrefill {
   const path = o.path ?? "host";
-  if (path !== "host" && path !== "device") throw new PlannerError("INVALID_ARGUMENT", "path", path, 'must be "host" or "device"');
+  if (path !== "host" && path !== "device")
+    throw new PlannerError("INVALID_ARGUMENT", "path", path, 'must be "host" or "device"');
   if (legacy) {
     if (o.compressRatio !== 4 && o.compressRatio !== 128) {
       throw new PlannerError("INVALID_RATIO", "compressRatio", o.compressRatio, "must be 4 or 128");
@@ -102,11 +106,24 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
   const extendLens = toIntArray("extendLens", o.extendLens, -INT32_MAX - 1, INT32_MAX) as Int32Array;
   const batch = seqLens.length;
   if (extendLens.length !== batch) {
-    throw new PlannerError("INVALID_ARGUMENT", "extendLens.length", extendLens.length, `must equal seqLens.length ${batch}`);
+    throw new PlannerError(
+      "INVALID_ARGUMENT",
+      "extendLens.length",
+      extendLens.length,
+      `must equal seqLens.length ${batch}`,
+    );
   }
-  const rids = o.reqPoolIndices === undefined ? Int32Array.from({ length: batch }, (_, i) => i) : toIntArray("reqPoolIndices", o.reqPoolIndices, 0, Number.MAX_SAFE_INTEGER);
+  const rids =
+    o.reqPoolIndices === undefined
+      ? Int32Array.from({ length: batch }, (_, i) => i)
+      : toIntArray("reqPoolIndices", o.reqPoolIndices, 0, Number.MAX_SAFE_INTEGER);
   if (rids.length !== batch) {
-    throw new PlannerError("INVALID_ARGUMENT", "reqPoolIndices.length", rids.length, `must equal seqLens.length ${batch}`);
+    throw new PlannerError(
+      "INVALID_ARGUMENT",
+      "reqPoolIndices.length",
+      rids.length,
+      `must equal seqLens.length ${batch}`,
+    );
   }
   let extendSum = 0;
   for (let b = 0; b < batch; b++) extendSum += Math.max(0, extendLens[b]!);
@@ -120,30 +137,65 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
     const s = seqLens[b]!;
     const minE = path === "host" || legacy ? 1 : 0;
     if (e < minE) {
-      throw new PlannerError("EXTEND_LEN", `extendLens[${b}]`, e, minE === 1 ? "must be > 0 (every request in a prefill batch extends by at least one token)" : "must be >= 0");
+      throw new PlannerError(
+        "EXTEND_LEN",
+        `extendLens[${b}]`,
+        e,
+        minE === 1 ? "must be > 0 (every request in a prefill batch extends by at least one token)" : "must be >= 0",
+      );
     }
     if (e > s) {
-      throw new PlannerError("EXTEND_LEN", `extendLens[${b}]`, e, `must be <= seqLens[${b}] = ${s} (the prefix S - E cannot be negative)`);
+      throw new PlannerError(
+        "EXTEND_LEN",
+        `extendLens[${b}]`,
+        e,
+        `must be <= seqLens[${b}] = ${s} (the prefix S - E cannot be negative)`,
+      );
     }
   }
   if (batch === 0 || numQ === 0) {
-    throw new PlannerError("BATCH_SIZE", batch === 0 ? "seqLens.length" : "numQTokens", batch === 0 ? batch : numQ, "a prefill plan needs at least one request and one token (upstream launches a zero-block grid)");
+    throw new PlannerError(
+      "BATCH_SIZE",
+      batch === 0 ? "seqLens.length" : "numQTokens",
+      batch === 0 ? batch : numQ,
+      "a prefill plan needs at least one request and one token (upstream launches a zero-block grid)",
+    );
   }
   if (!(batch <= numQ && numQ <= MAX_NUM_Q_TOKENS)) {
-    throw new PlannerError("NUM_Q_TOKENS", "numQTokens", numQ, `must satisfy batch size ${batch} <= numQTokens <= ${MAX_NUM_Q_TOKENS} (ragged ids are 16-bit)`);
+    throw new PlannerError(
+      "NUM_Q_TOKENS",
+      "numQTokens",
+      numQ,
+      `must satisfy batch size ${batch} <= numQTokens <= ${MAX_NUM_Q_TOKENS} (ragged ids are 16-bit)`,
+    );
   }
   if (path === "device" && !legacy) {
     const limit = o.deviceBatchLimit ?? UPSTREAM_DEVICE_BATCH_LIMIT;
     if (batch > limit) {
-      throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${limit} requests per call`);
+      throw new PlannerError(
+        "BATCH_SIZE",
+        "seqLens.length",
+        batch,
+        `the device planner serves at most ${limit} requests per call`,
+      );
     }
   }
   if (path === "host" || legacy) {
     if (extendSum !== numQ) {
-      throw new PlannerError("EXTEND_SUM", "numQTokens", numQ, `must equal the sum of extendLens (${extendSum}) on the host path`);
+      throw new PlannerError(
+        "EXTEND_SUM",
+        "numQTokens",
+        numQ,
+        `must equal the sum of extendLens (${extendSum}) on the host path`,
+      );
     }
   } else if (extendSum > numQ) {
-    throw new PlannerError("EXTEND_SUM", "numQTokens", numQ, `must be >= the sum of extendLens (${extendSum}); the plan tables have numQTokens rows`);
+    throw new PlannerError(
+      "EXTEND_SUM",
+      "numQTokens",
+      numQ,
+      `must be >= the sum of extendLens (${extendSum}); the plan tables have numQTokens rows`,
+    );
   }
   let pad = legacy ? 0 : derivedWritePad(o.compressRatio, o.ringSize);
   if (o.writePadOverride !== undefined) pad = requireInteger("writePadOverride", o.writePadOverride, 0, INT32_MAX);
@@ -314,7 +366,16 @@ function runStage0(n: NormalizedPrefill): PrefillPlan {
   // At most one event and one write per token, so numQ rows always suffice.
   const planC = CompressPlanTable.allocate(n.numQ);
   const planW = WritePlanTable.allocate(n.numQ);
-  const [nc, nw] = stage0Into(n.cr, n.swaPageSize, n.pad, tail, n.seqLens, n.extendLens, planC.signedWords, planW.signedWords);
+  const [nc, nw] = stage0Into(
+    n.cr,
+    n.swaPageSize,
+    n.pad,
+    tail,
+    n.seqLens,
+    n.extendLens,
+    planC.signedWords,
+    planW.signedWords,
+  );
   const padded = n.path === "device" || n.useCudaGraph;
   const c = padded ? planC : new CompressPlanTable(planC.bytes.subarray(0, nc * 16));
   const w = padded ? planW : new WritePlanTable(planW.bytes.subarray(0, nw * 8));
@@ -393,7 +454,12 @@ export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPla
 function legacyRid(rid: number): number {
   // Legacy slots are rid*8 (c4) or rid*128 (c128) in int32: refuse what would wrap.
   if (rid * 128 + 127 > INT32_MAX) {
-    throw new PlannerError("INT32_OVERFLOW", "reqPoolIndices", rid, "legacy slot rid*ringSize + p%ringSize does not fit int32");
+    throw new PlannerError(
+      "INT32_OVERFLOW",
+      "reqPoolIndices",
+      rid,
+      "legacy slot rid*ringSize + p%ringSize does not fit int32",
+    );
   }
   return rid;
 }

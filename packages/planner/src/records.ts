@@ -44,7 +44,10 @@ export const INVALID_COMPRESS_PLAN: Readonly<CompressPlanRecord> = Object.freeze
   readPage0: -1,
   readPage1: -1,
 });
-export const INVALID_WRITE_PLAN: Readonly<WritePlanRecord> = Object.freeze({ raggedId: INVALID_RAGGED_ID, writeLoc: -1 });
+export const INVALID_WRITE_PLAN: Readonly<WritePlanRecord> = Object.freeze({
+  raggedId: INVALID_RAGGED_ID,
+  writeLoc: -1,
+});
 
 /** Stage-0 packing of a write row's ragged id: ragged row in the low 16 bits, batch index in the high 16. */
 export function packWriteRaggedId(raggedId: number, batchId: number): number {
@@ -59,7 +62,12 @@ const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 function assertLittleEndianHost(): void {
   // The tables read and write through host-order typed arrays; the record format is little-endian.
   if (!LITTLE_ENDIAN_HOST) {
-    throw new PlannerError("RECORD_LAYOUT", "host endianness", "big-endian", "plan records are little-endian; this host is not supported");
+    throw new PlannerError(
+      "RECORD_LAYOUT",
+      "host endianness",
+      "big-endian",
+      "plan records are little-endian; this host is not supported",
+    );
   }
 }
 
@@ -72,7 +80,12 @@ abstract class PlanTable<R> {
   protected constructor(bytes: Uint8Array, rowBytes: number, what: string) {
     assertLittleEndianHost();
     if (bytes.byteLength % rowBytes !== 0) {
-      throw new PlannerError("RECORD_LAYOUT", `${what}.byteLength`, bytes.byteLength, `must be a multiple of ${rowBytes} (one ${what} row is ${rowBytes} bytes)`);
+      throw new PlannerError(
+        "RECORD_LAYOUT",
+        `${what}.byteLength`,
+        bytes.byteLength,
+        `must be a multiple of ${rowBytes} (one ${what} row is ${rowBytes} bytes)`,
+      );
     }
     if (bytes.byteOffset % 4 !== 0) {
       // Copy rather than refuse: 32-bit views need 4-byte alignment.
@@ -222,7 +235,12 @@ export class DecodePlanTable extends PlanTable<DecodePlanRecord> {
   row(index: number): DecodePlanRecord {
     this.checkRow(index);
     const w = index * 4;
-    return { seqLen: this.u32[w]!, writeLoc: this.i32[w + 1]!, readPage0: this.i32[w + 2]!, readPage1: this.i32[w + 3]! };
+    return {
+      seqLen: this.u32[w]!,
+      writeLoc: this.i32[w + 1]!,
+      readPage0: this.i32[w + 2]!,
+      readPage1: this.i32[w + 3]!,
+    };
   }
   /** Every decode request gets a plan: there is no invalid sentinel. */
   isInvalid(_index: number): boolean {

@@ -119,7 +119,12 @@ export class RingResidencySimulator {
     const step = ++this.step;
     const p = this.prefix;
     const seqLen = p + 1;
-    const record: BatchRecord = { step, description: `decode at position ${p}`, prefix: p, writtenPositions: new Set([p]) };
+    const record: BatchRecord = {
+      step,
+      description: `decode at position ${p}`,
+      prefix: p,
+      writtenPositions: new Set([p]),
+    };
     this.batches.push(record);
     const plan = planDecode({ ...this.ringOptions(), seqLens: [seqLen] }).row(0);
     this.slots.set(plan.writeLoc, { position: p, version: step });
@@ -142,11 +147,21 @@ export class RingResidencySimulator {
    */
   radixResume(prefix: number): void {
     if (this.compressRatio !== 4 || this.useReqRing) {
-      throw new PlannerError("SIMULATION", "radixResume", prefix, "radix resume shares SWA-page rings, which only paged c4 has");
+      throw new PlannerError(
+        "SIMULATION",
+        "radixResume",
+        prefix,
+        "radix resume shares SWA-page rings, which only paged c4 has",
+      );
     }
     requireInteger("prefix", prefix, 0, this.prefix);
     if (prefix % this.swaPageSize !== 0) {
-      throw new PlannerError("SIMULATION", "radixResume", prefix, `must be a multiple of swaPageSize ${this.swaPageSize}`);
+      throw new PlannerError(
+        "SIMULATION",
+        "radixResume",
+        prefix,
+        `must be a multiple of swaPageSize ${this.swaPageSize}`,
+      );
     }
     this.prefix = prefix;
   }
@@ -215,7 +230,12 @@ export class RingResidencySimulator {
     const needVersion = this.commitVersion.get(x);
     const held = this.slots.get(slot);
     if (needVersion === undefined) {
-      throw new PlannerError("SIMULATION", "position", x, `read at step ${record.step} of a position that was never committed (simulator bug)`);
+      throw new PlannerError(
+        "SIMULATION",
+        "position",
+        x,
+        `read at step ${record.step} of a position that was never committed (simulator bug)`,
+      );
     }
     if (held !== undefined && held.position === x && held.version === needVersion) return;
     const committer = this.batches[needVersion - 1]!;

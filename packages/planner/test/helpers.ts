@@ -10,7 +10,9 @@ export function wTuples(t: WritePlanTable): number[][] {
   return t.validRecords().map((r) => [r.raggedId, r.writeLoc]);
 }
 export function hexOfRow(t: { bytes: Uint8Array }, row: number, rowBytes: number): string {
-  return Buffer.from(t.bytes.subarray(row * rowBytes, (row + 1) * rowBytes)).toString("hex").replace(/(..)(?!$)/g, "$1 ");
+  return Buffer.from(t.bytes.subarray(row * rowBytes, (row + 1) * rowBytes))
+    .toString("hex")
+    .replace(/(..)(?!$)/g, "$1 ");
 }
 
 /** Positions written for a single-request batch (ragged id == extend index), as upstream's test reads them. */

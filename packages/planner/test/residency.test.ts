@@ -1,7 +1,13 @@
 // Ring residency (spec §10, §12 invariants 14–15): the derived pad keeps every committed position readable for
 // any D <= pad, D = pad + 1 corrupts, and the pre-fix pads reproduce the upstream bug.
 import { describe, expect, test } from "vitest";
-import { PlannerError, RingResidencySimulator, runResidencyScenario, writePad, type ResidencyConfig } from "../src/index.js";
+import {
+  PlannerError,
+  RingResidencySimulator,
+  runResidencyScenario,
+  writePad,
+  type ResidencyConfig,
+} from "../src/index.js";
 
 const CONFIGS: Array<[string, ResidencyConfig]> = [
   ["c4 R16 SPS256 paged", { compressRatio: 4, ringSize: 16, swaPageSize: 256 }],
@@ -28,7 +34,10 @@ describe.each(CONFIGS)("%s", (_name, config) => {
   });
 
   test("no violation with adaptive D up to the pad", () => {
-    for (const seed of SEEDS) expect(runResidencyScenario({ ...config, draftTokens: pad, adaptive: true, seed, steps: 200 }).violations).toBe(0);
+    for (const seed of SEEDS)
+      expect(runResidencyScenario({ ...config, draftTokens: pad, adaptive: true, seed, steps: 200 }).violations).toBe(
+        0,
+      );
   });
 
   test("D = pad + 1 and pad + 2 corrupt in every seed", () => {
@@ -83,7 +92,8 @@ describe("pre-fix pads reproduce the upstream bug", () => {
     for (const padFormula of ["pre-fix-device", "pre-fix-host"] as const) {
       const cfg = { compressRatio: 4, ringSize: 16, swaPageSize: 256, padFormula };
       for (let d = 1; d <= 4; d++) {
-        for (const seed of SEEDS.slice(0, 4)) expect(runResidencyScenario({ ...cfg, draftTokens: d, seed, steps: 150 }).violations).toBe(0);
+        for (const seed of SEEDS.slice(0, 4))
+          expect(runResidencyScenario({ ...cfg, draftTokens: d, seed, steps: 150 }).violations).toBe(0);
       }
       for (const seed of SEEDS.slice(0, 4)) {
         const r = runResidencyScenario({ ...cfg, draftTokens: 5, seed, steps: 150 });

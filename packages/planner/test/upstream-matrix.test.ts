@@ -10,11 +10,28 @@ const RINGS = [
 
 /** The draft counts upstream's residency test sweeps: {1..5, max-1, max} within [1, max]. */
 function draftCounts(maxDraft: number): number[] {
-  return [...new Set([1, 2, 3, 4, 5, maxDraft - 1, maxDraft])].filter((d) => d >= 1 && d <= maxDraft).sort((a, b) => a - b);
+  return [...new Set([1, 2, 3, 4, 5, maxDraft - 1, maxDraft])]
+    .filter((d) => d >= 1 && d <= maxDraft)
+    .sort((a, b) => a - b);
 }
 
-function written(cr: number, ringSize: number, prefix: number, d: number, path: "host" | "device", pad?: number): Set<number> {
-  const plan = planPrefill({ compressRatio: cr, ringSize, swaPageSize: 256, seqLens: [prefix + d], extendLens: [d], path, writePadOverride: pad });
+function written(
+  cr: number,
+  ringSize: number,
+  prefix: number,
+  d: number,
+  path: "host" | "device",
+  pad?: number,
+): Set<number> {
+  const plan = planPrefill({
+    compressRatio: cr,
+    ringSize,
+    swaPageSize: 256,
+    seqLens: [prefix + d],
+    extendLens: [d],
+    path,
+    writePadOverride: pad,
+  });
   return new Set(plan.planW.validRecords().map((w) => prefix + w.raggedId));
 }
 
@@ -26,7 +43,10 @@ interface Case {
 }
 
 /** Runs upstream's residency and agreement matrices with the given CPU and GPU pads; returns the failing cases. */
-function failingCases(hostPad: (cr: number, r: number) => number, devicePad: (cr: number, r: number) => number): Case[] {
+function failingCases(
+  hostPad: (cr: number, r: number) => number,
+  devicePad: (cr: number, r: number) => number,
+): Case[] {
   const failures: Case[] = [];
   for (const { compressRatio: cr, ringSize: r } of RINGS) {
     const maxDraft = writePad(cr, r);
@@ -72,8 +92,12 @@ describe("§11.1 test_deepseek_v4_compress_plan_draft_pad", () => {
   });
 
   test("the old GPU pad alone fails the same c4 residency cases as the old CPU path", () => {
-    const gpuOnly = failingCases(pad("pre-fix-device"), pad("pre-fix-device")).filter((f) => f.test === "residency" && f.cr === 4);
-    const cpuOnly = failingCases(pad("pre-fix-host"), pad("pre-fix-host")).filter((f) => f.test === "residency" && f.cr === 4);
+    const gpuOnly = failingCases(pad("pre-fix-device"), pad("pre-fix-device")).filter(
+      (f) => f.test === "residency" && f.cr === 4,
+    );
+    const cpuOnly = failingCases(pad("pre-fix-host"), pad("pre-fix-host")).filter(
+      (f) => f.test === "residency" && f.cr === 4,
+    );
     expect(gpuOnly).toEqual(cpuOnly);
     expect(gpuOnly.map((f) => f.d)).not.toContain(4);
     expect(Math.min(...gpuOnly.map((f) => f.d))).toBe(5); // c4 loses positions from D = 5
@@ -144,8 +168,19 @@ describe("§11.3 other regressions", () => {
     ];
     for (const ext of patterns) {
       const numQ = ext.reduce((a, b) => a + b, 0);
-      const plan = planPrefill({ compressRatio: 128, ringSize: 128, swaPageSize: 256, seqLens: ext, extendLens: ext, numQTokens: numQ, path: "device" });
-      const ids = plan.planW.validRecords().map((w) => w.raggedId).sort((a, b) => a - b);
+      const plan = planPrefill({
+        compressRatio: 128,
+        ringSize: 128,
+        swaPageSize: 256,
+        seqLens: ext,
+        extendLens: ext,
+        numQTokens: numQ,
+        path: "device",
+      });
+      const ids = plan.planW
+        .validRecords()
+        .map((w) => w.raggedId)
+        .sort((a, b) => a - b);
       expect(ids).toEqual(range(0, numQ));
     }
   });
@@ -155,7 +190,15 @@ describe("§11.3 other regressions", () => {
       [4, 8],
       [128, 128],
     ] as const) {
-      const plan = planPrefill({ compressRatio: cr, ringSize: r, swaPageSize: 256, seqLens: [1, 3], extendLens: [1, 2], numQTokens: 4, path: "device" });
+      const plan = planPrefill({
+        compressRatio: cr,
+        ringSize: r,
+        swaPageSize: 256,
+        seqLens: [1, 3],
+        extendLens: [1, 2],
+        numQTokens: 4,
+        path: "device",
+      });
       expect(plan.planC.bytes.byteLength).toBe(4 * 16);
       expect(plan.planW.bytes.byteLength).toBe(4 * 8);
       expect(plan.planW.validRecords().map((w) => w.raggedId)).toEqual([0, 1, 2]);

@@ -9,7 +9,10 @@ const validArb = fc
     c128: fc.boolean(),
     reqRing: fc.boolean(),
     device: fc.boolean(),
-    reqs: fc.array(fc.record({ prefix: fc.integer({ min: 0, max: 1000 }), extend: fc.integer({ min: 1, max: 64 }) }), { minLength: 2, maxLength: 12 }),
+    reqs: fc.array(fc.record({ prefix: fc.integer({ min: 0, max: 1000 }), extend: fc.integer({ min: 1, max: 64 }) }), {
+      minLength: 2,
+      maxLength: 12,
+    }),
   })
   .map(({ c128, reqRing, device, reqs }) => {
     const o: PrefillPlanOptions = {
@@ -27,38 +30,77 @@ const validArb = fc
 type Mutation = (o: PrefillPlanOptions, k: number) => { options: PrefillPlanOptions; code: string; field: RegExp };
 
 const mutations: Record<string, Mutation> = {
-  ratio: (o, k) => ({ options: { ...o, compressRatio: [2, 8, 64, 0][k % 4]! }, code: "INVALID_RATIO", field: /^compressRatio$/ }),
-  reqRingC128: (o) => ({ options: { ...o, compressRatio: 128, ringSize: 256, useReqRing: true }, code: "REQ_RING_NEEDS_C4", field: /^useReqRing$/ }),
-  ringNotMultiple: (o) => ({ options: { ...o, ringSize: o.ringSize + 1, swaPageSize: (o.ringSize + 1) * 4 }, code: "INVALID_RING", field: /^ringSize$/ }),
-  spsNotMultiple: (o) => ({ options: { ...o, swaPageSize: o.ringSize * 3 + o.compressRatio }, code: "INVALID_RING", field: /^swaPageSize$/ }),
+  ratio: (o, k) => ({
+    options: { ...o, compressRatio: [2, 8, 64, 0][k % 4]! },
+    code: "INVALID_RATIO",
+    field: /^compressRatio$/,
+  }),
+  reqRingC128: (o) => ({
+    options: { ...o, compressRatio: 128, ringSize: 256, useReqRing: true },
+    code: "REQ_RING_NEEDS_C4",
+    field: /^useReqRing$/,
+  }),
+  ringNotMultiple: (o) => ({
+    options: { ...o, ringSize: o.ringSize + 1, swaPageSize: (o.ringSize + 1) * 4 },
+    code: "INVALID_RING",
+    field: /^ringSize$/,
+  }),
+  spsNotMultiple: (o) => ({
+    options: { ...o, swaPageSize: o.ringSize * 3 + o.compressRatio },
+    code: "INVALID_RING",
+    field: /^swaPageSize$/,
+  }),
   extendAboveSeq: (o, k) => {
     const ext = [...(o.extendLens as number[])];
     const seq = o.seqLens as number[];
     const b = k % ext.length;
     ext[b] = seq[b]! + 1;
-    return { options: { ...o, extendLens: ext, numQTokens: ext.reduce((a, x) => a + x, 0) }, code: "EXTEND_LEN", field: new RegExp(`^extendLens\\[${b}\\]$`) };
+    return {
+      options: { ...o, extendLens: ext, numQTokens: ext.reduce((a, x) => a + x, 0) },
+      code: "EXTEND_LEN",
+      field: new RegExp(`^extendLens\\[${b}\\]$`),
+    };
   },
   negativeExtend: (o, k) => {
     const ext = [...(o.extendLens as number[])];
     const b = k % ext.length;
     ext[b] = o.path === "device" ? -1 - (k % 3) : -(k % 3); // host refuses 0 too
-    return { options: { ...o, extendLens: ext, numQTokens: 65535 }, code: "EXTEND_LEN", field: new RegExp(`^extendLens\\[${b}\\]$`) };
+    return {
+      options: { ...o, extendLens: ext, numQTokens: 65535 },
+      code: "EXTEND_LEN",
+      field: new RegExp(`^extendLens\\[${b}\\]$`),
+    };
   },
   sumMismatch: (o, k) => {
     const sum = (o.extendLens as number[]).reduce((a, x) => a + x, 0);
     // host: any difference; device: only a sum above numQ is wrong
     const numQ = o.path === "device" ? sum - 1 - (k % 3) : sum + 1 + (k % 3);
-    return { options: { ...o, numQTokens: Math.max(numQ, (o.seqLens as number[]).length) }, code: "EXTEND_SUM", field: /^numQTokens$/ };
+    return {
+      options: { ...o, numQTokens: Math.max(numQ, (o.seqLens as number[]).length) },
+      code: "EXTEND_SUM",
+      field: /^numQTokens$/,
+    };
   },
   numQTooLarge: (o) => ({ options: { ...o, numQTokens: 65536 }, code: "NUM_Q_TOKENS", field: /^numQTokens$/ }),
-  batchAboveNumQ: (o) => ({ options: { ...o, path: "device", numQTokens: (o.seqLens as number[]).length - 1 }, code: "NUM_Q_TOKENS", field: /^numQTokens$/ }),
+  batchAboveNumQ: (o) => ({
+    options: { ...o, path: "device", numQTokens: (o.seqLens as number[]).length - 1 },
+    code: "NUM_Q_TOKENS",
+    field: /^numQTokens$/,
+  }),
   nonInteger: (o, k) => {
     const seq = [...(o.seqLens as number[])];
     seq[k % seq.length] = seq[k % seq.length]! + 0.5;
     return { options: { ...o, seqLens: seq }, code: "INVALID_ARGUMENT", field: /^seqLens\[\d+\]$/ };
   },
   ridOutOfRange: (o) => ({
-    options: { ...o, compressRatio: 4, ringSize: 16, useReqRing: false, reqPoolIndices: (o.seqLens as number[]).map((_, i) => i + 100), reqToToken: { data: new Int32Array(2 * 4096), stride: 4096 } },
+    options: {
+      ...o,
+      compressRatio: 4,
+      ringSize: 16,
+      useReqRing: false,
+      reqPoolIndices: (o.seqLens as number[]).map((_, i) => i + 100),
+      reqToToken: { data: new Int32Array(2 * 4096), stride: 4096 },
+    },
     code: "INDEX_OUT_OF_RANGE",
     field: /^reqPoolIndices$/,
   }),

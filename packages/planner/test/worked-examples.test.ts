@@ -36,7 +36,8 @@ describe("§13 worked examples", () => {
     expect(plan.planW.rowCount).toBe(6);
     expect(plan.devicePath).toBe("uniform");
     expect(cTuples(plan.planC)).toEqual([[516, 3, 4, 7, 8]]);
-    for (let i = 1; i < 6; i++) expect(hexOfRow(plan.planC, i, 16)).toBe("ff ff ff ff 00 00 00 00 ff ff ff ff ff ff ff ff");
+    for (let i = 1; i < 6; i++)
+      expect(hexOfRow(plan.planC, i, 16)).toBe("ff ff ff ff 00 00 00 00 ff ff ff ff ff ff ff ff");
     expect(wTuples(plan.planW).sort((a, b) => a[0]! - b[0]!)).toEqual(range(0, 6).map((r) => [r, 32 + r]));
   });
 
@@ -108,7 +109,15 @@ describe("§13 worked examples", () => {
   });
 
   test("Ex 8: CUDA-graph bucket tail on the device path (general path), and the host path refuses", () => {
-    const c4r8 = planPrefill({ compressRatio: 4, ringSize: 8, swaPageSize: 256, seqLens: [1, 3], extendLens: [1, 2], numQTokens: 4, path: "device" });
+    const c4r8 = planPrefill({
+      compressRatio: 4,
+      ringSize: 8,
+      swaPageSize: 256,
+      seqLens: [1, 3],
+      extendLens: [1, 2],
+      numQTokens: 4,
+      path: "device",
+    });
     expect(c4r8.devicePath).toBe("general");
     expect(c4r8.planC.rowCount).toBe(4);
     expect(c4r8.planC.validCount()).toBe(0);
@@ -118,22 +127,45 @@ describe("§13 worked examples", () => {
       { raggedId: 2, writeLoc: 66 },
       { raggedId: 0xffffffff, writeLoc: -1 },
     ]);
-    const stage0 = planPrefillStage0({ compressRatio: 4, ringSize: 8, swaPageSize: 256, seqLens: [1, 3], extendLens: [1, 2], numQTokens: 4, path: "device" });
+    const stage0 = planPrefillStage0({
+      compressRatio: 4,
+      ringSize: 8,
+      swaPageSize: 256,
+      seqLens: [1, 3],
+      extendLens: [1, 2],
+      numQTokens: 4,
+      path: "device",
+    });
     expect(stage0.planW.validRecords().map((w) => [w.raggedId, w.writeLoc])).toEqual([
       [0, 1],
       [65537, 2],
       [65538, 3],
     ]);
-    const c128r128 = planPrefill({ compressRatio: 128, ringSize: 128, swaPageSize: 256, seqLens: [1, 3], extendLens: [1, 2], numQTokens: 4, path: "device" });
+    const c128r128 = planPrefill({
+      compressRatio: 128,
+      ringSize: 128,
+      swaPageSize: 256,
+      seqLens: [1, 3],
+      extendLens: [1, 2],
+      numQTokens: 4,
+      path: "device",
+    });
     expect(wTuples(c128r128.planW)).toEqual([
       [0, 0],
       [1, 129],
       [2, 130],
     ]);
     expect(hexOfRow(c128r128.planW, 3, 8)).toBe("ff ff ff ff ff ff ff ff");
-    expect(() => planPrefill({ compressRatio: 4, ringSize: 8, swaPageSize: 256, seqLens: [1, 3], extendLens: [1, 2], numQTokens: 4 })).toThrow(
-      expect.objectContaining({ code: "EXTEND_SUM", field: "numQTokens", value: 4 }),
-    );
+    expect(() =>
+      planPrefill({
+        compressRatio: 4,
+        ringSize: 8,
+        swaPageSize: 256,
+        seqLens: [1, 3],
+        extendLens: [1, 2],
+        numQTokens: 4,
+      }),
+    ).toThrow(expect.objectContaining({ code: "EXTEND_SUM", field: "numQTokens", value: 4 }));
   });
 
   test("Ex 9: c4 R16 prefix 254 D10 crossing an SWA page, paged and request ring", () => {
@@ -168,7 +200,12 @@ describe("§13 worked examples", () => {
       { seqLen: 516, writeLoc: 35, readPage0: 7, readPage1: 8 },
       { seqLen: 517, writeLoc: 36, readPage0: 8, readPage1: 9 },
     ]);
-    expect(planDecode({ ...c4, useReqRing: true, seqLens: [516] }).row(0)).toEqual({ seqLen: 516, writeLoc: 3, readPage0: 3, readPage1: 0 });
+    expect(planDecode({ ...c4, useReqRing: true, seqLens: [516] }).row(0)).toEqual({
+      seqLen: 516,
+      writeLoc: 3,
+      readPage0: 3,
+      readPage1: 0,
+    });
     const c128plan = planDecode({ ...c128, seqLens: [640, 641], reqPoolIndices: [0, 0] });
     expect(c128plan.records()).toEqual([
       { seqLen: 640, writeLoc: 127, readPage0: 1, readPage1: 0 },
@@ -188,8 +225,18 @@ describe("§13 worked examples", () => {
     const c128l = planPrefillLegacy({ compressRatio: 128, seqLens: [260], extendLens: [4], reqPoolIndices: [2] });
     expect(c128l.planC.rowCount).toBe(0);
     expect(wTuples(c128l.planW)).toEqual(range(0, 4).map((r) => [r, 256 + r]));
-    expect(planDecodeLegacy({ compressRatio: 4, seqLens: [516], reqPoolIndices: [3] }).row(0)).toEqual({ seqLen: 516, writeLoc: 27, readPage0: 7, readPage1: 6 });
-    expect(planDecodeLegacy({ compressRatio: 128, seqLens: [640], reqPoolIndices: [2] }).row(0)).toEqual({ seqLen: 640, writeLoc: 383, readPage0: 2, readPage1: 2 });
+    expect(planDecodeLegacy({ compressRatio: 4, seqLens: [516], reqPoolIndices: [3] }).row(0)).toEqual({
+      seqLen: 516,
+      writeLoc: 27,
+      readPage0: 7,
+      readPage1: 6,
+    });
+    expect(planDecodeLegacy({ compressRatio: 128, seqLens: [640], reqPoolIndices: [2] }).row(0)).toEqual({
+      seqLen: 640,
+      writeLoc: 383,
+      readPage0: 2,
+      readPage1: 2,
+    });
   });
 
   test("Ex 13: failure at pad + 1, clean at pad", () => {
@@ -201,7 +248,9 @@ describe("§13 worked examples", () => {
     expect(needs).toContainEqual([519, 518, "never-written", null]);
     expect(needs).toContainEqual([519, 512, "stale-read", 528]);
     expect(bad.violations.find((v) => v.position === 512)!.found!.rejectedDraft).toBe(true);
-    expect(bad.violations[0]!.message).toMatch(/compression at position 519 needs position 512.*holds position 528 \(a rejected draft\)/);
+    expect(bad.violations[0]!.message).toMatch(
+      /compression at position 519 needs position 512.*holds position 528 \(a rejected draft\)/,
+    );
 
     const good = new RingResidencySimulator(c4);
     good.prefill(518);

@@ -83,7 +83,12 @@ export interface CheckReport {
 
 export const DEFAULT_MEM_FRACTION_STATIC = 0.85;
 
-export function checkServerConfig(args: ServerArgs, model: ModelPreset, budgetInput: BudgetInput, options: CheckOptions = {}): CheckReport {
+export function checkServerConfig(
+  args: ServerArgs,
+  model: ModelPreset,
+  budgetInput: BudgetInput,
+  options: CheckOptions = {},
+): CheckReport {
   const resolved = resolveServerConfig(args, model);
   const { derived, notes } = resolved;
   const issues: ConfigIssue[] = [...resolved.issues];
@@ -91,15 +96,37 @@ export function checkServerConfig(args: ServerArgs, model: ModelPreset, budgetIn
 
   // Budget (§6.1, V-M1).
   const memFractionStatic = args.memFractionStatic ?? DEFAULT_MEM_FRACTION_STATIC;
-  const budget: BudgetReport = { kind: budgetInput.kind, memFractionStatic: null, preFreeGiB: null, postFreeGiB: null, restGiB: null, availableBytes: null, minimumViableMemFraction: null, assumption: null };
+  const budget: BudgetReport = {
+    kind: budgetInput.kind,
+    memFractionStatic: null,
+    preFreeGiB: null,
+    postFreeGiB: null,
+    restGiB: null,
+    availableBytes: null,
+    minimumViableMemFraction: null,
+    assumption: null,
+  };
   if (budgetInput.kind === "bytes") {
     budget.availableBytes = budgetInput.kvBudgetBytes;
     budget.assumption = "KV budget given directly (--kv-budget-bytes)";
   } else {
-    if (args.memFractionStatic == null) notes.push({ field: "memFractionStatic", kind: "defaulted", from: null, to: memFractionStatic, reason: "check's default when no KV budget is given" });
+    if (args.memFractionStatic == null)
+      notes.push({
+        field: "memFractionStatic",
+        kind: "defaulted",
+        from: null,
+        to: memFractionStatic,
+        reason: "check's default when no KV budget is given",
+      });
     const preFreeGiB = budgetInput.gpuMemoryGiB;
     const postFreeGiB = budgetInput.gpuMemoryGiB - budgetInput.weightsGiB - (budgetInput.runtimeGiB ?? 0);
-    Object.assign(budget, { memFractionStatic, preFreeGiB, postFreeGiB, minimumViableMemFraction: 1 - postFreeGiB / preFreeGiB, assumption: budgetInput.assumption ?? null });
+    Object.assign(budget, {
+      memFractionStatic,
+      preFreeGiB,
+      postFreeGiB,
+      minimumViableMemFraction: 1 - postFreeGiB / preFreeGiB,
+      assumption: budgetInput.assumption ?? null,
+    });
     try {
       const b = kvBudgetFromGpu({ preFreeGiB, postFreeGiB, memFractionStatic });
       budget.restGiB = b.restGiB;
@@ -116,14 +143,28 @@ export function checkServerConfig(args: ServerArgs, model: ModelPreset, budgetIn
   if (budget.availableBytes != null) {
     try {
       sizing = sizeKvCache({ ...resolved.sizing, mode: sizingMode }, budget.availableBytes);
-      for (const w of sizing.warnings) issues.push({ rule: "V-W1", severity: "warning", field: "maxRunningRequests", value: null, message: w });
+      for (const w of sizing.warnings)
+        issues.push({ rule: "V-W1", severity: "warning", field: "maxRunningRequests", value: null, message: w });
       if (sizing.unusedBytes < 0) {
-        issues.push({ rule: "V-W1", severity: "warning", field: "sizing", value: sizing.unusedBytes, message: `the pools allocate ${fmtBytes(-sizing.unusedBytes)} more than the KV budget (upstream's estimate misses page padding and the draft pool); it comes out of the (1 − mem_fraction_static) slack. Use --sizing exact to size what is allocated.` });
+        issues.push({
+          rule: "V-W1",
+          severity: "warning",
+          field: "sizing",
+          value: sizing.unusedBytes,
+          message: `the pools allocate ${fmtBytes(-sizing.unusedBytes)} more than the KV budget (upstream's estimate misses page padding and the draft pool); it comes out of the (1 − mem_fraction_static) slack. Use --sizing exact to size what is allocated.`,
+        });
       }
     } catch (e) {
       const errors = e instanceof MemoryPoolCapacityErrors ? e.errors : e instanceof MemoryPoolError ? [e] : null;
       if (!errors) throw e;
-      for (const err of errors) issues.push({ rule: ruleOf(err), severity: "error", field: err.field, value: err.value, message: withFraction(err, memFractionStatic, budgetInput.kind) });
+      for (const err of errors)
+        issues.push({
+          rule: ruleOf(err),
+          severity: "error",
+          field: err.field,
+          value: err.value,
+          message: withFraction(err, memFractionStatic, budgetInput.kind),
+        });
     }
   }
 
@@ -132,24 +173,38 @@ export function checkServerConfig(args: ServerArgs, model: ModelPreset, budgetIn
   const exceeds = issues.filter((i) => i.rule === "V-S8");
   if (exceeds.length > 0) {
     const D = derived.maxSpeculativeNumDraftTokens;
-    advice = budget.availableBytes != null
-      ? adviseRingSizes({ ...resolved.sizing, mode: sizingMode }, budget.availableBytes, D)
-      : (["c4", "c128"] as const)
-          .filter((k) => derived.ringSizes[k] != null && !(k === "c128" && derived.onlineC128))
-          .map((k) => {
-            const ratio = k === "c4" ? 4 : 128;
-            const choice = smallestRingForDraftTokens(ratio, D, derived.effectivePageSize);
-            const current = derived.ringSizes[k]!;
-            return { ...choice, currentRingSize: current, currentWritePad: derived.writePads[k]!, currentServes: D <= derived.writePads[k]!, stateBytesCurrent: null, stateBytesAdvised: null, capacityTokensCurrent: null, capacityTokensAdvised: null };
-          });
+    advice =
+      budget.availableBytes != null
+        ? adviseRingSizes({ ...resolved.sizing, mode: sizingMode }, budget.availableBytes, D)
+        : (["c4", "c128"] as const)
+            .filter((k) => derived.ringSizes[k] != null && !(k === "c128" && derived.onlineC128))
+            .map((k) => {
+              const ratio = k === "c4" ? 4 : 128;
+              const choice = smallestRingForDraftTokens(ratio, D, derived.effectivePageSize);
+              const current = derived.ringSizes[k]!;
+              return {
+                ...choice,
+                currentRingSize: current,
+                currentWritePad: derived.writePads[k]!,
+                currentServes: D <= derived.writePads[k]!,
+                stateBytesCurrent: null,
+                stateBytesAdvised: null,
+                capacityTokensCurrent: null,
+                capacityTokensAdvised: null,
+              };
+            });
     for (const issue of exceeds) {
       const a = advice.find((x) => issue.message.includes(`c${x.ratio} compress`));
       if (!a) continue;
       if (a.ringSize == null) issue.message += `. Advisor: ${a.reason}`;
       else {
-        const cost = a.stateBytesAdvised != null && a.stateBytesCurrent != null && a.capacityTokensAdvised != null && a.capacityTokensCurrent != null
-          ? `: c${a.ratio} state ${fmtBytes(a.stateBytesCurrent)} → ${fmtBytes(a.stateBytesAdvised)}, capacity ${a.capacityTokensCurrent.toLocaleString("en-US")} → ${a.capacityTokensAdvised.toLocaleString("en-US")} tokens`
-          : "";
+        const cost =
+          a.stateBytesAdvised != null &&
+          a.stateBytesCurrent != null &&
+          a.capacityTokensAdvised != null &&
+          a.capacityTokensCurrent != null
+            ? `: c${a.ratio} state ${fmtBytes(a.stateBytesCurrent)} → ${fmtBytes(a.stateBytesAdvised)}, capacity ${a.capacityTokensCurrent.toLocaleString("en-US")} → ${a.capacityTokensAdvised.toLocaleString("en-US")} tokens`
+            : "";
         issue.message += `. Advisor: a c${a.ratio} ring of ${a.ringSize} (write pad ${a.writePad}) would serve ${a.draftTokens} draft tokens${cost} (upstream has no ring-size option)`;
       }
     }
@@ -158,7 +213,13 @@ export function checkServerConfig(args: ServerArgs, model: ModelPreset, budgetIn
   const residency = runResidency(derived, options);
   for (const r of residency) {
     if (r.violations > 0) {
-      issues.push({ rule: "R1", severity: "error", field: "speculativeNumDraftTokens", value: r.draftTokens, message: `residency check: c${r.ratio} ring ${r.ringSize} with ${r.draftTokens} draft tokens loses committed positions (${r.violations} violations in ${r.steps} batches); first: ${r.firstViolation}` });
+      issues.push({
+        rule: "R1",
+        severity: "error",
+        field: "speculativeNumDraftTokens",
+        value: r.draftTokens,
+        message: `residency check: c${r.ratio} ring ${r.ringSize} with ${r.draftTokens} draft tokens loses committed positions (${r.violations} violations in ${r.steps} batches); first: ${r.firstViolation}`,
+      });
     }
   }
 
@@ -181,10 +242,23 @@ export function checkServerConfig(args: ServerArgs, model: ModelPreset, budgetIn
 
 function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyCheck[] {
   const out: ResidencyCheck[] = [];
-  for (const [key, ratio] of [["c4", 4], ["c128", 128]] as const) {
+  for (const [key, ratio] of [
+    ["c4", 4],
+    ["c128", 128],
+  ] as const) {
     const ringSize = derived.ringSizes[key];
     if (ringSize == null) continue;
-    const base = { ratio, ringSize, swaPageSize: derived.effectivePageSize, draftTokens: derived.maxSpeculativeNumDraftTokens, adaptive: derived.adaptiveCandidates != null, steps: 0, verifies: 0, violations: 0, firstViolation: null };
+    const base = {
+      ratio,
+      ringSize,
+      swaPageSize: derived.effectivePageSize,
+      draftTokens: derived.maxSpeculativeNumDraftTokens,
+      adaptive: derived.adaptiveCandidates != null,
+      steps: 0,
+      verifies: 0,
+      violations: 0,
+      firstViolation: null,
+    };
     if (!derived.isSpeculative || derived.speculativeAlgorithm == null) {
       out.push({ ...base, skipped: "no speculative verify: the plain (pad 0) rule applies" });
       continue;
@@ -203,7 +277,14 @@ function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyC
         steps: options.residencySteps ?? 300,
         seed: options.residencySeed ?? 1,
       });
-      out.push({ ...base, steps: report.steps, verifies: report.verifies, violations: report.violations, firstViolation: report.firstViolation?.message ?? null, skipped: null });
+      out.push({
+        ...base,
+        steps: report.steps,
+        verifies: report.verifies,
+        violations: report.violations,
+        firstViolation: report.firstViolation?.message ?? null,
+        skipped: null,
+      });
     } catch (e) {
       if (!(e instanceof PlannerError)) throw e;
       out.push({ ...base, skipped: `the planner refuses this ring: ${e.message}` });
@@ -228,7 +309,9 @@ function ruleOf(e: MemoryPoolError): string {
 }
 
 function withFraction(e: MemoryPoolError, memFractionStatic: number, kind: BudgetInput["kind"]): string {
-  return e.code === "NOT_ENOUGH_MEMORY" && kind === "gpu" ? `${e.message} Current value: mem_fraction_static=${memFractionStatic}` : e.message;
+  return e.code === "NOT_ENOUGH_MEMORY" && kind === "gpu"
+    ? `${e.message} Current value: mem_fraction_static=${memFractionStatic}`
+    : e.message;
 }
 
 export function fmtBytes(bytes: number): string {

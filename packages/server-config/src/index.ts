@@ -1,4 +1,11 @@
-export { type ModelPreset, MODEL_PRESETS, DEFAULT_MODEL, CustomModelSchema, parseCustomModel, type CustomModelResult } from "./presets.js";
+export {
+  type ModelPreset,
+  MODEL_PRESETS,
+  DEFAULT_MODEL,
+  CustomModelSchema,
+  parseCustomModel,
+  type CustomModelResult,
+} from "./presets.js";
 export {
   ServerArgsSchema,
   SPECULATIVE_ALGORITHMS_ACCEPTED,

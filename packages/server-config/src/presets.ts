@@ -104,7 +104,8 @@ export type CustomModelResult = { ok: true; model: ModelPreset } | { ok: false; 
  * ignored; a camelCase object must have exactly the preset fields. The ratio list must cover every layer.
  */
 export function parseCustomModel(raw: unknown): CustomModelResult {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, issues: ["model config: must be a JSON object"] };
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return { ok: false, issues: ["model config: must be a JSON object"] };
   const record = raw as Record<string, unknown>;
   const isHf = Object.keys(record).some((k) => k.includes("_"));
   const input: Record<string, unknown> = {};
@@ -112,13 +113,20 @@ export function parseCustomModel(raw: unknown): CustomModelResult {
     for (const [key, field] of Object.entries(HF_KEYS)) if (key in record) input[field] = record[key];
   } else Object.assign(input, record);
   const parsed = CustomModelSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, issues: parsed.error.issues.map((i) => `model config ${i.path.join(".") || "(root)"}: ${i.message}`) };
+  if (!parsed.success)
+    return {
+      ok: false,
+      issues: parsed.error.issues.map((i) => `model config ${i.path.join(".") || "(root)"}: ${i.message}`),
+    };
   const m = parsed.data;
   const issues: string[] = [];
   if (m.compressRatios.length < m.numHiddenLayers) {
-    issues.push(`model config compressRatios: has ${m.compressRatios.length} entries, fewer than numHiddenLayers = ${m.numHiddenLayers}; give one ratio per layer (plus the MTP entries)`);
+    issues.push(
+      `model config compressRatios: has ${m.compressRatios.length} entries, fewer than numHiddenLayers = ${m.numHiddenLayers}; give one ratio per layer (plus the MTP entries)`,
+    );
   }
-  if (m.qkRopeHeadDim >= m.headDim) issues.push(`model config qkRopeHeadDim = ${m.qkRopeHeadDim}: must be below headDim = ${m.headDim}`);
+  if (m.qkRopeHeadDim >= m.headDim)
+    issues.push(`model config qkRopeHeadDim = ${m.qkRopeHeadDim}: must be below headDim = ${m.headDim}`);
   if (issues.length) return { ok: false, issues };
   return {
     ok: true,

@@ -38,7 +38,14 @@ export interface ConfigNote {
 /** Built-in adaptive step ladder [ASSUMED: third-party docs give only its maximum, 7]. */
 export const DEFAULT_ADAPTIVE_CANDIDATES: readonly number[] = [1, 3, 5, 7];
 
-export const DSV4_DEFAULTS = { pageSizeCuda: 256, pageSizeNpu: 128, swaFullTokensRatio: 0.1, maxRunningRequests: 256, kvCacheDtype: "fp8_e4m3", hisparseHostToDeviceRatio: 2 } as const;
+export const DSV4_DEFAULTS = {
+  pageSizeCuda: 256,
+  pageSizeNpu: 128,
+  swaFullTokensRatio: 0.1,
+  maxRunningRequests: 256,
+  kvCacheDtype: "fp8_e4m3",
+  hisparseHostToDeviceRatio: 2,
+} as const;
 
 export interface DerivedValues {
   effectivePageSize: number;
@@ -83,15 +90,30 @@ const STATE_DTYPES: Record<string, 4 | 2> = { float32: 4, fp32: 4, bfloat16: 2, 
 export function resolveServerConfig(args: ServerArgs, model: ModelPreset): ResolvedServerConfig {
   const notes: ConfigNote[] = [];
   const issues: ConfigIssue[] = [];
-  const error = (rule: string, field: string, value: unknown, message: string) => issues.push({ rule, severity: "error", field, value, message });
-  const warn = (rule: string, field: string, value: unknown, message: string) => issues.push({ rule, severity: "warning", field, value, message });
+  const error = (rule: string, field: string, value: unknown, message: string) =>
+    issues.push({ rule, severity: "error", field, value, message });
+  const warn = (rule: string, field: string, value: unknown, message: string) =>
+    issues.push({ rule, severity: "warning", field, value, message });
   const arch = "DeepseekV4ForCausalLM";
 
   // --- Model overrides (run before the speculative hook upstream) ---
   const effectivePageSize = args.platform === "npu" ? DSV4_DEFAULTS.pageSizeNpu : DSV4_DEFAULTS.pageSizeCuda;
-  if (args.pageSize == null) notes.push({ field: "pageSize", kind: "defaulted", from: null, to: effectivePageSize, reason: `DSV4 uses page size ${effectivePageSize} on ${args.platform}` });
+  if (args.pageSize == null)
+    notes.push({
+      field: "pageSize",
+      kind: "defaulted",
+      from: null,
+      to: effectivePageSize,
+      reason: `DSV4 uses page size ${effectivePageSize} on ${args.platform}`,
+    });
   else if (args.pageSize !== effectivePageSize) {
-    notes.push({ field: "pageSize", kind: "corrected", from: args.pageSize, to: effectivePageSize, reason: `the DSV4 model override always replaces --page-size with ${effectivePageSize} on ${args.platform} (upstream logs it; the pool asserts it)` });
+    notes.push({
+      field: "pageSize",
+      kind: "corrected",
+      from: args.pageSize,
+      to: effectivePageSize,
+      reason: `the DSV4 model override always replaces --page-size with ${effectivePageSize} on ${args.platform} (upstream logs it; the pool asserts it)`,
+    });
   }
   if (args.attentionBackend !== "dsv4") {
     notes.push({
@@ -99,36 +121,79 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       kind: args.attentionBackend == null ? "defaulted" : "forced",
       from: args.attentionBackend,
       to: "dsv4",
-      reason: args.attentionBackend === "compressed" ? "`compressed` is a deprecated alias of dsv4" : "DSV4 forces the dsv4 attention backend",
+      reason:
+        args.attentionBackend === "compressed"
+          ? "`compressed` is a deprecated alias of dsv4"
+          : "DSV4 forces the dsv4 attention backend",
     });
   }
   const swaRatio = args.swaFullTokensRatio ?? DSV4_DEFAULTS.swaFullTokensRatio;
-  if (args.swaFullTokensRatio == null) notes.push({ field: "swaFullTokensRatio", kind: "defaulted", from: null, to: swaRatio, reason: "DSV4 default SWA:full token ratio" });
+  if (args.swaFullTokensRatio == null)
+    notes.push({
+      field: "swaFullTokensRatio",
+      kind: "defaulted",
+      from: null,
+      to: swaRatio,
+      reason: "DSV4 default SWA:full token ratio",
+    });
   const maxRunningRequests = args.maxRunningRequests ?? DSV4_DEFAULTS.maxRunningRequests;
   if (args.maxRunningRequests == null) {
-    notes.push({ field: "maxRunningRequests", kind: "defaulted", from: null, to: maxRunningRequests, reason: "DSV4 default (the model hook runs before the speculative hook, whose default would be 48)" });
+    notes.push({
+      field: "maxRunningRequests",
+      kind: "defaulted",
+      from: null,
+      to: maxRunningRequests,
+      reason: "DSV4 default (the model hook runs before the speculative hook, whose default would be 48)",
+    });
   }
   let kvCacheDtype = args.kvCacheDtype;
   if (kvCacheDtype === "auto") {
     kvCacheDtype = DSV4_DEFAULTS.kvCacheDtype;
-    notes.push({ field: "kvCacheDtype", kind: "defaulted", from: "auto", to: kvCacheDtype, reason: "auto resolves to fp8_e4m3 for DSV4" });
+    notes.push({
+      field: "kvCacheDtype",
+      kind: "defaulted",
+      from: "auto",
+      to: kvCacheDtype,
+      reason: "auto resolves to fp8_e4m3 for DSV4",
+    });
   } else if (kvCacheDtype !== "fp8_e4m3") {
-    error("V-A3", "kvCacheDtype", kvCacheDtype, `--kv-cache-dtype ${kvCacheDtype} is not supported for ${arch}: the DSV4 pools store fp8_e4m3 KV; use --kv-cache-dtype fp8_e4m3 (or auto)`);
+    error(
+      "V-A3",
+      "kvCacheDtype",
+      kvCacheDtype,
+      `--kv-cache-dtype ${kvCacheDtype} is not supported for ${arch}: the DSV4 pools store fp8_e4m3 KV; use --kv-cache-dtype fp8_e4m3 (or auto)`,
+    );
   }
   const contextLen = args.contextLength ?? model.contextLen;
 
   // --- Environment switches ---
   const stateDtypeBytes = STATE_DTYPES[args.compressStateDtype.toLowerCase()];
   if (stateDtypeBytes === undefined) {
-    error("V-D1", "compressStateDtype", args.compressStateDtype, `Unsupported SGLANG_DSV4_COMPRESS_STATE_DTYPE=${args.compressStateDtype}. Expected one of: float32, fp32, bfloat16, bf16.`);
+    error(
+      "V-D1",
+      "compressStateDtype",
+      args.compressStateDtype,
+      `Unsupported SGLANG_DSV4_COMPRESS_STATE_DTYPE=${args.compressStateDtype}. Expected one of: float32, fp32, bfloat16, bf16.`,
+    );
   }
   let onlineC128 = args.onlineCompress;
   if (onlineC128 && args.platform === "hip") {
     onlineC128 = false;
-    notes.push({ field: "onlineCompress", kind: "forced", from: true, to: false, reason: "online compress is forced off on ROCm/HIP" });
+    notes.push({
+      field: "onlineCompress",
+      kind: "forced",
+      from: true,
+      to: false,
+      reason: "online compress is forced off on ROCm/HIP",
+    });
   }
   if (onlineC128 && stateDtypeBytes === 2) {
-    error("V-D1", "compressStateDtype", args.compressStateDtype, "bf16 is not supported when SGLANG_OPT_USE_ONLINE_COMPRESS=1; online c128 state must stay float32 (use --compress-state-dtype float32 or turn online compress off)");
+    error(
+      "V-D1",
+      "compressStateDtype",
+      args.compressStateDtype,
+      "bf16 is not supported when SGLANG_OPT_USE_ONLINE_COMPRESS=1; online c128 state must stay float32 (use --compress-state-dtype float32 or turn online compress off)",
+    );
   }
 
   // --- Speculative decoding (§7.2) ---
@@ -141,73 +206,183 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   let adaptiveCandidates: number[] | null = null;
   if (rawAlgorithm != null) {
     if (!(SPECULATIVE_ALGORITHMS_ACCEPTED as readonly string[]).includes(rawAlgorithm)) {
-      const hint = rawAlgorithm.toUpperCase() === "NEXTN" || rawAlgorithm.toUpperCase() === "EAGLE" ? "use --speculative-algorithm EAGLE (the DSV4 check runs before NEXTN aliasing and upper-casing)" : "use --speculative-algorithm EAGLE or DSPARK, or drop speculative decoding";
-      error("V-A1", "speculativeAlgorithm", rawAlgorithm, `Only EAGLE (and DSPARK) speculative algorithms are supported for ${arch} (got --speculative-algorithm ${rawAlgorithm}); ${hint}`);
+      const hint =
+        rawAlgorithm.toUpperCase() === "NEXTN" || rawAlgorithm.toUpperCase() === "EAGLE"
+          ? "use --speculative-algorithm EAGLE (the DSV4 check runs before NEXTN aliasing and upper-casing)"
+          : "use --speculative-algorithm EAGLE or DSPARK, or drop speculative decoding";
+      error(
+        "V-A1",
+        "speculativeAlgorithm",
+        rawAlgorithm,
+        `Only EAGLE (and DSPARK) speculative algorithms are supported for ${arch} (got --speculative-algorithm ${rawAlgorithm}); ${hint}`,
+      );
     } else algorithm = rawAlgorithm as "EAGLE" | "DSPARK";
   } else {
-    for (const field of ["speculativeNumSteps", "speculativeEagleTopk", "speculativeNumDraftTokens", "speculativeDsparkBlockSize"] as const) {
-      if (args[field] != null) warn("V-S0", field, args[field], `${field} = ${args[field]} is ignored: no --speculative-algorithm is set`);
+    for (const field of [
+      "speculativeNumSteps",
+      "speculativeEagleTopk",
+      "speculativeNumDraftTokens",
+      "speculativeDsparkBlockSize",
+    ] as const) {
+      if (args[field] != null)
+        warn("V-S0", field, args[field], `${field} = ${args[field]} is ignored: no --speculative-algorithm is set`);
     }
   }
   if (algorithm === "EAGLE") {
     topk = args.speculativeEagleTopk;
     if (topk !== 1) {
-      error("V-A2", "speculativeEagleTopk", topk, `Only EAGLE with topk == 1 is supported for ${arch}; --speculative-eagle-topk is ${topk ?? "unset"}: set --speculative-eagle-topk 1`);
+      error(
+        "V-A2",
+        "speculativeEagleTopk",
+        topk,
+        `Only EAGLE with topk == 1 is supported for ${arch}; --speculative-eagle-topk is ${topk ?? "unset"}: set --speculative-eagle-topk 1`,
+      );
     }
     if (args.speculativeAdaptive) {
-      adaptiveCandidates = [...(args.speculativeAdaptiveCandidates ?? DEFAULT_ADAPTIVE_CANDIDATES)].sort((a, b) => a - b);
+      adaptiveCandidates = [...(args.speculativeAdaptiveCandidates ?? DEFAULT_ADAPTIVE_CANDIDATES)].sort(
+        (a, b) => a - b,
+      );
       const middle = adaptiveCandidates[Math.floor(adaptiveCandidates.length / 2)]!;
       steps = args.speculativeNumSteps ?? middle;
-      if (args.speculativeNumSteps == null) notes.push({ field: "speculativeNumSteps", kind: "defaulted", from: null, to: steps, reason: "adaptive: the middle candidate" });
+      if (args.speculativeNumSteps == null)
+        notes.push({
+          field: "speculativeNumSteps",
+          kind: "defaulted",
+          from: null,
+          to: steps,
+          reason: "adaptive: the middle candidate",
+        });
       if (!adaptiveCandidates.includes(steps)) {
-        error("V-S3", "speculativeNumSteps", steps, `adaptive speculative decoding: --speculative-num-steps ${steps} is not one of the candidate steps [${adaptiveCandidates.join(", ")}]; pick one of them`);
+        error(
+          "V-S3",
+          "speculativeNumSteps",
+          steps,
+          `adaptive speculative decoding: --speculative-num-steps ${steps} is not one of the candidate steps [${adaptiveCandidates.join(", ")}]; pick one of them`,
+        );
       }
       maxDraft = Math.max(...adaptiveCandidates) + 1;
     } else {
       steps = args.speculativeNumSteps;
       if (steps == null && args.speculativeNumDraftTokens != null) {
         steps = args.speculativeNumDraftTokens - 1;
-        notes.push({ field: "speculativeNumSteps", kind: "defaulted", from: null, to: steps, reason: "EAGLE topk 1: steps = draft tokens − 1 [ASSUMED; upstream auto-choice is model-dependent]" });
+        notes.push({
+          field: "speculativeNumSteps",
+          kind: "defaulted",
+          from: null,
+          to: steps,
+          reason: "EAGLE topk 1: steps = draft tokens − 1 [ASSUMED; upstream auto-choice is model-dependent]",
+        });
       }
       if (steps == null || steps < 1) {
-        error("V-S2", "speculativeNumSteps", steps, "EAGLE needs --speculative-num-steps (≥ 1); with topk 1 the verify window is steps + 1 draft tokens, e.g. --speculative-num-steps 3");
+        error(
+          "V-S2",
+          "speculativeNumSteps",
+          steps,
+          "EAGLE needs --speculative-num-steps (≥ 1); with topk 1 the verify window is steps + 1 draft tokens, e.g. --speculative-num-steps 3",
+        );
         steps = steps ?? null;
       }
     }
     if (steps != null && steps >= 1) {
       numDraftTokens = steps + 1;
       const given = args.speculativeNumDraftTokens;
-      if (given == null) notes.push({ field: "speculativeNumDraftTokens", kind: "defaulted", from: null, to: numDraftTokens, reason: `EAGLE topk 1: steps + 1 = ${steps} + 1` });
+      if (given == null)
+        notes.push({
+          field: "speculativeNumDraftTokens",
+          kind: "defaulted",
+          from: null,
+          to: numDraftTokens,
+          reason: `EAGLE topk 1: steps + 1 = ${steps} + 1`,
+        });
       else if (given !== numDraftTokens && topk === 1) {
-        notes.push({ field: "speculativeNumDraftTokens", kind: "corrected", from: given, to: numDraftTokens, reason: `EAGLE topk 1 verifies steps + 1 = ${numDraftTokens} tokens` });
-        warn("V-S2", "speculativeNumDraftTokens", given, `--speculative-num-draft-tokens ${given} was corrected to ${numDraftTokens} = --speculative-num-steps ${steps} + 1 (EAGLE with topk 1); to verify ${given} tokens set --speculative-num-steps ${given - 1}`);
+        notes.push({
+          field: "speculativeNumDraftTokens",
+          kind: "corrected",
+          from: given,
+          to: numDraftTokens,
+          reason: `EAGLE topk 1 verifies steps + 1 = ${numDraftTokens} tokens`,
+        });
+        warn(
+          "V-S2",
+          "speculativeNumDraftTokens",
+          given,
+          `--speculative-num-draft-tokens ${given} was corrected to ${numDraftTokens} = --speculative-num-steps ${steps} + 1 (EAGLE with topk 1); to verify ${given} tokens set --speculative-num-steps ${given - 1}`,
+        );
       } else if (given !== numDraftTokens) numDraftTokens = given;
       if (!args.speculativeAdaptive) maxDraft = numDraftTokens;
     }
   } else if (algorithm === "DSPARK") {
-    if (args.speculativeNumSteps != null && args.speculativeNumSteps !== 1) notes.push({ field: "speculativeNumSteps", kind: "forced", from: args.speculativeNumSteps, to: 1, reason: "DSpark drafts one block per step" });
-    if (args.speculativeEagleTopk != null && args.speculativeEagleTopk !== 1) notes.push({ field: "speculativeEagleTopk", kind: "forced", from: args.speculativeEagleTopk, to: 1, reason: "DSpark uses topk 1" });
+    if (args.speculativeNumSteps != null && args.speculativeNumSteps !== 1)
+      notes.push({
+        field: "speculativeNumSteps",
+        kind: "forced",
+        from: args.speculativeNumSteps,
+        to: 1,
+        reason: "DSpark drafts one block per step",
+      });
+    if (args.speculativeEagleTopk != null && args.speculativeEagleTopk !== 1)
+      notes.push({
+        field: "speculativeEagleTopk",
+        kind: "forced",
+        from: args.speculativeEagleTopk,
+        to: 1,
+        reason: "DSpark uses topk 1",
+      });
     steps = 1;
     topk = 1;
     const gamma = args.speculativeDsparkBlockSize ?? model.dsparkBlockSize;
-    if (args.speculativeDsparkBlockSize == null && gamma != null) notes.push({ field: "speculativeDsparkBlockSize", kind: "defaulted", from: null, to: gamma, reason: `from the ${model.name} draft checkpoint (dspark_block_size)` });
+    if (args.speculativeDsparkBlockSize == null && gamma != null)
+      notes.push({
+        field: "speculativeDsparkBlockSize",
+        kind: "defaulted",
+        from: null,
+        to: gamma,
+        reason: `from the ${model.name} draft checkpoint (dspark_block_size)`,
+      });
     if (gamma == null) {
-      error("V-S1", "speculativeDsparkBlockSize", null, `DSpark cannot resolve its verify width: ${model.name} declares no dspark_block_size; pass --speculative-dspark-block-size (γ; the verify window is γ + 1)`);
+      error(
+        "V-S1",
+        "speculativeDsparkBlockSize",
+        null,
+        `DSpark cannot resolve its verify width: ${model.name} declares no dspark_block_size; pass --speculative-dspark-block-size (γ; the verify window is γ + 1)`,
+      );
     } else if (gamma <= 0) {
-      error("V-S1", "speculativeDsparkBlockSize", gamma, `--speculative-dspark-block-size ${gamma}: γ must be ≥ 1 (the verify window γ + 1 must be at least 2)`);
+      error(
+        "V-S1",
+        "speculativeDsparkBlockSize",
+        gamma,
+        `--speculative-dspark-block-size ${gamma}: γ must be ≥ 1 (the verify window γ + 1 must be at least 2)`,
+      );
     } else {
       numDraftTokens = gamma + 1;
       maxDraft = numDraftTokens;
       const given = args.speculativeNumDraftTokens;
       if (given != null && given !== numDraftTokens) {
-        error("V-S1", "speculativeNumDraftTokens", given, `DSpark verify width --speculative-num-draft-tokens ${given} must equal gamma + 1 (= ${numDraftTokens} for gamma=${gamma}); drop the flag or set it to ${numDraftTokens}`);
-      } else if (given == null) notes.push({ field: "speculativeNumDraftTokens", kind: "defaulted", from: null, to: numDraftTokens, reason: `DSpark verify window γ + 1 = ${gamma} + 1` });
+        error(
+          "V-S1",
+          "speculativeNumDraftTokens",
+          given,
+          `DSpark verify width --speculative-num-draft-tokens ${given} must equal gamma + 1 (= ${numDraftTokens} for gamma=${gamma}); drop the flag or set it to ${numDraftTokens}`,
+        );
+      } else if (given == null)
+        notes.push({
+          field: "speculativeNumDraftTokens",
+          kind: "defaulted",
+          from: null,
+          to: numDraftTokens,
+          reason: `DSpark verify window γ + 1 = ${gamma} + 1`,
+        });
     }
   }
   const isSpeculative = algorithm != null || (rawAlgorithm != null && issues.some((i) => i.rule === "V-A1"));
   if (args.maxSpeculativeNumDraftTokens != null && algorithm != null) {
     if (args.maxSpeculativeNumDraftTokens < numDraftTokens) {
-      error("V-S5", "maxSpeculativeNumDraftTokens", args.maxSpeculativeNumDraftTokens, `The speculative algorithm declared max_speculative_num_draft_tokens=${args.maxSpeculativeNumDraftTokens}, below the configured speculative_num_draft_tokens=${numDraftTokens}; raise the declared maximum to at least ${numDraftTokens}`);
+      error(
+        "V-S5",
+        "maxSpeculativeNumDraftTokens",
+        args.maxSpeculativeNumDraftTokens,
+        `The speculative algorithm declared max_speculative_num_draft_tokens=${args.maxSpeculativeNumDraftTokens}, below the configured speculative_num_draft_tokens=${numDraftTokens}; raise the declared maximum to at least ${numDraftTokens}`,
+      );
     }
     maxDraft = Math.max(maxDraft, args.maxSpeculativeNumDraftTokens);
   }
@@ -226,30 +401,65 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
         `SGLANG_OPT_USE_ONLINE_COMPRESS does not support speculative decode (MTP) yet, except the experimental EAGLE topk=1 path gated by SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1 (algorithm ${rawAlgorithm}${args.onlineC128Mtp ? "" : ", experimental switch off"}); turn --online-compress off${algorithm === "EAGLE" ? " or add --online-c128-mtp" : ""}${args.onlineC128Mtp ? "" : " (V-S9: online c128 does not support MTP)"}`,
       );
     } else if (!maxDraft) {
-      error("V-S7", "maxSpeculativeNumDraftTokens", maxDraft, "SGLANG_EXPERIMENTAL_ONLINE_C128_MTP requires speculative_num_draft_tokens to be set (set --speculative-num-steps / --speculative-num-draft-tokens)");
+      error(
+        "V-S7",
+        "maxSpeculativeNumDraftTokens",
+        maxDraft,
+        "SGLANG_EXPERIMENTAL_ONLINE_C128_MTP requires speculative_num_draft_tokens to be set (set --speculative-num-steps / --speculative-num-draft-tokens)",
+      );
     } else {
-      warn("V-S7", "onlineC128Mtp", true, `experimental online c128 MTP is on (${maxDraft} draft banks): validate correctness carefully`);
+      warn(
+        "V-S7",
+        "onlineC128Mtp",
+        true,
+        `experimental online c128 MTP is on (${maxDraft} draft banks): validate correctness carefully`,
+      );
     }
   }
 
   // --- HiSparse (V-H1) and the trtllm backend (V-A4) ---
-  const hisparseRatio = args.enableHisparse ? (args.hisparseHostToDeviceRatio ?? DSV4_DEFAULTS.hisparseHostToDeviceRatio) : 1;
+  const hisparseRatio = args.enableHisparse
+    ? (args.hisparseHostToDeviceRatio ?? DSV4_DEFAULTS.hisparseHostToDeviceRatio)
+    : 1;
   if (args.enableHisparse && !(hisparseRatio >= 1)) {
-    error("V-H1", "hisparseHostToDeviceRatio", hisparseRatio, `HiSparse host_to_device_ratio = ${hisparseRatio} must be ≥ 1 (the device keeps 1/ratio of the c4 KV)`);
+    error(
+      "V-H1",
+      "hisparseHostToDeviceRatio",
+      hisparseRatio,
+      `HiSparse host_to_device_ratio = ${hisparseRatio} must be ≥ 1 (the device keeps 1/ratio of the c4 KV)`,
+    );
   }
   if (args.dsv4AttnBackend === "trtllm") {
-    const fail = (field: string, value: unknown, why: string) => error("V-A4", field, value, `--dsv4-attn-backend trtllm ${why}`);
-    if (args.platform !== "cuda" || !/^sm10[03]/.test(args.gpuArch)) fail("gpuArch", args.gpuArch, `requires a Blackwell SM100/SM103 CUDA GPU (got ${args.platform} ${args.gpuArch}); use the default dsv4 attention backend`);
+    const fail = (field: string, value: unknown, why: string) =>
+      error("V-A4", field, value, `--dsv4-attn-backend trtllm ${why}`);
+    if (args.platform !== "cuda" || !/^sm10[03]/.test(args.gpuArch))
+      fail(
+        "gpuArch",
+        args.gpuArch,
+        `requires a Blackwell SM100/SM103 CUDA GPU (got ${args.platform} ${args.gpuArch}); use the default dsv4 attention backend`,
+      );
     if (kvCacheDtype !== "fp8_e4m3") fail("kvCacheDtype", kvCacheDtype, "requires --kv-cache-dtype fp8_e4m3");
     if (args.enableHisparse) fail("enableHisparse", true, "is incompatible with HiSparse; drop --enable-hisparse");
     if (args.prefillContextParallel) fail("prefillContextParallel", true, "is incompatible with context parallelism");
-    if (args.disaggregationMode !== "null") fail("disaggregationMode", args.disaggregationMode, "is incompatible with PD disaggregation");
-    if (args.chunkedPrefillSize != null && args.chunkedPrefillSize <= 0) fail("chunkedPrefillSize", args.chunkedPrefillSize, "requires chunked prefill (--chunked-prefill-size > 0)");
+    if (args.disaggregationMode !== "null")
+      fail("disaggregationMode", args.disaggregationMode, "is incompatible with PD disaggregation");
+    if (args.chunkedPrefillSize != null && args.chunkedPrefillSize <= 0)
+      fail("chunkedPrefillSize", args.chunkedPrefillSize, "requires chunked prefill (--chunked-prefill-size > 0)");
   } else if (args.dsv4AttnBackend != null) {
-    warn("V-A4", "dsv4AttnBackend", args.dsv4AttnBackend, `--dsv4-attn-backend ${args.dsv4AttnBackend} is not modelled; sizing uses the default separate-KV CUDA pools`);
+    warn(
+      "V-A4",
+      "dsv4AttnBackend",
+      args.dsv4AttnBackend,
+      `--dsv4-attn-backend ${args.dsv4AttnBackend} is not modelled; sizing uses the default separate-KV CUDA pools`,
+    );
   }
   if (args.enableDeepseekV4Fp4Indexer && args.platform !== "hip") {
-    warn("V-K1", "enableDeepseekV4Fp4Indexer", true, "the FP4 indexer applies to ROCm/HIP only; the FP8 indexer (132 B/token) is sized");
+    warn(
+      "V-K1",
+      "enableDeepseekV4Fp4Indexer",
+      true,
+      "the FP4 indexer applies to ROCm/HIP only; the FP8 indexer (132 B/token) is sized",
+    );
   }
 
   // --- Parallelism, rings and the ring/draft check (V-S8) ---
@@ -297,7 +507,10 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       ringSizes.c128 = compressStateRingSize(128, ringOptions);
       writePads.c128 = compressStateWritePad(128, ringSizes.c128);
     }
-    const served = [layers.ratio4 > 0 ? writePads.c4 : null, layers.ratio128 > 0 && !onlineC128 ? writePads.c128 : null].filter((v): v is number => v != null);
+    const served = [
+      layers.ratio4 > 0 ? writePads.c4 : null,
+      layers.ratio128 > 0 && !onlineC128 ? writePads.c128 : null,
+    ].filter((v): v is number => v != null);
     maxDraftTokensServed = served.length ? Math.min(...served) : null;
     if (isSpeculative && algorithm != null) {
       const seen = new Set<string>();
@@ -305,7 +518,13 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
         for (const e of ringDraftViolations(s, maxDraft, onlineC128)) {
           if (seen.has(e.message)) continue;
           seen.add(e.message);
-          error("V-S8", "speculativeNumDraftTokens", maxDraft, e.message + (args.speculativeAdaptive ? ` (the largest adaptive draft count, ${maxDraft}, is checked)` : ""));
+          error(
+            "V-S8",
+            "speculativeNumDraftTokens",
+            maxDraft,
+            e.message +
+              (args.speculativeAdaptive ? ` (the largest adaptive draft count, ${maxDraft}, is checked)` : ""),
+          );
         }
       }
     }
@@ -313,7 +532,13 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     if (!(e instanceof MemoryPoolError)) throw e;
     error("V-K1", e.field, e.value, e.message);
   }
-  if (args.ppSize > model.numHiddenLayers) error("V-K1", "ppSize", args.ppSize, `--pp-size ${args.ppSize} exceeds the ${model.numHiddenLayers} layers of ${model.name}`);
+  if (args.ppSize > model.numHiddenLayers)
+    error(
+      "V-K1",
+      "ppSize",
+      args.ppSize,
+      `--pp-size ${args.ppSize} exceeds the ${model.numHiddenLayers} layers of ${model.name}`,
+    );
 
   const derived: DerivedValues = {
     effectivePageSize,
@@ -340,6 +565,12 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     contextLen,
     layers,
   };
-  return { args, model: { ...model, contextLen }, derived, notes, issues, sizing: { ...sizing, model: { ...model, contextLen } } };
+  return {
+    args,
+    model: { ...model, contextLen },
+    derived,
+    notes,
+    issues,
+    sizing: { ...sizing, model: { ...model, contextLen } },
+  };
 }
-

@@ -84,7 +84,10 @@ export function parseServerArgs(raw: Record<string, unknown>): ParseArgsResult {
     issues: parsed.error.issues.map((issue) => {
       if (issue.code === "unrecognized_keys") return `unknown argument(s): ${issue.keys.join(", ")}`;
       const field = issue.path.join(".");
-      const value = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k as PropertyKey], normalized);
+      const value = issue.path.reduce<unknown>(
+        (v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k as PropertyKey],
+        normalized,
+      );
       return `${field} = ${JSON.stringify(value)}: ${issue.message}`;
     }),
   };

@@ -12,8 +12,16 @@ export interface FlagSpec {
 }
 
 export const SERVER_FLAGS: Record<string, FlagSpec> = {
-  model: { kind: "string", target: "server", help: "model preset: DeepSeek-V4-Flash (default), DeepSeek-V4-Flash-0731, DeepSeek-V4-Pro" },
-  "page-size": { kind: "int", target: "server", help: "--page-size (DSV4 always uses 256 on CUDA; other values are corrected)" },
+  model: {
+    kind: "string",
+    target: "server",
+    help: "model preset: DeepSeek-V4-Flash (default), DeepSeek-V4-Flash-0731, DeepSeek-V4-Pro",
+  },
+  "page-size": {
+    kind: "int",
+    target: "server",
+    help: "--page-size (DSV4 always uses 256 on CUDA; other values are corrected)",
+  },
   "attention-backend": { kind: "string", target: "server", help: "--attention-backend (forced to dsv4)" },
   "swa-full-tokens-ratio": { kind: "float", target: "server", help: "SWA:full token ratio (DSV4 default 0.1)" },
   "max-running-requests": { kind: "int", target: "server", help: "max running requests (DSV4 default 256)" },
@@ -22,13 +30,25 @@ export const SERVER_FLAGS: Record<string, FlagSpec> = {
   "max-total-tokens": { kind: "int", target: "server", help: "cap on the full-token capacity" },
   "context-length": { kind: "int", target: "server", help: "context length (default: the model's max positions)" },
   "speculative-algorithm": { kind: "string", target: "server", help: "EAGLE (default) | DSPARK | none" },
-  "speculative-num-steps": { kind: "int", target: "server", help: "EAGLE steps (default 3; derived from the draft tokens when only those are given)" },
+  "speculative-num-steps": {
+    kind: "int",
+    target: "server",
+    help: "EAGLE steps (default 3; derived from the draft tokens when only those are given)",
+  },
   "speculative-eagle-topk": { kind: "int", target: "server", help: "EAGLE top-k (default 1; DSV4 requires 1)" },
   "speculative-num-draft-tokens": { kind: "int", target: "server", help: "verify window (default 4 = steps + 1)" },
   "speculative-dspark-block-size": { kind: "int", target: "server", help: "DSpark gamma (verify window gamma + 1)" },
   "speculative-adaptive": { kind: "bool", target: "server", help: "adaptive speculative steps" },
-  "speculative-adaptive-candidates": { kind: "intList", target: "server", help: "adaptive step candidates, comma-separated (default 1,3,5,7 [assumed])" },
-  "max-speculative-num-draft-tokens": { kind: "int", target: "server", help: "the algorithm's declared maximum draft tokens" },
+  "speculative-adaptive-candidates": {
+    kind: "intList",
+    target: "server",
+    help: "adaptive step candidates, comma-separated (default 1,3,5,7 [assumed])",
+  },
+  "max-speculative-num-draft-tokens": {
+    kind: "int",
+    target: "server",
+    help: "the algorithm's declared maximum draft tokens",
+  },
   "disaggregation-mode": { kind: "string", target: "server", help: "null | prefill | decode" },
   "disaggregation-decode-extra-slots": { kind: "int", target: "server", help: "extra request slots in PD decode" },
   "enable-hisparse": { kind: "bool", target: "server", help: "HiSparse (c4 KV shrinks by the host-to-device ratio)" },
@@ -36,14 +56,30 @@ export const SERVER_FLAGS: Record<string, FlagSpec> = {
   "dsv4-attn-backend": { kind: "string", target: "server", help: "e.g. trtllm (Blackwell only)" },
   "gpu-arch": { kind: "string", target: "server", help: "GPU architecture (default sm90 = H200)" },
   platform: { kind: "string", target: "server", help: "cuda (default) | hip | npu" },
-  "tp-size": { kind: "int", target: "server", help: "tensor-parallel ranks (check default 8: weights are split 8 ways)" },
+  "tp-size": {
+    kind: "int",
+    target: "server",
+    help: "tensor-parallel ranks (check default 8: weights are split 8 ways)",
+  },
   "pp-size": { kind: "int", target: "server", help: "pipeline-parallel stages" },
   "dp-size": { kind: "int", target: "server", help: "data-parallel size" },
-  "enable-dp-attention": { kind: "bool", target: "server", help: "attention DP (max running requests are divided by --dp-size)" },
+  "enable-dp-attention": {
+    kind: "bool",
+    target: "server",
+    help: "attention DP (max running requests are divided by --dp-size)",
+  },
   "chunked-prefill-size": { kind: "int", target: "server", help: "chunked prefill size" },
-  "online-compress": { kind: "bool", target: "server", help: "env SGLANG_OPT_USE_ONLINE_COMPRESS (online c128, ring 1)" },
+  "online-compress": {
+    kind: "bool",
+    target: "server",
+    help: "env SGLANG_OPT_USE_ONLINE_COMPRESS (online c128, ring 1)",
+  },
   "online-c128-mtp": { kind: "bool", target: "server", help: "env SGLANG_EXPERIMENTAL_ONLINE_C128_MTP" },
-  "compress-state-dtype": { kind: "string", target: "server", help: "env SGLANG_DSV4_COMPRESS_STATE_DTYPE: float32 (default) | bfloat16" },
+  "compress-state-dtype": {
+    kind: "string",
+    target: "server",
+    help: "env SGLANG_DSV4_COMPRESS_STATE_DTYPE: float32 (default) | bfloat16",
+  },
   "enable-deepseek-v4-fp4-indexer": { kind: "bool", target: "server", help: "FP4 indexer (HIP only)" },
 };
 

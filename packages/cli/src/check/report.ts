@@ -13,8 +13,12 @@ export function formatReport(r: CheckReport): string {
   const out: string[] = [];
   const d = r.derived;
   const L = d.layers;
-  out.push(`dsv4-kv check: ${r.model.name} (${L.total} layers: ${L.ratio0} SWA-only, ${L.ratio4} c4, ${L.ratio128} c128)`);
-  out.push(`Result: ${r.ok ? "VALID" : "INVALID"} (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}, ${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})`);
+  out.push(
+    `dsv4-kv check: ${r.model.name} (${L.total} layers: ${L.ratio0} SWA-only, ${L.ratio4} c4, ${L.ratio128} c128)`,
+  );
+  out.push(
+    `Result: ${r.ok ? "VALID" : "INVALID"} (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}, ${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})`,
+  );
 
   out.push("", "Resolved arguments");
   const rows: Array<[string, unknown]> = [
@@ -38,11 +42,15 @@ export function formatReport(r: CheckReport): string {
   ];
   for (const [name, value] of rows) {
     const note = r.notes.find((x) => kebab(x.field) === name);
-    out.push(`  ${name.padEnd(34)} ${String(value).padEnd(12)}${note ? ` ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}` : ""}`);
+    out.push(
+      `  ${name.padEnd(34)} ${String(value).padEnd(12)}${note ? ` ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}` : ""}`,
+    );
   }
   for (const note of r.notes) {
     if (rows.some(([name]) => name === kebab(note.field))) continue;
-    out.push(`  ${kebab(note.field).padEnd(34)} ${String(note.to).padEnd(12)} ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}`);
+    out.push(
+      `  ${kebab(note.field).padEnd(34)} ${String(note.to).padEnd(12)} ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}`,
+    );
   }
 
   out.push("", "Compress-state rings");
@@ -55,10 +63,19 @@ export function formatReport(r: CheckReport): string {
     const pad = d.writePads[key]!;
     const online = key === "c128" && d.onlineC128;
     const need = d.maxSpeculativeNumDraftTokens;
-    const verdict = online ? `online (one row per request${d.onlineC128Mtp && need ? `, ${need} draft banks` : ""}): no draft limit from a ring` : !d.isSpeculative ? "no speculative verify" : need <= pad ? `needs ${need}: ok` : `needs ${need}: EXCEEDS`;
-    out.push(`  ${key.padEnd(5)} ring ${String(ring).padEnd(4)} write pad ${String(pad).padEnd(4)} serves at most ${String(pad).padEnd(4)} draft tokens; ${verdict}`);
+    const verdict = online
+      ? `online (one row per request${d.onlineC128Mtp && need ? `, ${need} draft banks` : ""}): no draft limit from a ring`
+      : !d.isSpeculative
+        ? "no speculative verify"
+        : need <= pad
+          ? `needs ${need}: ok`
+          : `needs ${need}: EXCEEDS`;
+    out.push(
+      `  ${key.padEnd(5)} ring ${String(ring).padEnd(4)} write pad ${String(pad).padEnd(4)} serves at most ${String(pad).padEnd(4)} draft tokens; ${verdict}`,
+    );
   }
-  if (d.maxDraftTokensServed != null) out.push(`  the configuration serves at most ${d.maxDraftTokensServed} draft tokens per verify`);
+  if (d.maxDraftTokensServed != null)
+    out.push(`  the configuration serves at most ${d.maxDraftTokensServed} draft tokens per verify`);
 
   out.push("", "Residency check (the planner's ring simulator on the resolved rings)");
   for (const c of r.residency) {
@@ -73,28 +90,45 @@ export function formatReport(r: CheckReport): string {
   const b = r.budget;
   if (b.assumption) out.push(`  assumption: ${b.assumption}`);
   if (b.kind === "gpu") {
-    out.push(`  free before load ${b.preFreeGiB!.toFixed(2)} GiB, after load ${b.postFreeGiB!.toFixed(2)} GiB, mem-fraction-static ${b.memFractionStatic}`);
-    out.push(`  rest = ${b.postFreeGiB!.toFixed(2)} − ${b.preFreeGiB!.toFixed(2)}·(1 − ${b.memFractionStatic}) = ${b.restGiB!.toFixed(2)} GiB; minimum viable fraction ${b.minimumViableMemFraction!.toFixed(5)}`);
+    out.push(
+      `  free before load ${b.preFreeGiB!.toFixed(2)} GiB, after load ${b.postFreeGiB!.toFixed(2)} GiB, mem-fraction-static ${b.memFractionStatic}`,
+    );
+    out.push(
+      `  rest = ${b.postFreeGiB!.toFixed(2)} − ${b.preFreeGiB!.toFixed(2)}·(1 − ${b.memFractionStatic}) = ${b.restGiB!.toFixed(2)} GiB; minimum viable fraction ${b.minimumViableMemFraction!.toFixed(5)}`,
+    );
   }
   out.push(`  KV budget: ${b.availableBytes == null ? "none" : fmtBytes(b.availableBytes)}`);
 
   const s = r.sizing;
   if (s) {
     out.push("", `Pools (sizing ${s.mode}${s.stages.length > 1 ? `, PP stage 0 of ${s.stages.length}` : ""})`);
-    out.push(`  ${"pool".padEnd(22)} ${"layers".padStart(6)}  ${"shape per layer".padEnd(20)} ${"dtype".padEnd(8)} ${"allocated B".padStart(16)} ${"GiB".padStart(8)} ${"estimated B".padStart(16)} ${"unaccounted B".padStart(14)}`);
+    out.push(
+      `  ${"pool".padEnd(22)} ${"layers".padStart(6)}  ${"shape per layer".padEnd(20)} ${"dtype".padEnd(8)} ${"allocated B".padStart(16)} ${"GiB".padStart(8)} ${"estimated B".padStart(16)} ${"unaccounted B".padStart(14)}`,
+    );
     for (const p of s.stages[0]!.pools) {
       out.push(
         `  ${p.name.padEnd(22)} ${String(p.layers).padStart(6)}  ${`[${p.shapePerLayer.map(n).join(", ")}]`.padEnd(20)} ${p.dtype.padEnd(8)} ${n(p.totalBytes).padStart(16)} ${(p.totalBytes / GIB).toFixed(3).padStart(8)} ${n(Math.round(p.estimatedBytes)).padStart(16)} ${n(Math.round(p.unaccountedBytes)).padStart(14)}`,
       );
     }
     const bp = s.bytesPerFullToken;
-    out.push(`  bytes per full token ${bp.total.toFixed(4)} (raw ${bp.raw.toFixed(4)} × draft factor ${bp.draftFactor.toFixed(6)}${s.mode === "exact" ? "; informational, exact mode sizes the pools themselves" : ""}); fixed c128 state ${n(s.fixedBytes)} B`);
+    out.push(
+      `  bytes per full token ${bp.total.toFixed(4)} (raw ${bp.raw.toFixed(4)} × draft factor ${bp.draftFactor.toFixed(6)}${s.mode === "exact" ? "; informational, exact mode sizes the pools themselves" : ""}); fixed c128 state ${n(s.fixedBytes)} B`,
+    );
     out.push("", "Capacity");
     out.push(`  full tokens (max_total_num_tokens) ${n(s.sizes.maxTotalNumTokens)}`);
-    out.push(`  SWA tokens ${n(s.sizes.swaTokens)}, c4 entries ${n(s.sizes.c4Size)}, c128 entries ${n(s.sizes.c128Size)}, c4 state rows ${n(s.sizes.c4StatePoolSize)}, c128 state size ${n(s.sizes.c128StatePoolSize)}`);
-    out.push(`  max running requests ${n(s.maxRunningRequests)} (request slots ${n(s.numReqSlots)}); ${n(Math.floor(s.sizes.maxTotalNumTokens / Math.max(s.maxRunningRequests, 1)))} tokens per request at full load`);
-    if (s.stages.length > 1) out.push(`  per-stage capacity: ${s.stages.map((st) => n(st.stageCapacityTokens)).join(", ")} (the minimum is used)`);
-    out.push(`  allocated ${fmtBytes(s.allocatedBytes)} of ${fmtBytes(s.availableBytes)}; unused ${n(s.unusedBytes)} B${s.unusedBytes < 0 ? " (OVER the budget)" : ""}`);
+    out.push(
+      `  SWA tokens ${n(s.sizes.swaTokens)}, c4 entries ${n(s.sizes.c4Size)}, c128 entries ${n(s.sizes.c128Size)}, c4 state rows ${n(s.sizes.c4StatePoolSize)}, c128 state size ${n(s.sizes.c128StatePoolSize)}`,
+    );
+    out.push(
+      `  max running requests ${n(s.maxRunningRequests)} (request slots ${n(s.numReqSlots)}); ${n(Math.floor(s.sizes.maxTotalNumTokens / Math.max(s.maxRunningRequests, 1)))} tokens per request at full load`,
+    );
+    if (s.stages.length > 1)
+      out.push(
+        `  per-stage capacity: ${s.stages.map((st) => n(st.stageCapacityTokens)).join(", ")} (the minimum is used)`,
+      );
+    out.push(
+      `  allocated ${fmtBytes(s.allocatedBytes)} of ${fmtBytes(s.availableBytes)}; unused ${n(s.unusedBytes)} B${s.unusedBytes < 0 ? " (OVER the budget)" : ""}`,
+    );
   }
 
   if (r.advice.length) {

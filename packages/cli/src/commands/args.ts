@@ -3,10 +3,16 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-export function intFlag(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function intFlag(
+  name: string,
+  raw: string | undefined,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (raw === undefined) return undefined;
   const v = Number(raw);
-  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(v)) throw new UsageError(`--${name} = ${JSON.stringify(raw)}: must be an integer`);
+  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(v))
+    throw new UsageError(`--${name} = ${JSON.stringify(raw)}: must be an integer`);
   if (v < min || v > max) throw new UsageError(`--${name} = ${v}: must be in [${min}, ${max}]`);
   return v;
 }

@@ -51,11 +51,18 @@ type Values = Record<string, string | boolean | number | number[] | undefined>;
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   let values: Values;
   try {
-    const options = Object.fromEntries(Object.entries(ALL_FLAGS).map(([name, spec]) => [name, { type: spec.kind === "bool" ? ("boolean" as const) : ("string" as const) }]));
+    const options = Object.fromEntries(
+      Object.entries(ALL_FLAGS).map(([name, spec]) => [
+        name,
+        { type: spec.kind === "bool" ? ("boolean" as const) : ("string" as const) },
+      ]),
+    );
     const parsed = parseArgs({ args: argv, options, allowPositionals: false, strict: true });
     values = parsed.values as Values;
   } catch (error) {
-    io.stderr.write(`dsv4-kv check: ${error instanceof Error ? error.message : String(error)}\n(see dsv4-kv check --help)\n`);
+    io.stderr.write(
+      `dsv4-kv check: ${error instanceof Error ? error.message : String(error)}\n(see dsv4-kv check --help)\n`,
+    );
     return 2;
   }
   if (values.help) {
@@ -82,17 +89,22 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
     merged[flag] = ALL_FLAGS[flag]!.kind === "bool" ? TRUE_WORDS.has(raw.toLowerCase()) : raw;
   }
   if (typeof flags.config === "string") Object.assign(merged, await readConfigFile(flags.config));
-  for (const [name, raw] of Object.entries(flags)) if (raw !== undefined && name !== "config") merged[name] = convert(name, raw, "--" + name);
+  for (const [name, raw] of Object.entries(flags))
+    if (raw !== undefined && name !== "config") merged[name] = convert(name, raw, "--" + name);
 
   // Model.
   let model: ModelPreset;
   if (typeof merged["model-config"] === "string") {
     model = await readModelFile(merged["model-config"]);
-    if (merged.model !== undefined) throw new UsageError("--model and --model-config are mutually exclusive: give a preset or a file");
+    if (merged.model !== undefined)
+      throw new UsageError("--model and --model-config are mutually exclusive: give a preset or a file");
   } else {
     const name = typeof merged.model === "string" ? merged.model : DEFAULT_MODEL;
     const preset = MODEL_PRESETS[name];
-    if (!preset) throw new UsageError(`--model = ${JSON.stringify(name)}: unknown preset; use one of ${Object.keys(MODEL_PRESETS).join(", ")} or --model-config FILE`);
+    if (!preset)
+      throw new UsageError(
+        `--model = ${JSON.stringify(name)}: unknown preset; use one of ${Object.keys(MODEL_PRESETS).join(", ")} or --model-config FILE`,
+      );
     model = preset;
   }
 
@@ -101,7 +113,13 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
   const applyDefault = (flag: string, value: number | string, reason: string) => {
     if (merged[flag] !== undefined) return;
     merged[flag] = value;
-    cliNotes.push({ field: flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()), kind: "defaulted", from: null, to: value, reason });
+    cliNotes.push({
+      field: flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+      kind: "defaulted",
+      from: null,
+      to: value,
+      reason,
+    });
   };
   const algorithm = merged["speculative-algorithm"];
   if (algorithm === undefined) {
@@ -125,7 +143,8 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
   applyDefault("tp-size", DEFAULT_TP_SIZE, "check's default: one rank of an 8×H200 tensor-parallel deployment");
 
   const serverRaw: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(merged)) if (name in SERVER_FLAGS && value !== undefined) serverRaw[name] = value;
+  for (const [name, value] of Object.entries(merged))
+    if (name in SERVER_FLAGS && value !== undefined) serverRaw[name] = value;
   delete serverRaw.model;
   const parsed = parseServerArgs({ ...serverRaw, model: model.name });
   if (!parsed.ok) throw new UsageError(parsed.issues.join("\n"));
@@ -141,7 +160,10 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
     let assumption: string;
     if (weightsGiB !== undefined) assumption = `each rank loads ${weightsGiB} GiB of weights (--weights-gib)`;
     else {
-      if (!Number.isFinite(model.checkpointGiB)) throw new UsageError(`the model config of ${model.name} has no checkpointGiB: give --weights-gib or --kv-budget-bytes`);
+      if (!Number.isFinite(model.checkpointGiB))
+        throw new UsageError(
+          `the model config of ${model.name} has no checkpointGiB: give --weights-gib or --kv-budget-bytes`,
+        );
       weightsGiB = model.checkpointGiB / ranks;
       assumption = `${tpDefaulted ? "one rank of an 8×H200 tensor-parallel deployment (default): " : ""}each of the ${ranks} rank(s) (tp ${args.tpSize} × pp ${args.ppSize}) holds 1/${ranks} of the ${model.checkpointGiB.toFixed(2)} GiB checkpoint = ${weightsGiB.toFixed(2)} GiB of weights; KV is not sharded by TP (one KV head)`;
     }
@@ -151,12 +173,19 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
     budget = { kind: "gpu", gpuMemoryGiB, weightsGiB, runtimeGiB, assumption };
   }
   const sizing = merged.sizing ?? "exact";
-  if (sizing !== "exact" && sizing !== "sglang-gen-b") throw new UsageError(`--sizing = ${JSON.stringify(sizing)}: must be exact or sglang-gen-b`);
+  if (sizing !== "exact" && sizing !== "sglang-gen-b")
+    throw new UsageError(`--sizing = ${JSON.stringify(sizing)}: must be exact or sglang-gen-b`);
 
-  const report = checkServerConfig(args, model, budget, { sizing, residencySteps: merged["residency-steps"] as number | undefined });
+  const report = checkServerConfig(args, model, budget, {
+    sizing,
+    residencySteps: merged["residency-steps"] as number | undefined,
+  });
   report.notes.unshift(...cliNotes.filter((note) => !report.notes.some((other) => other.field === note.field)));
   io.stdout.write(merged.json ? JSON.stringify(toJson(report), null, 2) + "\n" : formatReport(report));
-  if (!report.ok && !merged.json) io.stderr.write(`dsv4-kv check: the configuration is invalid (${report.errors.length} error${report.errors.length === 1 ? "" : "s"})\n`);
+  if (!report.ok && !merged.json)
+    io.stderr.write(
+      `dsv4-kv check: the configuration is invalid (${report.errors.length} error${report.errors.length === 1 ? "" : "s"})\n`,
+    );
   return report.ok ? 0 : 1;
 }
 
@@ -175,7 +204,12 @@ function convert(name: string, raw: unknown, where: string): string | boolean | 
       if (raw === null) return "null";
       throw fail("must be a string");
     case "int": {
-      const v = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+      const v =
+        typeof raw === "number"
+          ? raw
+          : typeof raw === "string" && /^-?\d+$/.test(raw.trim())
+            ? Number(raw)
+            : Number.NaN;
       if (!Number.isSafeInteger(v)) throw fail("must be an integer");
       return v;
     }
@@ -210,14 +244,24 @@ async function readConfigFile(path: string): Promise<Values> {
   try {
     raw = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new UsageError(`--config ${path}: not valid ${/\.json$/i.test(path) ? "JSON" : "YAML"} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+    throw new UsageError(
+      `--config ${path}: not valid ${/\.json$/i.test(path) ? "JSON" : "YAML"} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
+    );
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new UsageError(`--config ${path}: must hold an object of settings`);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new UsageError(`--config ${path}: must hold an object of settings`);
   const out: Values = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
-    const name = key.replace(/^-+/, "").replace(/_/g, "-").replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
-    if (name === "config" || name === "help") throw new UsageError(`--config ${path}: key ${JSON.stringify(key)} is not allowed in a config file`);
-    if (!(name in ALL_FLAGS)) throw new UsageError(`--config ${path}: unknown key ${JSON.stringify(key)} (keys are the check flags, e.g. speculative-num-draft-tokens)`);
+    const name = key
+      .replace(/^-+/, "")
+      .replace(/_/g, "-")
+      .replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+    if (name === "config" || name === "help")
+      throw new UsageError(`--config ${path}: key ${JSON.stringify(key)} is not allowed in a config file`);
+    if (!(name in ALL_FLAGS))
+      throw new UsageError(
+        `--config ${path}: unknown key ${JSON.stringify(key)} (keys are the check flags, e.g. speculative-num-draft-tokens)`,
+      );
     out[name] = convert(name, value, `--config ${path}: ${key}`);
   }
   return out;
@@ -229,7 +273,9 @@ async function readModelFile(path: string): Promise<ModelPreset> {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--model-config ${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new UsageError(
+      `--model-config ${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   const result = parseCustomModel(raw);
   if (!result.ok) throw new UsageError(`--model-config ${path}:\n  ${result.issues.join("\n  ")}`);

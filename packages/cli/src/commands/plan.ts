@@ -59,7 +59,8 @@ export type PlanEngineName = "cpu" | "gpu";
 function rowsOf(t: CompressPlanTable | WritePlanTable | DecodePlanTable | undefined): Row[] {
   if (!t) return [];
   const rows: Row[] = [];
-  for (let i = 0; i < t.rowCount; i++) rows.push(t.isInvalid(i) ? { invalid: true } : (t.row(i) as unknown as Record<string, number>));
+  for (let i = 0; i < t.rowCount; i++)
+    rows.push(t.isInvalid(i) ? { invalid: true } : (t.row(i) as unknown as Record<string, number>));
   return rows;
 }
 
@@ -76,7 +77,12 @@ function errorResult(err: unknown): PlanCaseResult {
   if (err instanceof PlannerError) return { error: { code: err.code, message: err.message, field: err.field } };
   // kernels-cuda errors (GPU unavailable, CUDA failures) carry a code too.
   const e = err as { code?: unknown; message?: unknown };
-  return { error: { code: typeof e.code === "string" ? e.code : "INTERNAL", message: typeof e.message === "string" ? e.message : String(err) } };
+  return {
+    error: {
+      code: typeof e.code === "string" ? e.code : "INTERNAL",
+      message: typeof e.message === "string" ? e.message : String(err),
+    },
+  };
 }
 
 /** The GPU engine of @dsv4-kv/kernels-cuda, loaded only when asked for (the addon stays unloaded otherwise). */
@@ -85,7 +91,10 @@ async function loadGpuEngine(): Promise<PlanEngine> {
   return createGpuPlanEngine();
 }
 
-export async function runPlanCases(input: unknown, engineName: PlanEngineName = "cpu"): Promise<{ results: PlanCaseResult[]; ok: boolean }> {
+export async function runPlanCases(
+  input: unknown,
+  engineName: PlanEngineName = "cpu",
+): Promise<{ results: PlanCaseResult[]; ok: boolean }> {
   const cases = Array.isArray(input) ? input : [input];
   const engine = engineName === "gpu" ? await loadGpuEngine() : cpuPlanEngine;
   const results: PlanCaseResult[] = [];
@@ -102,16 +111,23 @@ export async function runPlanCases(input: unknown, engineName: PlanEngineName = 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { input: { type: "string" }, path: { type: "string", default: "cpu" }, pretty: { type: "boolean", default: false } },
+    options: {
+      input: { type: "string" },
+      path: { type: "string", default: "cpu" },
+      pretty: { type: "boolean", default: false },
+    },
     strict: true,
   });
-  if (values.path !== "cpu" && values.path !== "gpu") throw new UsageError(`--path = ${JSON.stringify(values.path)}: must be cpu or gpu`);
+  if (values.path !== "cpu" && values.path !== "gpu")
+    throw new UsageError(`--path = ${JSON.stringify(values.path)}: must be cpu or gpu`);
   const text = values.input !== undefined ? readFileSync(values.input, "utf8") : await readAll(io.stdin);
   let input: unknown;
   try {
     input = JSON.parse(text);
   } catch (err) {
-    io.stdout.write(`${JSON.stringify({ error: { code: "INVALID_JSON", message: `input is not JSON: ${(err as Error).message}` } })}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ error: { code: "INVALID_JSON", message: `input is not JSON: ${(err as Error).message}` } })}\n`,
+    );
     return 2;
   }
   let outcome: { results: PlanCaseResult[]; ok: boolean };
@@ -123,6 +139,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
   const out = Array.isArray(input) ? outcome.results : outcome.results[0];
   io.stdout.write(`${JSON.stringify(out, null, values.pretty ? 2 : undefined)}\n`);
-  for (const r of outcome.results) if ("error" in r) io.stderr.write(`dsv4-kv plan: ${r.error.code}: ${r.error.message}\n`);
+  for (const r of outcome.results)
+    if ("error" in r) io.stderr.write(`dsv4-kv plan: ${r.error.code}: ${r.error.message}\n`);
   return outcome.ok ? 0 : 2;
 }

@@ -24,14 +24,32 @@ export interface CommandEntry {
 }
 
 export const COMMANDS: CommandEntry[] = [
-  { path: ["plan"], summary: "plan prefill/decode batches and print the exact plan records as JSON", load: () => import("./plan.js") },
-  { path: ["check"], summary: "check a DeepSeek-V4 server configuration: rings, residency, every pool's bytes, capacity, and every start-up error at once", load: () => import("./check.js") },
-  { path: ["simulate", "residency"], summary: "drive a compress-state ring through speculative batches and check that no committed position is lost", load: () => import("./simulate-residency.js") },
-  { path: ["simulate", "online-mtp"], summary: "run the online c128 MTP controller against a sequential reference (lost commits, max errors)", load: () => import("./simulate-online-mtp.js") },
+  {
+    path: ["plan"],
+    summary: "plan prefill/decode batches and print the exact plan records as JSON",
+    load: () => import("./plan.js"),
+  },
+  {
+    path: ["check"],
+    summary:
+      "check a DeepSeek-V4 server configuration: rings, residency, every pool's bytes, capacity, and every start-up error at once",
+    load: () => import("./check.js"),
+  },
+  {
+    path: ["simulate", "residency"],
+    summary: "drive a compress-state ring through speculative batches and check that no committed position is lost",
+    load: () => import("./simulate-residency.js"),
+  },
+  {
+    path: ["simulate", "online-mtp"],
+    summary: "run the online c128 MTP controller against a sequential reference (lost commits, max errors)",
+    load: () => import("./simulate-online-mtp.js"),
+  },
 ];
 
 /** What `dsv4-kv` with no command runs: the pre-start check of the embedded default (DeepSeek-V4-Flash, EAGLE 3/1/4, one rank of 8×H200 TP). */
 export const DEFAULT_COMMAND: { path: string[]; describe: string } = {
   path: ["check"],
-  describe: "check of the default DeepSeek-V4-Flash server (EAGLE 3 steps, top-k 1, 4 draft tokens, one rank of 8×H200 TP): rings, residency, pools, capacity",
+  describe:
+    "check of the default DeepSeek-V4-Flash server (EAGLE 3 steps, top-k 1, 4 draft tokens, one rank of 8×H200 TP): rings, residency, pools, capacity",
 };

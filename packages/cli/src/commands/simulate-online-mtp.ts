@@ -59,11 +59,14 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const draftTokens = need("draft-tokens", intFlag("draft-tokens", values["draft-tokens"], 1, 8));
   const seed = intFlag("seed", values.seed, 0, 0xffffffff) ?? 1;
   const backendName = values.backend;
-  if (backendName !== "cpu" && backendName !== "gpu") throw new UsageError(`--backend = ${JSON.stringify(backendName)}: must be cpu or gpu`);
+  if (backendName !== "cpu" && backendName !== "gpu")
+    throw new UsageError(`--backend = ${JSON.stringify(backendName)}: must be cpu or gpu`);
   const stateDtype = values["state-dtype"];
-  if (stateDtype !== "fp32" && stateDtype !== "bf16") throw new UsageError(`--state-dtype = ${JSON.stringify(stateDtype)}: must be fp32 or bf16`);
+  if (stateDtype !== "fp32" && stateDtype !== "bf16")
+    throw new UsageError(`--state-dtype = ${JSON.stringify(stateDtype)}: must be fp32 or bf16`);
   const lifecycle = values.lifecycle;
-  if (lifecycle !== "hardened" && lifecycle !== "upstream") throw new UsageError(`--lifecycle = ${JSON.stringify(lifecycle)}: must be hardened or upstream`);
+  if (lifecycle !== "hardened" && lifecycle !== "upstream")
+    throw new UsageError(`--lifecycle = ${JSON.stringify(lifecycle)}: must be hardened or upstream`);
 
   const mtp = await import("@dsv4-kv/online-mtp-controller");
   let backend;
@@ -77,7 +80,16 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   } else {
     backend = new mtp.CpuBackend();
   }
-  const r = mtp.runSimulation({ backend, requests, steps, draftTokens, adaptive: values.adaptive, seed, stateDtype, lifecycle });
+  const r = mtp.runSimulation({
+    backend,
+    requests,
+    steps,
+    draftTokens,
+    adaptive: values.adaptive,
+    seed,
+    stateDtype,
+    lifecycle,
+  });
   (backend as { dispose?: () => void }).dispose?.();
   const ok = r.lostCommits === 0 && r.violations === 0;
   if (values.json) {

@@ -49,8 +49,28 @@ interface RingRun {
 
 function defaultRuns(steps: number, seed: number): RingRun[] {
   return [
-    { label: "c4 ring 16 (paged, SWA page 256)", scenario: { compressRatio: 4, ringSize: SPECULATIVE_RING_SIZE[4], swaPageSize: 256, draftTokens: 10, steps, seed } },
-    { label: "c128 ring 256 (request ring)", scenario: { compressRatio: 128, ringSize: SPECULATIVE_RING_SIZE[128], swaPageSize: 256, draftTokens: 130, steps, seed } },
+    {
+      label: "c4 ring 16 (paged, SWA page 256)",
+      scenario: {
+        compressRatio: 4,
+        ringSize: SPECULATIVE_RING_SIZE[4],
+        swaPageSize: 256,
+        draftTokens: 10,
+        steps,
+        seed,
+      },
+    },
+    {
+      label: "c128 ring 256 (request ring)",
+      scenario: {
+        compressRatio: 128,
+        ringSize: SPECULATIVE_RING_SIZE[128],
+        swaPageSize: 256,
+        draftTokens: 130,
+        steps,
+        seed,
+      },
+    },
   ];
 }
 
@@ -62,7 +82,9 @@ function progressBar(io: CommandIO, label: string): ((step: number, total: numbe
     if (pct === last && step !== total) return;
     last = pct;
     const filled = Math.round(pct / 4);
-    io.stderr.write(`\r${label} [${"#".repeat(filled)}${".".repeat(25 - filled)}] ${String(pct).padStart(3)}% ${step}/${total}`);
+    io.stderr.write(
+      `\r${label} [${"#".repeat(filled)}${".".repeat(25 - filled)}] ${String(pct).padStart(3)}% ${step}/${total}`,
+    );
     if (step === total) io.stderr.write("\r\x1b[K");
   };
 }
@@ -108,16 +130,23 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     throw new UsageError(`--pad-formula = ${JSON.stringify(padFormula)}: must be one of ${PAD_FORMULAS.join(", ")}`);
   }
   const pad = intFlag("pad", values.pad, 0);
-  if (pad !== undefined && padFormula !== undefined) throw new UsageError("--pad and --pad-formula are exclusive: give one");
+  if (pad !== undefined && padFormula !== undefined)
+    throw new UsageError("--pad and --pad-formula are exclusive: give one");
 
   const ringFlags = [values.ratio, values.ring, values["swa-page"], values["draft-tokens"]];
   let runs: RingRun[];
   if (ringFlags.every((f) => f === undefined)) {
-    runs = defaultRuns(steps, seed).map((r) => ({ ...r, scenario: { ...r.scenario, adaptive: values.adaptive, writePad: pad, padFormula } }));
+    runs = defaultRuns(steps, seed).map((r) => ({
+      ...r,
+      scenario: { ...r.scenario, adaptive: values.adaptive, writePad: pad, padFormula },
+    }));
   } else {
     const names = ["ratio", "ring", "swa-page", "draft-tokens"];
     const missing = names.filter((_, i) => ringFlags[i] === undefined);
-    if (missing.length > 0) throw new UsageError(`--${missing.join(", --")} ${missing.length === 1 ? "is" : "are"} required with --ratio/--ring/--swa-page/--draft-tokens (see --help)`);
+    if (missing.length > 0)
+      throw new UsageError(
+        `--${missing.join(", --")} ${missing.length === 1 ? "is" : "are"} required with --ratio/--ring/--swa-page/--draft-tokens (see --help)`,
+      );
     const ratio = intFlag("ratio", values.ratio, 1)!;
     if (ratio !== 4 && ratio !== 128) throw new UsageError(`--ratio = ${ratio}: must be 4 or 128`);
     const scenario: ResidencyScenario = {
@@ -132,7 +161,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       writePad: pad,
       padFormula,
     };
-    const kind = ratio === 128 ? "request ring" : values["req-ring"] ? "request ring" : `paged, SWA page ${scenario.swaPageSize}`;
+    const kind =
+      ratio === 128 ? "request ring" : values["req-ring"] ? "request ring" : `paged, SWA page ${scenario.swaPageSize}`;
     runs = [{ label: `c${ratio} ring ${scenario.ringSize} (${kind})`, scenario }];
   }
 
@@ -144,7 +174,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const violations = reports.reduce((n, r) => n + r.report.violations, 0);
   if (values.json) {
     const one = (x: (typeof reports)[number]) => ({
-      ring: { compressRatio: x.run.scenario.compressRatio, ringSize: x.run.scenario.ringSize, swaPageSize: x.run.scenario.swaPageSize, useReqRing: !!x.run.scenario.useReqRing },
+      ring: {
+        compressRatio: x.run.scenario.compressRatio,
+        ringSize: x.run.scenario.ringSize,
+        swaPageSize: x.run.scenario.swaPageSize,
+        useReqRing: !!x.run.scenario.useReqRing,
+      },
       draftTokens: x.run.scenario.draftTokens,
       adaptive: !!x.run.scenario.adaptive,
       writePad: x.report.writePad,
@@ -158,7 +193,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
     io.stdout.write(`${reports.map((r) => describeRun(r.run, r.report)).join("\n")}\n`);
-    io.stdout.write(violations === 0 ? "result: clean\n" : `result: ${violations} violation${violations === 1 ? "" : "s"}: committed KV would be silently corrupted\n`);
+    io.stdout.write(
+      violations === 0
+        ? "result: clean\n"
+        : `result: ${violations} violation${violations === 1 ? "" : "s"}: committed KV would be silently corrupted\n`,
+    );
   }
   return violations === 0 ? 0 : 1;
 }

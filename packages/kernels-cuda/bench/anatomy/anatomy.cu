@@ -15,13 +15,13 @@
 namespace dsv4kv {
 namespace anatomy {
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e__ = (x);                                                                      \
-    if (e__ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e__));  \
-      std::exit(1);                                                                             \
-    }                                                                                           \
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e__ = (x);                                                                     \
+    if (e__ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e__)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
 
 // ---- decode variants (c128 request ring / c4 paged identity), same function as DecodeKernel ----------------------
@@ -48,7 +48,8 @@ __global__ void __launch_bounds__(256) DecodeVar(const DecodeParams p) {
         const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
         const int32_t w = Slot<MODE>(p.slot, rid, i, p1, err);
         const int32_t r0 = Slot<MODE>(p.slot, rid, i, p0, err) / CR;
-        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0),
+                         static_cast<uint32_t>(w / CR));
       }
     }
     reinterpret_cast<uint4*>(p.plan_d)[i] = out;
@@ -93,7 +94,8 @@ __global__ void __launch_bounds__(256) DecodeLiteKernel(const DecodeLite p) {
       if (w64 > INT_MAX) Note(err, kErrSlotOverflow, i, rid, p1);
       const int32_t w = w64 > INT_MAX ? 0 : static_cast<int32_t>(w64);
       const int32_t r0 = r64 > INT_MAX ? 0 : static_cast<int32_t>(r64);
-      out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / CR), static_cast<uint32_t>(w / CR));
+      out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / CR),
+                       static_cast<uint32_t>(w / CR));
     }
     p.out[i] = out;
   }
@@ -106,39 +108,44 @@ __global__ void __launch_bounds__(256) DecodeLiteKernel(const DecodeLite p) {
 }
 
 // Upstream's shape (spec §6), written here: one thread per request, 256-thread blocks, no checks, no status.
-__global__ void __launch_bounds__(256) DecodeMinKernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
+__global__ void __launch_bounds__(256)
+    DecodeMinKernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
   const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= batch) return;
   const int64_t s = seq[i], rid = rids[i];
   const int64_t p1 = s - 1, p0 = p1 - cr > 0 ? p1 - cr : 0;
   const int32_t w = static_cast<int32_t>(rid * ring + p1 % ring);
   const int32_t r0 = static_cast<int32_t>(rid * ring + p0 % ring);
-  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr), static_cast<uint32_t>(w / cr));
+  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr),
+                      static_cast<uint32_t>(w / cr));
 }
 
-
 // Upstream's shape with int32 arithmetic (int64 inputs narrowed, hardware-free `%`), no checks, no status.
-__global__ void __launch_bounds__(256) DecodeMin32Kernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
+__global__ void __launch_bounds__(256)
+    DecodeMin32Kernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
   const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= batch) return;
   const int32_t s = static_cast<int32_t>(seq[i]), rid = static_cast<int32_t>(rids[i]);
   const int32_t p1 = s - 1, p0 = max(p1 - cr, 0);
   const int32_t w = rid * ring + p1 % ring;
   const int32_t r0 = rid * ring + p0 % ring;
-  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr), static_cast<uint32_t>(w / cr));
+  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / cr),
+                      static_cast<uint32_t>(w / cr));
 }
 
 // Upstream's shape for the paged c4 decode (spec §6): one thread per request, int64 S and pool index, both table
 // reads of each position, int32 slot arithmetic with `/` and `%`, no checks, no status.
-__global__ void __launch_bounds__(256) DecodeMinPagedKernel(uint4* out, const int64_t* seq, const int64_t* rids, const int32_t* r2t,
-                                                            const int32_t* f2s, int32_t batch, int64_t stride, int32_t ring, int32_t sps) {
+__global__ void __launch_bounds__(256)
+    DecodeMinPagedKernel(uint4* out, const int64_t* seq, const int64_t* rids, const int32_t* r2t, const int32_t* f2s,
+                         int32_t batch, int64_t stride, int32_t ring, int32_t sps) {
   const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= batch) return;
   const int64_t s = seq[i], rid = rids[i];
   const int64_t p1 = s - 1, p0 = p1 - 4 > 0 ? p1 - 4 : 0;
   const int32_t l1 = f2s[r2t[rid * stride + p1]], l0 = f2s[r2t[rid * stride + p0]];
   const int32_t w = (l1 / sps) * ring + l1 % ring, r0 = (l0 / sps) * ring + l0 % ring;
-  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / 4), static_cast<uint32_t>(w / 4));
+  out[i] = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / 4),
+                      static_cast<uint32_t>(w / 4));
 }
 
 // Where do consecutive single-block launches run?
@@ -150,18 +157,23 @@ __global__ void SmidKernel(int32_t* trace, int32_t* counter) {
 }
 
 // ---- L2-resident byte-mix kernels (writePrefix batch 256 D 8: reads R bytes, writes W bytes) ----------------------
-__global__ void __launch_bounds__(512) MixKernel(const float4* __restrict__ src, int64_t n_read, float4* __restrict__ dst, int64_t n_write) {
+__global__ void __launch_bounds__(512)
+    MixKernel(const float4* __restrict__ src, int64_t n_read, float4* __restrict__ dst, int64_t n_write) {
   const int64_t tid = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   const int64_t threads = gridDim.x * static_cast<int64_t>(blockDim.x);
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int64_t i = tid; i < n_read; i += threads) {
     const float4 v = __ldg(src + i);
-    acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+    acc.x += v.x;
+    acc.y += v.y;
+    acc.z += v.z;
+    acc.w += v.w;
   }
   for (int64_t i = tid; i < n_write; i += threads) dst[i] = acc;
 }
 // Same bytes, 4-byte scalar accesses (writePrefix's scalar kernel's access width).
-__global__ void __launch_bounds__(512) MixScalarKernel(const float* __restrict__ src, int64_t n_read, float* __restrict__ dst, int64_t n_write) {
+__global__ void __launch_bounds__(512)
+    MixScalarKernel(const float* __restrict__ src, int64_t n_read, float* __restrict__ dst, int64_t n_write) {
   const int64_t tid = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   const int64_t threads = gridDim.x * static_cast<int64_t>(blockDim.x);
   float acc = 0.f;
@@ -289,7 +301,8 @@ int Main(int argc, char** argv) {
     p.lens64 = 0;
     p.batch = B;
     p.num_q = 6 * B;
-    p.pad = ring > (cr == 4 ? 8 : 128) ? ring - (cr == 4 ? 8 : 128) + 2 : 0;  // the planner's writePad (for the bench only)
+    p.pad =
+        ring > (cr == 4 ? 8 : 128) ? ring - (cr == 4 ? 8 : 128) + 2 : 0;  // the planner's writePad (for the bench only)
     p.tail = cr == 4 ? 1 : 0;
     p.host_rules = 0;
     p.slot = IdentitySlot(cr, ring, 256);
@@ -340,7 +353,8 @@ int Main(int argc, char** argv) {
     return p;
   };
   // Byte mix of writePrefix b256 D8 fp32: reads = 6/7 of bank-0 rows + D input rows; writes = D bank rows.
-  const int64_t readBytes = static_cast<int64_t>(wB) * wD * om::kKvScoreCols * 4 + static_cast<int64_t>(wB) * 6 / 7 * om::kRowElems * 4;
+  const int64_t readBytes =
+      static_cast<int64_t>(wB) * wD * om::kKvScoreCols * 4 + static_cast<int64_t>(wB) * 6 / 7 * om::kRowElems * 4;
   const int64_t writeBytes = static_cast<int64_t>(wB) * wD * om::kRowElems * 4;
   float *d_src, *d_dst;
   CK(cudaMalloc(&d_src, readBytes + writeBytes));
@@ -373,7 +387,8 @@ int Main(int argc, char** argv) {
       CK(LaunchPrefill(prefillParams(4, 16), st, sms));
       CK(LaunchPrefill(prefillParams(128, 256), st, sms));
       CK(om::LaunchWritePrefix(wpParams(om::kWpScalar, 1), st));
-      MixKernel<<<2 * sms, 512, 0, st>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16, reinterpret_cast<float4*>(d_dst), writeBytes / 16);
+      MixKernel<<<2 * sms, 512, 0, st>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16,
+                                         reinterpret_cast<float4*>(d_dst), writeBytes / 16);
       CK(LaunchEmpty(st));
     }
     CK(cudaStreamSynchronize(st));
@@ -391,38 +406,94 @@ int Main(int argc, char** argv) {
       const int threads = B <= 32 ? 32 : 128;
       const int blocks = (B + threads - 1) / threads;
       if (cr == 128) {
-        Time(tag + "upstream shape, int32 math, 256 thr", [&](cudaStream_t s) { DecodeMin32Kernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring); return cudaGetLastError(); }, st);
+        Time(
+            tag + "upstream shape, int32 math, 256 thr",
+            [&](cudaStream_t s) {
+              DecodeMin32Kernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring);
+              return cudaGetLastError();
+            },
+            st);
         if (getenv("ANATOMY_PLANNER_ONLY")) continue;
-        Time(tag + "same code, 256-thread blocks", [&](cudaStream_t s) { DecodeVar<128, kReqRing, true><<<(B + 255) / 256, 256, 0, s>>>(dp); return cudaGetLastError(); }, st);
-        Time(tag + "same code, no ballot/status", [&](cudaStream_t s) { DecodeVar<128, kReqRing, false><<<blocks, threads, 0, s>>>(dp); return cudaGetLastError(); }, st);
+        Time(
+            tag + "same code, 256-thread blocks",
+            [&](cudaStream_t s) {
+              DecodeVar<128, kReqRing, true><<<(B + 255) / 256, 256, 0, s>>>(dp);
+              return cudaGetLastError();
+            },
+            st);
+        Time(
+            tag + "same code, no ballot/status",
+            [&](cudaStream_t s) {
+              DecodeVar<128, kReqRing, false><<<blocks, threads, 0, s>>>(dp);
+              return cudaGetLastError();
+            },
+            st);
         DecodeLite lp{d_out, d_status, d_seq32, nullptr, B, ring, MakeFastDiv(ring)};
-        Time(tag + "56-byte params + status", [&](cudaStream_t s) { DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lp); return cudaGetLastError(); }, st);
-        Time(tag + "56-byte params, no status", [&](cudaStream_t s) { DecodeLiteKernel<128, false><<<blocks, threads, 0, s>>>(lp); return cudaGetLastError(); }, st);
+        Time(
+            tag + "56-byte params + status",
+            [&](cudaStream_t s) {
+              DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lp);
+              return cudaGetLastError();
+            },
+            st);
+        Time(
+            tag + "56-byte params, no status",
+            [&](cudaStream_t s) {
+              DecodeLiteKernel<128, false><<<blocks, threads, 0, s>>>(lp);
+              return cudaGetLastError();
+            },
+            st);
         DecodeLite lr = lp;
         lr.rids = d_rids;
-        Time(tag + "56-byte params + status + rids", [&](cudaStream_t s) { DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lr); return cudaGetLastError(); }, st);
-        Time(tag + "upstream shape (int64 S/rid, %), 256 thr", [&](cudaStream_t s) { DecodeMinKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring); return cudaGetLastError(); }, st);
+        Time(
+            tag + "56-byte params + status + rids",
+            [&](cudaStream_t s) {
+              DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lr);
+              return cudaGetLastError();
+            },
+            st);
+        Time(
+            tag + "upstream shape (int64 S/rid, %), 256 thr",
+            [&](cudaStream_t s) {
+              DecodeMinKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring);
+              return cudaGetLastError();
+            },
+            st);
       } else {
         DecodeParams dt = dp;
         dt.slot = withTables(dp.slot);
         Time(tag + "addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchDecode(dt, s); }, st);
-        Time(tag + "upstream shape paged, tables, 256 thr", [&](cudaStream_t s) {
-          DecodeMinPagedKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, d_r2t, d_f2s, B, tStride, ring, 256);
-          return cudaGetLastError();
-        }, st);
+        Time(
+            tag + "upstream shape paged, tables, 256 thr",
+            [&](cudaStream_t s) {
+              DecodeMinPagedKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, d_r2t, d_f2s, B, tStride,
+                                                                   ring, 256);
+              return cudaGetLastError();
+            },
+            st);
         if (getenv("ANATOMY_PLANNER_ONLY")) continue;
-        Time(tag + "same code, no ballot/status", [&](cudaStream_t s) { DecodeVar<4, kPaged, false><<<blocks, threads, 0, s>>>(dp); return cudaGetLastError(); }, st);
+        Time(
+            tag + "same code, no ballot/status",
+            [&](cudaStream_t s) {
+              DecodeVar<4, kPaged, false><<<blocks, threads, 0, s>>>(dp);
+              return cudaGetLastError();
+            },
+            st);
       }
     }
   }
   for (int B : {8, 32, 256}) {
     for (int cr : {4, 128}) {
       const PrefillParams pp = prefillParams(cr, cr == 4 ? 16 : 256, B);
-      Time("prefill B=" + std::to_string(B) + " D=6 c" + std::to_string(cr) + " addon kernel", [&](cudaStream_t s) { return LaunchPrefill(pp, s, sms); }, st);
+      Time(
+          "prefill B=" + std::to_string(B) + " D=6 c" + std::to_string(cr) + " addon kernel",
+          [&](cudaStream_t s) { return LaunchPrefill(pp, s, sms); }, st);
       if (cr == 4) {
         PrefillParams pt = pp;
         pt.slot = withTables(pp.slot);
-        Time("prefill B=" + std::to_string(B) + " D=6 c4 addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchPrefill(pt, s, sms); }, st);
+        Time(
+            "prefill B=" + std::to_string(B) + " D=6 c4 addon kernel, r2t/f2s tables",
+            [&](cudaStream_t s) { return LaunchPrefill(pt, s, sms); }, st);
       }
     }
   }
@@ -443,8 +514,9 @@ int Main(int argc, char** argv) {
         pg.seq_lens = d_gseq;
         pg.extend_lens = d_gext;
         pg.num_q = B * E;
-        Time("prefill B=" + std::to_string(B) + " E=" + std::to_string(E) + " c" + std::to_string(cr) + " addon kernel",
-             [&](cudaStream_t s) { return LaunchPrefill(pg, s, sms); }, st);
+        Time(
+            "prefill B=" + std::to_string(B) + " E=" + std::to_string(E) + " c" + std::to_string(cr) + " addon kernel",
+            [&](cudaStream_t s) { return LaunchPrefill(pg, s, sms); }, st);
       }
     }
   }
@@ -452,7 +524,9 @@ int Main(int argc, char** argv) {
   // writePrefix and the byte-mix ceilings.
   for (int split : {1, 2, 4}) {
     const om::WritePrefixParams wp = wpParams(om::kWpScalar, split);
-    Time("writePrefix b256 D8 fp32 scalar split " + std::to_string(split), [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
+    Time(
+        "writePrefix b256 D8 fp32 scalar split " + std::to_string(split),
+        [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
   }
   {
     const om::WritePrefixParams wp = wpParams(om::kWpVec, 1);
@@ -461,26 +535,41 @@ int Main(int argc, char** argv) {
   std::printf("byte mix: read %.2f MiB, write %.2f MiB\n", readBytes / 1048576.0, writeBytes / 1048576.0);
   for (int bps : {1, 2, 4, 8}) {
     const int blocks = bps * sms;
-    Time("L2 mix float4, " + std::to_string(blocks) + " blocks x 512", [&](cudaStream_t s) {
-      MixKernel<<<blocks, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16, reinterpret_cast<float4*>(d_dst), writeBytes / 16);
-      return cudaGetLastError();
-    }, st);
+    Time(
+        "L2 mix float4, " + std::to_string(blocks) + " blocks x 512",
+        [&](cudaStream_t s) {
+          MixKernel<<<blocks, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16,
+                                           reinterpret_cast<float4*>(d_dst), writeBytes / 16);
+          return cudaGetLastError();
+        },
+        st);
   }
   for (int bps : {2, 4}) {
     const int blocks = bps * sms;
-    Time("L2 mix scalar, " + std::to_string(blocks) + " blocks x 512", [&](cudaStream_t s) {
-      MixScalarKernel<<<blocks, 512, 0, s>>>(d_src, readBytes / 4, d_dst, writeBytes / 4);
-      return cudaGetLastError();
-    }, st);
+    Time(
+        "L2 mix scalar, " + std::to_string(blocks) + " blocks x 512",
+        [&](cudaStream_t s) {
+          MixScalarKernel<<<blocks, 512, 0, s>>>(d_src, readBytes / 4, d_dst, writeBytes / 4);
+          return cudaGetLastError();
+        },
+        st);
   }
-  Time("L2 read only (mix read bytes), 4/SM", [&](cudaStream_t s) {
-    MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16, reinterpret_cast<float4*>(d_dst), 0);
-    return cudaGetLastError();
-  }, st);
-  Time("L2 write only (mix write bytes), 4/SM", [&](cudaStream_t s) {
-    MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), 0, reinterpret_cast<float4*>(d_dst), writeBytes / 16);
-    return cudaGetLastError();
-  }, st);
+  Time(
+      "L2 read only (mix read bytes), 4/SM",
+      [&](cudaStream_t s) {
+        MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16,
+                                          reinterpret_cast<float4*>(d_dst), 0);
+        return cudaGetLastError();
+      },
+      st);
+  Time(
+      "L2 write only (mix write bytes), 4/SM",
+      [&](cudaStream_t s) {
+        MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), 0, reinterpret_cast<float4*>(d_dst),
+                                          writeBytes / 16);
+        return cudaGetLastError();
+      },
+      st);
 
   // SM placement of consecutive one-block launches (eager and graph).
   int32_t *d_trace, *d_cnt;

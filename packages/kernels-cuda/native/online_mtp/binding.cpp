@@ -49,11 +49,18 @@ int32_t GetI32(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64
   Napi::Value v = o.Get(key);
   if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
   if (!v.IsNumber())
-    ThrowTyped(env, kErr, std::string(key) + " = " + (v.IsUndefined() ? "undefined" : v.IsString() ? "\"" + v.As<Napi::String>().Utf8Value() + "\"" : "a non-number") +
-                              ": must be a number (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
+    ThrowTyped(env, kErr,
+               std::string(key) + " = " +
+                   (v.IsUndefined() ? "undefined"
+                    : v.IsString()  ? "\"" + v.As<Napi::String>().Utf8Value() + "\""
+                                    : "a non-number") +
+                   ": must be a number (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
   const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != static_cast<double>(static_cast<int64_t>(d)))
-    ThrowTyped(env, kErr, std::string(key) + " = " + Num(d) + ": must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) ||
+      d != static_cast<double>(static_cast<int64_t>(d)))
+    ThrowTyped(env, kErr,
+               std::string(key) + " = " + Num(d) + ": must be an integer in [" + std::to_string(lo) + ", " +
+                   std::to_string(hi) + "]");
   return static_cast<int32_t>(d);
 }
 
@@ -81,13 +88,15 @@ int64_t ElemBytes(int32_t stateType) { return stateType == kF32 ? 4 : 2; }
 
 void Need(Napi::Env env, const char* field, const Buf& b, int64_t needBytes, const std::string& why) {
   if (static_cast<int64_t>(b.bytes) < needBytes)
-    Fail(env, std::string(field) + ".byteLength", static_cast<int64_t>(b.bytes), "must be >= " + std::to_string(needBytes) + " (" + why + ")");
+    Fail(env, std::string(field) + ".byteLength", static_cast<int64_t>(b.bytes),
+         "must be >= " + std::to_string(needBytes) + " (" + why + ")");
 }
 
 // The vector kernels access 16 bytes (fp32) or 8 bytes (bf16 state) at a time from each buffer's base.
 void NeedAligned(Napi::Env env, const char* field, const Buf& b) {
   const int64_t addr = static_cast<int64_t>(reinterpret_cast<uintptr_t>(b.ptr));
-  if (addr % 16 != 0) Fail(env, std::string(field) + " device address mod 16", addr % 16, "must be 0 (16-byte vector access)");
+  if (addr % 16 != 0)
+    Fail(env, std::string(field) + " device address mod 16", addr % 16, "must be 0 (16-byte vector access)");
 }
 
 Buf GetErr(Napi::Env env, Napi::Object a) {
@@ -148,13 +157,15 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   Buf kv = GetBuf(env, a, "kvScore"), seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf ape = GetBuf(env, a, "ape"), st = GetBuf(env, a, "state");
   Buf err = GetErr(env, a);
-  for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}}) NeedAligned(env, f, *b);
+  for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}})
+    NeedAligned(env, f, *b);
   // Highest input row read: batch·D − 1; highest state row written: (N−1) + D·O < O·(D+1).
   Need(env, "kvScore", kv, int64_t(p.batch) * p.numVerify * kKvScoreCols * 4, "batch·numVerify rows of 1024 fp32");
   Need(env, "seqLens", seq, int64_t(p.batch) * 4, "batch int32");
   Need(env, "reqPoolIndices", rpi, int64_t(p.batch) * 4, "batch int32");
   Need(env, "ape", ape, int64_t(kChunk) * kHeadDim * 4, "[128, 512] fp32");
-  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.numVerify + 1) * kRowElems * ElemBytes(p.stateType), "bankStrideRows·(numVerify+1) rows");
+  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.numVerify + 1) * kRowElems * ElemBytes(p.stateType),
+       "bankStrideRows·(numVerify+1) rows");
   p.kvScore = static_cast<const float*>(kv.ptr);
   p.seqLens = static_cast<const int32_t*>(seq.ptr);
   p.reqPoolIdx = static_cast<const int32_t*>(rpi.ptr);
@@ -203,7 +214,8 @@ CommitPendingParams ParseCommit(Napi::Env env, Napi::Object a) {
   Need(env, "pendingSeqLens", pend, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
   Need(env, "pendingWidths", wid, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
   // The source bank a <= min(width, Dmax): highest row (N−1) + Dmax·O < O·(Dmax+1).
-  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.maxDraftTokens + 1) * kRowElems * ElemBytes(p.stateType), "bankStrideRows·(maxDraftTokens+1) rows");
+  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.maxDraftTokens + 1) * kRowElems * ElemBytes(p.stateType),
+       "bankStrideRows·(maxDraftTokens+1) rows");
   if (mark.ptr) {
     Need(env, "markSeqLens", mark, int64_t(p.batch) * 4, "batch int32");
     p.markWidth = GetI32(env, a, "markWidth", 1, std::min<int64_t>(kMaxVerify, p.maxDraftTokens));
@@ -228,9 +240,11 @@ ResetSlotsParams ParseReset(Napi::Env env, Napi::Object a) {
   Buf st = GetBuf(env, a, "state"), slots = GetBuf(env, a, "slots");
   Buf pend = GetBuf(env, a, "pendingSeqLens", true), wid = GetBuf(env, a, "pendingWidths", true);
   Buf err = GetErr(env, a);
-  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.maxDraftTokens + 1) * kRowElems * ElemBytes(p.stateType), "bankStrideRows·(maxDraftTokens+1) rows");
+  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.maxDraftTokens + 1) * kRowElems * ElemBytes(p.stateType),
+       "bankStrideRows·(maxDraftTokens+1) rows");
   Need(env, "slots", slots, int64_t(p.count) * 4, "count int32");
-  if ((pend.ptr == nullptr) != (wid.ptr == nullptr)) ThrowTyped(env, kErr, "pendingSeqLens and pendingWidths: give both or neither");
+  if ((pend.ptr == nullptr) != (wid.ptr == nullptr))
+    ThrowTyped(env, kErr, "pendingSeqLens and pendingWidths: give both or neither");
   if (pend.ptr) {
     Need(env, "pendingSeqLens", pend, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
     Need(env, "pendingWidths", wid, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
@@ -250,14 +264,17 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.slotOffsetRows = GetI32(env, a, "slotOffsetRows", 0, kI32Max);
   p.variant = GetVariant(env, a, kWpScalar, kWpLegacy);
-  if (p.variant == kWpVecAccurate) Fail(env, "variant", p.variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
+  if (p.variant == kWpVecAccurate)
+    Fail(env, "variant", p.variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
   p.split = GetSplit(env, a);
   Buf st = GetBuf(env, a, "state"), kv = GetBuf(env, a, "kvScore"), ape = GetBuf(env, a, "ape");
   Buf seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices"), out = GetBuf(env, a, "out");
   Buf err = GetErr(env, a);
-  for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}, {"out", &out}}) NeedAligned(env, f, *b);
+  for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}, {"out", &out}})
+    NeedAligned(env, f, *b);
   // Highest state row touched: (N − 1) + slotOffsetRows.
-  Need(env, "state", st, (int64_t(p.numReqSlots) + p.slotOffsetRows) * kRowElems * ElemBytes(p.stateType), "numReqSlots + slotOffsetRows rows");
+  Need(env, "state", st, (int64_t(p.numReqSlots) + p.slotOffsetRows) * kRowElems * ElemBytes(p.stateType),
+       "numReqSlots + slotOffsetRows rows");
   Need(env, "kvScore", kv, int64_t(p.batch) * kKvScoreCols * 4, "batch rows of 1024 fp32");
   Need(env, "ape", ape, int64_t(kChunk) * kHeadDim * 4, "[128, 512] fp32");
   Need(env, "seqLens", seq, int64_t(p.batch) * 4, "batch int32");
@@ -295,19 +312,19 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object a) {
   return p;
 }
 
-#define DSV4KV_ONLINE_MTP_ENTRY(NAME, PARSE, LAUNCH, EMPTY)                                \
-  Napi::Value NAME(const Napi::CallbackInfo& info) {                                      \
-    Napi::Env env = info.Env();                                                           \
+#define DSV4KV_ONLINE_MTP_ENTRY(NAME, PARSE, LAUNCH, EMPTY)                                                           \
+  Napi::Value NAME(const Napi::CallbackInfo& info) {                                                                  \
+    Napi::Env env = info.Env();                                                                                       \
     if (info.Length() < 2 || !info[1].IsObject()) ThrowTyped(env, kErr, #NAME "(ctx, args): args must be an object"); \
-    auto p = PARSE(env, info[1].As<Napi::Object>());                                      \
-    LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)                                                 \
-    return env.Undefined();                                                               \
+    auto p = PARSE(env, info[1].As<Napi::Object>());                                                                  \
+    LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)                                                                             \
+    return env.Undefined();                                                                                           \
   }
 #if DSV4KV_HAVE_CUDA
-#define LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY) \
-  if (!(EMPTY)) {                             \
-    Context* c = CtxOf(env, info[0]);         \
-    Finalize(p, c->smCount());                \
+#define LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)     \
+  if (!(EMPTY)) {                                 \
+    Context* c = CtxOf(env, info[0]);             \
+    Finalize(p, c->smCount());                    \
     DSV4KV_CUDA_TRY(env, LAUNCH(p, c->stream())); \
   }
 #else
@@ -322,7 +339,6 @@ DSV4KV_ONLINE_MTP_ENTRY(CommitPending, ParseCommit, LaunchCommitPending, p.batch
 DSV4KV_ONLINE_MTP_ENTRY(ResetSlots, ParseReset, LaunchResetSlots, p.count == 0)
 DSV4KV_ONLINE_MTP_ENTRY(Decode, ParseDecode, LaunchDecode, p.batch == 0)
 DSV4KV_ONLINE_MTP_ENTRY(Prefill, ParsePrefill, LaunchPrefill, p.numSegments == 0)
-
 
 #if DSV4KV_HAVE_CUDA
 // ---- stream-ordered host <-> device copies and fill ------------------------------------------------------------
@@ -345,7 +361,8 @@ CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
   c.ctx = CtxOf(env, info[0]);
   c.buf = DeviceBuffer::FromValue(env, info[1], "buf");
   c.buf->RequireBytes(env, 0, "buf");
-  if (c.buf->device() != c.ctx->device()) Fail(env, "buf.device", c.buf->device(), "must be ctx.device = " + std::to_string(c.ctx->device()));
+  if (c.buf->device() != c.ctx->device())
+    Fail(env, "buf.device", c.buf->device(), "must be ctx.device = " + std::to_string(c.ctx->device()));
   c.view = HostViewOf(env, info[2], "view");
   double off = 0;
   if (info.Length() > 3 && !info[3].IsUndefined()) {
@@ -355,22 +372,23 @@ CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
   const double room = static_cast<double>(c.buf->bytes()) - static_cast<double>(c.view.bytes);
   if (!(off >= 0 && off == static_cast<double>(static_cast<int64_t>(off)) && off <= room))
     Fail(env, "byteOffset", static_cast<int64_t>(off),
-         "must be an integer in [0, buf.byteLength − view.byteLength] = [0, " + std::to_string(static_cast<int64_t>(room)) + "]");
+         "must be an integer in [0, buf.byteLength − view.byteLength] = [0, " +
+             std::to_string(static_cast<int64_t>(room)) + "]");
   c.offset = static_cast<size_t>(off);
   return c;
 }
 Napi::Value CopyToDevice(const Napi::CallbackInfo& info) {
   CopyArgs c = ParseCopy(info, "copyToDevice");
   if (c.view.bytes)
-    DSV4KV_CUDA_TRY(info.Env(), cudaMemcpyAsync(static_cast<uint8_t*>(c.buf->data()) + c.offset, c.view.data, c.view.bytes,
-                                                cudaMemcpyHostToDevice, c.ctx->stream()));
+    DSV4KV_CUDA_TRY(info.Env(), cudaMemcpyAsync(static_cast<uint8_t*>(c.buf->data()) + c.offset, c.view.data,
+                                                c.view.bytes, cudaMemcpyHostToDevice, c.ctx->stream()));
   return info.Env().Undefined();
 }
 Napi::Value CopyToHost(const Napi::CallbackInfo& info) {
   CopyArgs c = ParseCopy(info, "copyToHost");
   if (c.view.bytes) {
-    DSV4KV_CUDA_TRY(info.Env(), cudaMemcpyAsync(c.view.data, static_cast<const uint8_t*>(c.buf->data()) + c.offset, c.view.bytes,
-                                                cudaMemcpyDeviceToHost, c.ctx->stream()));
+    DSV4KV_CUDA_TRY(info.Env(), cudaMemcpyAsync(c.view.data, static_cast<const uint8_t*>(c.buf->data()) + c.offset,
+                                                c.view.bytes, cudaMemcpyDeviceToHost, c.ctx->stream()));
     // Pageable destination: the copy has completed already; the wait below only matters for a page-locked view.
     DSV4KV_CUDA_TRY(info.Env(), cudaStreamSynchronize(c.ctx->stream()));
   }
@@ -382,7 +400,8 @@ Napi::Value Fill(const Napi::CallbackInfo& info) {
   Context* ctx = CtxOf(env, info[0]);
   DeviceBuffer* b = DeviceBuffer::FromValue(env, info[1], "buf");
   b->RequireBytes(env, 0, "buf");
-  if (b->device() != ctx->device()) Fail(env, "buf.device", b->device(), "must be ctx.device = " + std::to_string(ctx->device()));
+  if (b->device() != ctx->device())
+    Fail(env, "buf.device", b->device(), "must be ctx.device = " + std::to_string(ctx->device()));
   Napi::Object o = Napi::Object::New(env);
   o.Set("byte", info[2]);
   const int32_t byte = GetI32(env, o, "byte", 0, 255);
@@ -418,9 +437,12 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   cudaStream_t s = StreamOf(env, info[0]);
   if (!a.Get("op").IsString()) ThrowTyped(env, kErr, "bench: op must be a string");
   const std::string op = a.Get("op").As<Napi::String>().Utf8Value();
-  static const char* const kOps[] = {"writePrefix", "mark", "markUpstream", "commit", "commitMark", "decode", "empty", "copy"};
+  static const char* const kOps[] = {"writePrefix", "mark",   "markUpstream", "commit",
+                                     "commitMark",  "decode", "empty",        "copy"};
   if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }))
-    ThrowTyped(env, kErr, "bench: op = " + op + ": must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy");
+    ThrowTyped(env, kErr,
+               "bench: op = " + op +
+                   ": must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy");
   const int32_t batch = GetI32(env, a, "batch", 1, 65535);
   const int32_t D = GetI32(env, a, "numVerify", 1, kMaxVerify);
   const int32_t stateType = GetI32(env, a, "stateType", 0, 1);
@@ -433,10 +455,11 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   const int sm = CtxOf(env, info[0])->smCount();
   int32_t wpVariant = variant >= 0 ? variant : AutoWritePrefixVariant(batch, D, sm);
   if (split == 0) split = AutoSplit(batch, sm);
-  const int64_t copyBytes = a.Has("copyBytes") ? static_cast<int64_t>(a.Get("copyBytes").As<Napi::Number>().DoubleValue()) : 0;
+  const int64_t copyBytes =
+      a.Has("copyBytes") ? static_cast<int64_t>(a.Get("copyBytes").As<Napi::Number>().DoubleValue()) : 0;
 
-  const int32_t N = batch + 1;           // slot 0 = dummy
-  const int32_t O = N + 2;               // bank stride (§3.3)
+  const int32_t N = batch + 1;  // slot 0 = dummy
+  const int32_t O = N + 2;      // bank stride (§3.3)
   const int64_t rows = int64_t(O) * (D + 1);
   const int64_t eb = ElemBytes(stateType);
   BenchSet mem;

@@ -56,7 +56,8 @@ struct Vec4IO<float> {
   static __device__ __forceinline__ float4 load(const float* p) { return *reinterpret_cast<const float4*>(p); }
   // Inline PTX: NVVM otherwise splits some of these stores into four 4-byte ones (seen in the PTX of the D loop).
   static __device__ __forceinline__ void store(float* p, float4 v) {
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                 : "memory");
   }
 };
 template <>
@@ -75,7 +76,9 @@ struct Vec4IO<__nv_bfloat16> {
   }
 };
 __device__ __forceinline__ float4 LoadIn4(const float* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
-__device__ __forceinline__ float4 Add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+__device__ __forceinline__ float4 Add4(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
 
 // One channel of the kWpVec recurrence on (m, σ, n = acc·σ): m' = max(m, s), α = e^(m−m'), β = e^(s−m'),
 // σ' = σα + β, n' = nα + kβ. The only dependent chain per step is max → exp → fma; acc = n/σ feeds the stores.
@@ -144,7 +147,8 @@ __global__ void __launch_bounds__(kVecThreads) WritePrefixVecKernel(const WriteP
   // Bank 0 (row r < N <= O: always exists) is loaded unconditionally and used only when start != 0 (S >= 0 and
   // S mod 128 != 0, so S > 0: it holds the open chunk); no branch between these loads and the ape loads.
   const T* row0 = state + static_cast<int64_t>(r) * kRowElems + c;
-  const float4 m0 = Vec4IO<T>::load(row0), sg0 = Vec4IO<T>::load(row0 + kHeadDim), a0 = Vec4IO<T>::load(row0 + 2 * kHeadDim);
+  const float4 m0 = Vec4IO<T>::load(row0), sg0 = Vec4IO<T>::load(row0 + kHeadDim),
+               a0 = Vec4IO<T>::load(row0 + 2 * kHeadDim);
   float4 ap[kMaxVerify];
 #pragma unroll
   for (int i = 0; i < kMaxVerify; ++i) {
@@ -261,7 +265,8 @@ __global__ void __launch_bounds__(kHeadDim) WritePrefixScalarKernel(const WriteP
   // Second (and last) dependent round: bank 0 of row r (< N <= O, always exists; used only when start != 0, which
   // with S >= 0 means S > 0 and an open chunk) and the D ape rows (< 128), all issued before any is used.
   const T* row0 = state + static_cast<int64_t>(r) * kRowElems + d;
-  const float m0 = StateIO<T>::load(row0), sg0 = StateIO<T>::load(row0 + kHeadDim), a0 = StateIO<T>::load(row0 + 2 * kHeadDim);
+  const float m0 = StateIO<T>::load(row0), sg0 = StateIO<T>::load(row0 + kHeadDim),
+              a0 = StateIO<T>::load(row0 + 2 * kHeadDim);
 #pragma unroll
   for (int i = 0; i < kMaxVerify; ++i) {
     if (i < D) ap[i] = __ldg(p.ape + ((start + i) & (kChunk - 1)) * kHeadDim + d);
@@ -356,8 +361,9 @@ __global__ void __launch_bounds__(kCommitThreads) CommitPendingKernel(const Comm
   const int32_t bank = srcBank;
   if (bank == 0) return;
   constexpr int kVecs = kRowBytes / 16;  // 6144 B (fp32) = 384 uint4; 3072 B (bf16) = 192 uint4
-  const uint4* src = reinterpret_cast<const uint4*>(static_cast<const char*>(p.state) +
-                                                    (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowBytes);
+  const uint4* src = reinterpret_cast<const uint4*>(
+      static_cast<const char*>(p.state) +
+      (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowBytes);
   uint4* dst = reinterpret_cast<uint4*>(static_cast<char*>(p.state) + static_cast<int64_t>(r) * kRowBytes);
 #pragma unroll
   for (int i = threadIdx.x; i < kVecs; i += kCommitThreads) dst[i] = src[i];
@@ -382,7 +388,8 @@ __global__ void __launch_bounds__(kRowBytes / 16 / kPerThread) CommitRegsKernel(
   const char* base = static_cast<const char*>(p.state);
   uint4 v[kPerThread];
   if (bank != 0) {
-    const uint4* src = reinterpret_cast<const uint4*>(base + (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowBytes);
+    const uint4* src = reinterpret_cast<const uint4*>(
+        base + (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowBytes);
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) v[j] = src[threadIdx.x + j * kThreads];
   }
@@ -403,7 +410,8 @@ __global__ void ResetSlotsKernel(const ResetSlotsParams p) {
     return;
   }
   const int bank = blockIdx.y;
-  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowElems;
+  T* row =
+      static_cast<T*>(p.state) + (static_cast<int64_t>(r) + static_cast<int64_t>(bank) * p.bankStrideRows) * kRowElems;
   for (int e = threadIdx.x; e < kRowElems; e += blockDim.x) StateIO<T>::store(row + e, e < kHeadDim ? -INFINITY : 0.f);
   if (bank == 0 && threadIdx.x == 0 && p.pendingSeqLens != nullptr) {
     p.pendingSeqLens[r] = -1;
@@ -461,7 +469,8 @@ __global__ void __launch_bounds__(kVecThreads) DecodeVecKernel(const DecodeParam
     return;
   }
   const int pos = (L - 1) & (kChunk - 1);
-  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + c;  // < N + off <= rows
+  T* row =
+      static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + c;  // < N + off <= rows
   s = Add4(s, LoadIn4(p.ape + pos * kHeadDim + c));
   float4 m = make_float4(0.f, 0.f, 0.f, 0.f), sg = m, a = m;
   if (pos != 0) {
@@ -497,8 +506,10 @@ __global__ void __launch_bounds__(kHeadDim) DecodeScalarKernel(const DecodeParam
     return;
   }
   const int pos = (L - 1) & (kChunk - 1);
-  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + d;  // < N + off <= rows
-  const float m0 = StateIO<T>::load(row), sg0 = StateIO<T>::load(row + kHeadDim), a0 = StateIO<T>::load(row + 2 * kHeadDim);
+  T* row =
+      static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + d;  // < N + off <= rows
+  const float m0 = StateIO<T>::load(row), sg0 = StateIO<T>::load(row + kHeadDim),
+              a0 = StateIO<T>::load(row + 2 * kHeadDim);
   const float s = sIn + __ldg(p.ape + pos * kHeadDim + d);
   float m = s, sg = 1.f, a = k;
   if (pos != 0) {
@@ -531,10 +542,14 @@ __global__ void __launch_bounds__(kHeadDim) PrefillKernel(const PrefillParams p,
   const int c0 = c1 - len;
   const bool needLoad = c0 != 0 && loadRow >= 0;
   int32_t bad = kErrNone, badVal = 0;
-  if (len < 1 || len > kChunk || c0 < 0) bad = kErrSegLen, badVal = len;
-  else if (lastRow - len + 1 < 0 || lastRow >= p.kvRows) bad = kErrSegLastRow, badVal = lastRow;
-  else if (needLoad && loadRow >= p.stateRows) bad = kErrSegLoadRow, badVal = loadRow;
-  else if (!closes && (storeRow < 0 || storeRow >= p.stateRows)) bad = kErrSegStoreRow, badVal = storeRow;
+  if (len < 1 || len > kChunk || c0 < 0)
+    bad = kErrSegLen, badVal = len;
+  else if (lastRow - len + 1 < 0 || lastRow >= p.kvRows)
+    bad = kErrSegLastRow, badVal = lastRow;
+  else if (needLoad && loadRow >= p.stateRows)
+    bad = kErrSegLoadRow, badVal = loadRow;
+  else if (!closes && (storeRow < 0 || storeRow >= p.stateRows))
+    bad = kErrSegStoreRow, badVal = storeRow;
   if (bad != kErrNone) {
     if (d == 0 && atomicCAS(p.err, 0, bad) == 0) {
       p.err[1] = i;
@@ -581,17 +596,23 @@ __global__ void __launch_bounds__(kHeadDim) PrefillKernel(const PrefillParams p,
 __global__ void EmptyKernel() {}
 
 __device__ __forceinline__ float HashUniform(uint32_t x) {
-  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
   return (x >> 8) * (1.0f / 16777216.0f);
 }
 __global__ void FillRandomKernel(float* dst, int64_t n, uint32_t seed, float scale, float offset) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     dst[i] = (HashUniform(static_cast<uint32_t>(i) * 2654435761U + seed) - 0.5f) * scale + offset;
 }
 template <typename T>
 __global__ void FillStateKernel(T* st, int64_t rows, uint32_t seed) {
   const int64_t n = rows * kRowElems;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int e = static_cast<int>(i % kRowElems);
     const float u = HashUniform(static_cast<uint32_t>(i) * 2654435761U + seed);
     StateIO<T>::store(st + i, e < kHeadDim ? u - 0.5f : (e < 2 * kHeadDim ? 1.f + 8.f * u : u - 0.5f));
@@ -605,31 +626,40 @@ static bool ValidSplit(int32_t split) { return split == 1 || split == 2 || split
 cudaError_t LaunchWritePrefix(const WritePrefixParams& p, cudaStream_t s) {
   const bool f32 = p.stateType == kF32;
   if (p.variant == kWpLegacy) {
-    if (f32) WritePrefixKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
-    else WritePrefixKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
+    if (f32)
+      WritePrefixKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
+    else
+      WritePrefixKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
     return cudaGetLastError();
   }
   if (!ValidSplit(p.split)) return cudaErrorInvalidValue;
   const dim3 grid(p.batch, p.split);  // batch <= 2^31 − 1 (grid.x limit), split <= 16
   if (p.variant == kWpScalar) {
-    if (f32) WritePrefixScalarKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
-    else WritePrefixScalarKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    if (f32)
+      WritePrefixScalarKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    else
+      WritePrefixScalarKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
     return cudaGetLastError();
   }
   if (p.variant != kWpVec && p.variant != kWpVecAccurate) return cudaErrorInvalidValue;
   const int threads = kVecThreads / p.split;
   if (p.variant == kWpVec) {
-    if (f32) WritePrefixVecKernel<float, true><<<grid, threads, 0, s>>>(p);
-    else WritePrefixVecKernel<__nv_bfloat16, true><<<grid, threads, 0, s>>>(p);
+    if (f32)
+      WritePrefixVecKernel<float, true><<<grid, threads, 0, s>>>(p);
+    else
+      WritePrefixVecKernel<__nv_bfloat16, true><<<grid, threads, 0, s>>>(p);
   } else {
-    if (f32) WritePrefixVecKernel<float, false><<<grid, threads, 0, s>>>(p);
-    else WritePrefixVecKernel<__nv_bfloat16, false><<<grid, threads, 0, s>>>(p);
+    if (f32)
+      WritePrefixVecKernel<float, false><<<grid, threads, 0, s>>>(p);
+    else
+      WritePrefixVecKernel<__nv_bfloat16, false><<<grid, threads, 0, s>>>(p);
   }
   return cudaGetLastError();
 }
 
 cudaError_t LaunchMarkPending(const MarkPendingParams& p, cudaStream_t s) {
-  if (p.clearAll) ClearPendingKernel<<<(p.numReqSlots + 255) / 256, 256, 0, s>>>(p.pendingSeqLens, p.pendingWidths, p.numReqSlots);
+  if (p.clearAll)
+    ClearPendingKernel<<<(p.numReqSlots + 255) / 256, 256, 0, s>>>(p.pendingSeqLens, p.pendingWidths, p.numReqSlots);
   MarkPendingKernel<<<(p.batch + 255) / 256, 256, 0, s>>>(p);
   return cudaGetLastError();
 }
@@ -639,16 +669,22 @@ cudaError_t LaunchCommitPending(const CommitPendingParams& p, cudaStream_t s) {
   constexpr int kF32Row = kRowElems * 4, kBf16Row = kRowElems * 2;  // 6144 B = 384 uint4, 3072 B = 192 uint4
   switch (p.variant) {
     case kCommitLegacy:
-      if (f32) CommitPendingKernel<kF32Row><<<p.batch, kCommitThreads, 0, s>>>(p);
-      else CommitPendingKernel<kBf16Row><<<p.batch, kCommitThreads, 0, s>>>(p);
+      if (f32)
+        CommitPendingKernel<kF32Row><<<p.batch, kCommitThreads, 0, s>>>(p);
+      else
+        CommitPendingKernel<kBf16Row><<<p.batch, kCommitThreads, 0, s>>>(p);
       break;
     case kCommitRegs:  // 3 vectors per thread: 128 (fp32) / 64 (bf16) threads
-      if (f32) CommitRegsKernel<kF32Row, 3><<<p.batch, kF32Row / 16 / 3, 0, s>>>(p);
-      else CommitRegsKernel<kBf16Row, 3><<<p.batch, kBf16Row / 16 / 3, 0, s>>>(p);
+      if (f32)
+        CommitRegsKernel<kF32Row, 3><<<p.batch, kF32Row / 16 / 3, 0, s>>>(p);
+      else
+        CommitRegsKernel<kBf16Row, 3><<<p.batch, kBf16Row / 16 / 3, 0, s>>>(p);
       break;
     case kCommitWide:  // 1 vector per thread: 384 (fp32) / 192 (bf16) threads
-      if (f32) CommitRegsKernel<kF32Row, 1><<<p.batch, kF32Row / 16, 0, s>>>(p);
-      else CommitRegsKernel<kBf16Row, 1><<<p.batch, kBf16Row / 16, 0, s>>>(p);
+      if (f32)
+        CommitRegsKernel<kF32Row, 1><<<p.batch, kF32Row / 16, 0, s>>>(p);
+      else
+        CommitRegsKernel<kBf16Row, 1><<<p.batch, kBf16Row / 16, 0, s>>>(p);
       break;
     default:
       return cudaErrorInvalidValue;
@@ -658,36 +694,46 @@ cudaError_t LaunchCommitPending(const CommitPendingParams& p, cudaStream_t s) {
 
 cudaError_t LaunchResetSlots(const ResetSlotsParams& p, cudaStream_t s) {
   dim3 grid(p.count, p.maxDraftTokens + 1);
-  if (p.stateType == kF32) ResetSlotsKernel<float><<<grid, 256, 0, s>>>(p);
-  else ResetSlotsKernel<__nv_bfloat16><<<grid, 256, 0, s>>>(p);
+  if (p.stateType == kF32)
+    ResetSlotsKernel<float><<<grid, 256, 0, s>>>(p);
+  else
+    ResetSlotsKernel<__nv_bfloat16><<<grid, 256, 0, s>>>(p);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s) {
   const bool f32 = p.stateType == kF32;
   if (p.variant == kWpLegacy) {
-    if (f32) DecodeKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
-    else DecodeKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
+    if (f32)
+      DecodeKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
+    else
+      DecodeKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
     return cudaGetLastError();
   }
   if (!ValidSplit(p.split)) return cudaErrorInvalidValue;
   const dim3 grid(p.batch, p.split);
   if (p.variant == kWpScalar) {
-    if (f32) DecodeScalarKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
-    else DecodeScalarKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    if (f32)
+      DecodeScalarKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
+    else
+      DecodeScalarKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
     return cudaGetLastError();
   }
   if (p.variant != kWpVec) return cudaErrorInvalidValue;
-  if (f32) DecodeVecKernel<float><<<grid, kVecThreads / p.split, 0, s>>>(p);
-  else DecodeVecKernel<__nv_bfloat16><<<grid, kVecThreads / p.split, 0, s>>>(p);
+  if (f32)
+    DecodeVecKernel<float><<<grid, kVecThreads / p.split, 0, s>>>(p);
+  else
+    DecodeVecKernel<__nv_bfloat16><<<grid, kVecThreads / p.split, 0, s>>>(p);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s) {
   // Two launches in stream order: closing segments only read state; trailing segments then read + write (§4.2).
   for (int pass = 0; pass < 2; ++pass) {
-    if (p.stateType == kF32) PrefillKernel<float><<<p.numSegments, kHeadDim, 0, s>>>(p, pass);
-    else PrefillKernel<__nv_bfloat16><<<p.numSegments, kHeadDim, 0, s>>>(p, pass);
+    if (p.stateType == kF32)
+      PrefillKernel<float><<<p.numSegments, kHeadDim, 0, s>>>(p, pass);
+    else
+      PrefillKernel<__nv_bfloat16><<<p.numSegments, kHeadDim, 0, s>>>(p, pass);
   }
   return cudaGetLastError();
 }
@@ -703,8 +749,10 @@ cudaError_t LaunchFillRandom(float* dst, int64_t n, uint32_t seed, float scale, 
 }
 
 cudaError_t LaunchFillStateRandom(void* state, int64_t rows, int32_t stateType, uint32_t seed, cudaStream_t s) {
-  if (stateType == kF32) FillStateKernel<float><<<1024, 256, 0, s>>>(static_cast<float*>(state), rows, seed);
-  else FillStateKernel<__nv_bfloat16><<<1024, 256, 0, s>>>(static_cast<__nv_bfloat16*>(state), rows, seed);
+  if (stateType == kF32)
+    FillStateKernel<float><<<1024, 256, 0, s>>>(static_cast<float*>(state), rows, seed);
+  else
+    FillStateKernel<__nv_bfloat16><<<1024, 256, 0, s>>>(static_cast<__nv_bfloat16*>(state), rows, seed);
   return cudaGetLastError();
 }
 

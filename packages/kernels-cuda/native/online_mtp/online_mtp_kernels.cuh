@@ -13,12 +13,12 @@
 namespace dsv4kv {
 namespace online_mtp {
 
-constexpr int kHeadDim = 512;                  // H: channels per state sub-vector (§3.2)
-constexpr int kRowElems = 3 * kHeadDim;        // [max | sum | acc]
-constexpr int kKvScoreCols = 2 * kHeadDim;     // [kv | score] per input row (§3.1)
-constexpr int kChunk = 128;                    // tokens per compressed entry
-constexpr int kMaxVerify = 8;                  // kMaxVerifyTokens (§2)
-constexpr int kSegmentFields = 5;              // [seqLen, lastRow, len, loadRow, storeRow]
+constexpr int kHeadDim = 512;               // H: channels per state sub-vector (§3.2)
+constexpr int kRowElems = 3 * kHeadDim;     // [max | sum | acc]
+constexpr int kKvScoreCols = 2 * kHeadDim;  // [kv | score] per input row (§3.1)
+constexpr int kChunk = 128;                 // tokens per compressed entry
+constexpr int kMaxVerify = 8;               // kMaxVerifyTokens (§2)
+constexpr int kSegmentFields = 5;           // [seqLen, lastRow, len, loadRow, storeRow]
 
 // Device error word layout (int32[4]): [code, index (segment or batch row), value, kernel]. First error wins
 // (atomicCAS on word 0). Kernels given a null `err` skip the bad row silently (the spec's no-op rule, §10).
@@ -28,8 +28,8 @@ enum ErrCode : int32_t {
   kErrSegLastRow = 2,
   kErrSegLoadRow = 3,
   kErrSegStoreRow = 4,
-  kErrReqIndex = 5,    // request slot r >= numReqSlots (r < 0 is padding: a silent no-op everywhere)
-  kErrSlotIndex = 6,   // resetSlots: slot outside [0, numReqSlots)
+  kErrReqIndex = 5,   // request slot r >= numReqSlots (r < 0 is padding: a silent no-op everywhere)
+  kErrSlotIndex = 6,  // resetSlots: slot outside [0, numReqSlots)
 };
 enum KernelId : int32_t { kKPrefill = 0, kKWritePrefix = 1, kKCommit = 2, kKDecode = 3, kKReset = 4 };
 
@@ -45,8 +45,8 @@ enum KernelId : int32_t { kKPrefill = 0, kKWritePrefix = 1, kKCommit = 2, kKDeco
 //              bank-0 row is loaded unconditionally from row r, which always exists, and selected afterwards, so no
 //              branch sits between the ape loads' consumers and the bank-0 loads), and kWpVec's fast math.
 enum WritePrefixVariant : int32_t { kWpLegacy = 0, kWpVec = 1, kWpVecAccurate = 2, kWpScalar = 3 };
-constexpr int kMaxSplit = 16;                  // blocks per request: 512/16 = 32 threads (one warp) at the finest
-constexpr int kVecThreads = kHeadDim / 4;      // 128 threads cover one 512-channel row with 4 channels each
+constexpr int kMaxSplit = 16;              // blocks per request: 512/16 = 32 threads (one warp) at the finest
+constexpr int kVecThreads = kHeadDim / 4;  // 128 threads cover one 512-channel row with 4 channels each
 // commitPending variants: kCommitLegacy = thread 0 decides, 128 threads copy 3 vectors each in a loop whose
 // load/store pairs the compiler must keep in order (src and dst may alias as far as it knows); kCommitRegs =
 // every vector loaded into registers before the first store, kCommitWide = one 16-byte vector per thread.
@@ -55,31 +55,31 @@ enum CommitVariant : int32_t { kCommitLegacy = 0, kCommitRegs = 1, kCommitWide =
 enum StateType : int32_t { kF32 = 0, kBF16 = 1 };
 
 struct WritePrefixParams {
-  const float* kvScore;        // [>= batch*D, kKvScoreCols]
-  const int32_t* seqLens;      // [>= batch] pre-verify committed length S
-  const int32_t* reqPoolIdx;   // [>= batch]
-  const float* ape;            // [kChunk, kHeadDim]
-  void* state;                 // [rows, kRowElems] of StateType
+  const float* kvScore;       // [>= batch*D, kKvScoreCols]
+  const int32_t* seqLens;     // [>= batch] pre-verify committed length S
+  const int32_t* reqPoolIdx;  // [>= batch]
+  const float* ape;           // [kChunk, kHeadDim]
+  void* state;                // [rows, kRowElems] of StateType
   int32_t batch;
-  int32_t numVerify;           // D in [1, 8]
-  int32_t bankStrideRows;      // O >= numReqSlots
-  int32_t numReqSlots;         // N
+  int32_t numVerify;       // D in [1, 8]
+  int32_t bankStrideRows;  // O >= numReqSlots
+  int32_t numReqSlots;     // N
   int32_t stateType;
-  int32_t variant;             // WritePrefixVariant
-  int32_t split;               // blocks per request, 1, 2, 4, 8 or 16 (kWpScalar: 512/split threads each, kWpVec*:
-                               // 128/split, so 8 threads at 16); host-resolved; ignored by kWpLegacy
-  int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex) instead of silently skipped
+  int32_t variant;  // WritePrefixVariant
+  int32_t split;    // blocks per request, 1, 2, 4, 8 or 16 (kWpScalar: 512/split threads each, kWpVec*:
+                    // 128/split, so 8 threads at 16); host-resolved; ignored by kWpLegacy
+  int32_t* err;     // optional int32[4]: r >= N reported (kErrReqIndex) instead of silently skipped
 };
 
 struct MarkPendingParams {
   const int32_t* seqLens;
   const int32_t* reqPoolIdx;
-  int32_t* pendingSeqLens;     // [>= N]
-  int32_t* pendingWidths;      // [>= N]
+  int32_t* pendingSeqLens;  // [>= N]
+  int32_t* pendingWidths;   // [>= N]
   int32_t batch;
   int32_t numVerify;
   int32_t numReqSlots;
-  int32_t clearAll;            // 1: upstream's global reset first
+  int32_t clearAll;  // 1: upstream's global reset first
 };
 
 struct CommitPendingParams {
@@ -89,45 +89,45 @@ struct CommitPendingParams {
   int32_t* pendingWidths;
   void* state;
   int32_t batch;
-  int32_t maxDraftTokens;      // Dmax: banks allocated
-  int32_t clampWidth;          // > 0: clamp accept by this width; 0: by the recorded width
+  int32_t maxDraftTokens;  // Dmax: banks allocated
+  int32_t clampWidth;      // > 0: clamp accept by this width; 0: by the recorded width
   int32_t bankStrideRows;
   int32_t numReqSlots;
   int32_t consume;             // clear the marker after reading it
   const int32_t* markSeqLens;  // optional: fused mark of the same batch (nullptr: none)
   int32_t markWidth;
   int32_t stateType;
-  int32_t variant;             // CommitVariant
-  int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex)
+  int32_t variant;  // CommitVariant
+  int32_t* err;     // optional int32[4]: r >= N reported (kErrReqIndex)
 };
 
 struct ResetSlotsParams {
   void* state;
   const int32_t* slots;
-  int32_t* pendingSeqLens;     // optional
-  int32_t* pendingWidths;      // optional
+  int32_t* pendingSeqLens;  // optional
+  int32_t* pendingWidths;   // optional
   int32_t count;
   int32_t bankStrideRows;
   int32_t maxDraftTokens;
   int32_t numReqSlots;
   int32_t stateType;
-  int32_t* err;                // optional int32[4]: slot outside [0, N) reported (kErrSlotIndex)
+  int32_t* err;  // optional int32[4]: slot outside [0, N) reported (kErrSlotIndex)
 };
 
 struct DecodeParams {
   void* state;
-  const float* kvScore;        // [>= batch, kKvScoreCols]
+  const float* kvScore;  // [>= batch, kKvScoreCols]
   const float* ape;
-  const int32_t* seqLens;      // length INCLUDING the new token
+  const int32_t* seqLens;  // length INCLUDING the new token
   const int32_t* reqPoolIdx;
-  float* out;                  // [>= batch, kHeadDim]
+  float* out;  // [>= batch, kHeadDim]
   int32_t batch;
   int32_t slotOffsetRows;
   int32_t numReqSlots;
   int32_t stateType;
-  int32_t variant;             // kWpLegacy, kWpVec (4 channels per thread) or kWpScalar; `split` blocks per request
+  int32_t variant;  // kWpLegacy, kWpVec (4 channels per thread) or kWpScalar; `split` blocks per request
   int32_t split;
-  int32_t* err;                // optional int32[4]: r >= N reported (kErrReqIndex)
+  int32_t* err;  // optional int32[4]: r >= N reported (kErrReqIndex)
 };
 
 struct PrefillParams {
@@ -136,11 +136,11 @@ struct PrefillParams {
   const float* kvScore;
   int64_t kvRows;
   const float* ape;
-  const int32_t* segments;     // [numSegments, 5]
-  float* out;                  // [>= numSegments, kHeadDim]
+  const int32_t* segments;  // [numSegments, 5]
+  float* out;               // [>= numSegments, kHeadDim]
   int32_t numSegments;
   int32_t stateType;
-  int32_t* err;                // int32[4]
+  int32_t* err;  // int32[4]
 };
 
 #if DSV4KV_HAVE_CUDA

@@ -46,9 +46,11 @@ int64_t GetInt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64
   if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
   if (!v.IsNumber()) ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key + " must be a number");
   double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) && d == static_cast<double>(static_cast<int64_t>(d))))
-    ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key + " = " + std::to_string(d) + " must be an integer in [" +
-                                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
+        d == static_cast<double>(static_cast<int64_t>(d))))
+    ThrowTyped(env, "ERR_DSV4KV_ARG",
+               std::string("cfg.") + key + " = " + std::to_string(d) + " must be an integer in [" + std::to_string(lo) +
+                   ", " + std::to_string(hi) + "]");
   return static_cast<int64_t>(d);
 }
 
@@ -92,8 +94,9 @@ HostInput OptionalHost(Napi::Env env, Napi::Object o, const char* key, size_t ne
   if (v.IsUndefined() || v.IsNull()) return h;
   HostView hv = HostViewOf(env, v, key);
   if (hv.bytes != need)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("inputs.") + key + " holds " + std::to_string(hv.bytes) + " bytes; " +
-                                          what + " needs exactly " + std::to_string(need));
+    ThrowTyped(env, "ERR_DSV4KV_ARG",
+               std::string("inputs.") + key + " holds " + std::to_string(hv.bytes) + " bytes; " + what +
+                   " needs exactly " + std::to_string(need));
   h.data = hv.data;
   h.bytes = hv.bytes;
   return h;
@@ -125,11 +128,16 @@ Staged Stage(Napi::Env env, Napi::Object in, const SlotParams& sp, int32_t batch
   HostInput r2t = OptionalHost(env, in, "r2t", r2t_bytes, "r2tRows*r2tStride int32 entries");
   HostInput f2s = OptionalHost(env, in, "f2s", static_cast<size_t>(sp.f2s_len) * 4, "f2sLen int32 entries");
   size_t off = 0;
-  s.seq = off; off = Align(off + seq.bytes, 8);
-  s.ext = off; off = Align(off + ext.bytes, 8);
-  s.rids = off; off = Align(off + rids.bytes, 8);
-  s.r2t = off; off = Align(off + r2t.bytes, 8);
-  s.f2s = off; off = Align(off + f2s.bytes, 8);
+  s.seq = off;
+  off = Align(off + seq.bytes, 8);
+  s.ext = off;
+  off = Align(off + ext.bytes, 8);
+  s.rids = off;
+  off = Align(off + rids.bytes, 8);
+  s.r2t = off;
+  off = Align(off + r2t.bytes, 8);
+  s.f2s = off;
+  off = Align(off + f2s.bytes, 8);
   s.host.resize(off);
   if (seq.bytes) std::memcpy(s.host.data() + s.seq, seq.data, seq.bytes);
   if (ext.bytes) std::memcpy(s.host.data() + s.ext, ext.data, ext.bytes);
@@ -153,12 +161,14 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
   p.num_q = static_cast<int32_t>(GetInt(env, cfg, "numQ", 1, kMaxNumQ));
   p.batch = static_cast<int32_t>(GetInt(env, cfg, "batch", 1, kMaxGpuBatch));
   if (p.batch > p.num_q)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.batch = " + std::to_string(p.batch) + " must be <= numQ = " + std::to_string(p.num_q));
+    ThrowTyped(env, "ERR_DSV4KV_ARG",
+               "cfg.batch = " + std::to_string(p.batch) + " must be <= numQ = " + std::to_string(p.num_q));
   p.pad = static_cast<int32_t>(GetInt(env, cfg, "pad", 0, INT_MAX));
   p.tail = static_cast<int32_t>(GetInt(env, cfg, "tail", 0, 1));
   p.host_rules = static_cast<int32_t>(GetInt(env, cfg, "hostRules", 0, 1));
   p.lens64 = static_cast<int32_t>(GetIntOr(env, cfg, "lens64", 0, 1, 0));
-  if (p.slot.legacy && (p.tail || p.pad)) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: the legacy planner has no pad and no tail clause");
+  if (p.slot.legacy && (p.tail || p.pad))
+    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: the legacy planner has no pad and no tail clause");
   if (p.tail && (p.slot.cr != 4 || p.slot.req_style)) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.tail is a paged-c4 rule");
   return p;
 }
@@ -200,7 +210,8 @@ void BindDecodeInputs(DecodeParams& p, const Staged& s, uint8_t* dev_in) {
 void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool has_f2s) {
   // Identity maps: no table. A table without its size (or the reverse) is refused.
   if (!has_r2t && sp.r2t_rows > 0 && sp.r2t_rows * sp.r2t_stride > 0 && sp.r2t_rows != INT_MAX / sp.r2t_stride)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.r2tRows must be floor(INT32_MAX / r2tStride) when no r2t table is given (identity)");
+    ThrowTyped(env, "ERR_DSV4KV_ARG",
+               "cfg.r2tRows must be floor(INT32_MAX / r2tStride) when no r2t table is given (identity)");
   if (!has_f2s && sp.f2s_len != 0) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.f2sLen must be 0 when no f2s table is given");
   (void)has_f2s;
 }
@@ -209,7 +220,9 @@ void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool
 // Host typed arrays are staged as int32 (the TS layer converts and range-checks them); int64 lengths are a
 // device-buffer option only.
 [[maybe_unused]] void CheckHostLens(Napi::Env env, int32_t lens64) {
-  if (lens64) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.lens64 = 1 applies to device buffers only; host inputs.seqLens / extendLens are Int32Array");
+  if (lens64)
+    ThrowTyped(env, "ERR_DSV4KV_ARG",
+               "cfg.lens64 = 1 applies to device buffers only; host inputs.seqLens / extendLens are Int32Array");
 }
 
 #if DSV4KV_HAVE_CUDA
@@ -264,7 +277,8 @@ HostPlan PrepareHostPlan(Napi::Env env, bool prefill, Napi::Object cfg, Napi::Ob
 HostView CheckedOut(Napi::Env env, Napi::Value out_arg, const HostPlan& h) {
   HostView out = HostViewOf(env, out_arg, "out");
   if (out.bytes != h.out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "out must hold exactly " + h.out_rule + " = " + std::to_string(h.out_bytes) + " bytes");
+    ThrowTyped(env, "ERR_DSV4KV_ARG",
+               "out must hold exactly " + h.out_rule + " = " + std::to_string(h.out_bytes) + " bytes");
   return out;
 }
 
@@ -277,7 +291,8 @@ Napi::Value PlanHostSync(const Napi::CallbackInfo& info, bool prefill) {
   uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, h.in_off + h.staged.host.size()));
   ctx->Activate(env);
   cudaStream_t st = ctx->stream();
-  DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
+  DSV4KV_CUDA_TRY(
+      env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
   DSV4KV_CUDA_TRY(env, h.bind(ws)(st));
   DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(out.data, ws, h.out_bytes, cudaMemcpyDeviceToHost, st));
   DSV4KV_CUDA_TRY(env, cudaStreamSynchronize(st));
@@ -325,11 +340,14 @@ Napi::Value PlanPrefillDevice(const Napi::CallbackInfo& info) {
   p.seq_lens = DevIn(env, bufs, "seqLens", lens_bytes, true);
   p.extend_lens = DevIn(env, bufs, "extendLens", lens_bytes, true);
   p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
-  p.slot.r2t = static_cast<const int32_t*>(DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
+  p.slot.r2t = static_cast<const int32_t*>(
+      DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
   p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
   CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
-  p.plan_c = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planC", static_cast<size_t>(p.num_q) * 16, true)));
-  p.plan_w = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planW", static_cast<size_t>(p.num_q) * 8, true)));
+  p.plan_c =
+      static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planC", static_cast<size_t>(p.num_q) * 16, true)));
+  p.plan_w =
+      static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planW", static_cast<size_t>(p.num_q) * 8, true)));
   p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", kStatusBytes, true)));
   ctx->Activate(env);
   DSV4KV_CUDA_TRY(env, LaunchPrefill(p, ctx->stream(), ctx->smCount()));
@@ -348,7 +366,8 @@ Napi::Value PlanDecodeDevice(const Napi::CallbackInfo& info) {
   const size_t b4 = static_cast<size_t>(p.batch) * 4;
   p.seq_lens = DevIn(env, bufs, "seqLens", static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4), true);
   p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
-  p.slot.r2t = static_cast<const int32_t*>(DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
+  p.slot.r2t = static_cast<const int32_t*>(
+      DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
   p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
   CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
   p.plan_d = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planD", b4 * 4, true)));
@@ -402,18 +421,21 @@ class PlanWorker : public Napi::AsyncWorker {
     };
     step(cudaSetDevice(device_), "cudaSetDevice");
     uint8_t* dev = nullptr;
-    if (e == cudaSuccess) step(cudaMallocAsync(reinterpret_cast<void**>(&dev), in_off_ + host_in_.size(), stream_), "cudaMallocAsync");
+    if (e == cudaSuccess)
+      step(cudaMallocAsync(reinterpret_cast<void**>(&dev), in_off_ + host_in_.size(), stream_), "cudaMallocAsync");
     if (e == cudaSuccess && !host_in_.empty())
-      step(cudaMemcpyAsync(dev + in_off_, host_in_.data(), host_in_.size(), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync(inputs)");
+      step(cudaMemcpyAsync(dev + in_off_, host_in_.data(), host_in_.size(), cudaMemcpyHostToDevice, stream_),
+           "cudaMemcpyAsync(inputs)");
     if (e == cudaSuccess) step(launch_(dev, stream_), "kernel launch");
-    if (e == cudaSuccess) step(cudaMemcpyAsync(out_data_, dev, out_bytes_, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync(out)");
+    if (e == cudaSuccess)
+      step(cudaMemcpyAsync(out_data_, dev, out_bytes_, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync(out)");
     if (dev) step(cudaFreeAsync(dev, stream_), "cudaFreeAsync");
     step(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     if (e != cudaSuccess) {
       err_ = e;
       call_ = call;
-      SetError(std::string(what_) + ": " + call + " failed: " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + " = " +
-               std::to_string(static_cast<int>(e)) + ")");
+      SetError(std::string(what_) + ": " + call + " failed: " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
+               " = " + std::to_string(static_cast<int>(e)) + ")");
     }
   }
   void OnOK() override {
@@ -461,7 +483,8 @@ Napi::Value PlanHostAsync(const Napi::CallbackInfo& info, bool prefill, const ch
   Napi::Object out_obj = OutObject(info, 3);
   HostView out = CheckedOut(env, out_obj, h);
   auto launch = [bind = std::move(h.bind)](uint8_t* dev, cudaStream_t st) { return bind(dev)(st); };
-  auto* w = new PlanWorker(env, what, ctx, info[0].As<Napi::Object>(), out_obj, out, std::move(h.staged.host), h.in_off, launch);
+  auto* w = new PlanWorker(env, what, ctx, info[0].As<Napi::Object>(), out_obj, out, std::move(h.staged.host), h.in_off,
+                           launch);
   Napi::Promise promise = w->Promise();
   w->Queue();
   return promise;
@@ -501,9 +524,11 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   if (kind == "empty") {
     DSV4KV_CUDA_TRY(env, BenchLaunch([](cudaStream_t s) { return LaunchEmpty(s); }, st, warmup, reps, calls, &r));
   } else if (kind == "prefill" || kind == "decode") {
-    HostPlan h = PrepareHostPlan(env, kind == "prefill", ArgObject(info, 2, "cfg"), ArgObject(info, 3, "inputs"), ctx->smCount());
+    HostPlan h = PrepareHostPlan(env, kind == "prefill", ArgObject(info, 2, "cfg"), ArgObject(info, 3, "inputs"),
+                                 ctx->smCount());
     uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, h.in_off + h.staged.host.size()));
-    DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
+    DSV4KV_CUDA_TRY(
+        env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
     DSV4KV_CUDA_TRY(env, BenchLaunch(h.bind(ws), st, warmup, reps, calls, &r));
   } else {
     ThrowTyped(env, "ERR_DSV4KV_ARG", "kind must be prefill, decode or empty");

@@ -14,7 +14,8 @@
 namespace dsv4kv {
 namespace {
 
-constexpr int kThreads = 256;        // general prefill block: 8 warps; the per-block scan handles ceil(B/256) requests per thread
+constexpr int kThreads =
+    256;  // general prefill block: 8 warps; the per-block scan handles ceil(B/256) requests per thread
 constexpr int kSmallThreads = 256;   // small-batch prefill block (at most; fewer when numQ needs fewer rows)
 constexpr int kDecodeThreads = 128;  // decode block (32 when B <= 32): one warp record each, no block barrier
 constexpr unsigned kFull = 0xffffffffu;
@@ -50,7 +51,8 @@ __device__ __forceinline__ void Report(LaneErr* st, int32_t code, int32_t index,
   }
 }
 
-__device__ __forceinline__ void WriteRecord(PlanStatus* out, const LaneErr& e, int32_t nc, int32_t nw, int32_t records) {
+__device__ __forceinline__ void WriteRecord(PlanStatus* out, const LaneErr& e, int32_t nc, int32_t nw,
+                                            int32_t records) {
   PlanStatus r{};
   r.code = e.code;
   r.index = e.index;
@@ -70,14 +72,17 @@ __device__ __forceinline__ void WriteCleanRecord(PlanStatus* out, int32_t nc, in
   *reinterpret_cast<int2*>(&out->num_compress) = make_int2(nc, nw);
   out->grid = records;
 }
-static_assert(offsetof(PlanStatus, num_compress) % 8 == 0 && offsetof(PlanStatus, num_write) == offsetof(PlanStatus, num_compress) + 4,
+static_assert(offsetof(PlanStatus, num_compress) % 8 == 0 &&
+                  offsetof(PlanStatus, num_write) == offsetof(PlanStatus, num_compress) + 4,
               "num_compress and num_write share one 8-byte store");
 
 // Run-time division of 0 <= n < 2^31 (FastDiv in plan_kernels.cuh): multiply-high, add, shift; no branch.
 __device__ __forceinline__ int32_t Quo(const FastDiv& f, int32_t n) {
   return static_cast<int32_t>((__umulhi(static_cast<uint32_t>(n), f.mul) + static_cast<uint32_t>(n)) >> f.shr);
 }
-__device__ __forceinline__ int32_t Rem(const FastDiv& f, int32_t n) { return n - Quo(f, n) * static_cast<int32_t>(f.d); }
+__device__ __forceinline__ int32_t Rem(const FastDiv& f, int32_t n) {
+  return n - Quo(f, n) * static_cast<int32_t>(f.d);
+}
 // n >= 0 divided by the compile-time ratio (a shift).
 template <int CR>
 __device__ __forceinline__ int32_t DivCr(int32_t n) {
@@ -108,7 +113,8 @@ __device__ __forceinline__ int32_t Ld32(const int32_t* ptr) {
 __device__ __forceinline__ void Ld32PairIf(bool active, const int32_t* pa, const int32_t* pb, int32_t& a, int32_t& b) {
   int va = 0, vb = 0;
   asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t@p ld.global.nc.s32 %0, [%2];\n\t@p ld.global.nc.s32 %1, [%3];\n\t}"
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t@p ld.global.nc.s32 %0, [%2];\n\t@p ld.global.nc.s32 %1, "
+      "[%3];\n\t}"
       : "+r"(va), "+r"(vb)
       : "l"(pa), "l"(pb), "r"(static_cast<int>(active)));
   a = va;
@@ -116,8 +122,10 @@ __device__ __forceinline__ void Ld32PairIf(bool active, const int32_t* pa, const
 }
 template <typename LenT>
 __device__ __forceinline__ int64_t LoadLen(const void* base, int32_t i) {
-  if constexpr (sizeof(LenT) == 8) return Ld64(static_cast<const int64_t*>(base) + i);
-  else return Ld32(static_cast<const int32_t*>(base) + i);
+  if constexpr (sizeof(LenT) == 8)
+    return Ld64(static_cast<const int64_t*>(base) + i);
+  else
+    return Ld32(static_cast<const int32_t*>(base) + i);
 }
 __device__ __forceinline__ bool NotInt32(int64_t v) { return v < INT_MIN || v > INT_MAX; }
 
@@ -163,7 +171,8 @@ __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, i
 // the TS mirror wraps the same way (Math.imul, |0): unsigned arithmetic mod 2^32. One formula for Slot, PairFinish
 // and PairSlotsFast.
 __device__ __forceinline__ int32_t PagedSlot(const SlotParams& sp, int32_t swa) {
-  return static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) + static_cast<uint32_t>(Rem(sp.ring_div, swa)));
+  return static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) +
+                              static_cast<uint32_t>(Rem(sp.ring_div, swa)));
 }
 
 // Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4, with every check: the path of a
@@ -180,33 +189,33 @@ __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32
     }
     return static_cast<int32_t>(s);
   } else {
-  if (rid >= sp.r2t_rows) {
-    Note(err, kErrRidRows, b, rid, sp.r2t_rows);
-    return 0;
-  }
-  if (p >= sp.r2t_stride) {
-    Note(err, kErrPosStride, rid, p, sp.r2t_stride);
-    return 0;
-  }
-  // rid < r2t_rows and p < r2t_stride: the index is inside the [rows, stride] matrix (identity: < INT32_MAX).
-  const int64_t idx = rid * sp.r2t_stride + p;
-  const int64_t full = sp.r2t ? static_cast<int64_t>(Ld32(sp.r2t + idx)) : idx;
-  int64_t swa = full;
-  if (sp.f2s) {
-    if (full < 0 || full >= sp.f2s_len) {
-      Note(err, kErrFullRange, rid, full, p);
+    if (rid >= sp.r2t_rows) {
+      Note(err, kErrRidRows, b, rid, sp.r2t_rows);
       return 0;
     }
-    swa = sp.f2s[full];
-  }
-  if (swa < 0) {
-    Note(err, kErrSwaNeg, rid, swa, p);
-    return 0;
-  }
-  // swa fits int32 (an int32 table entry or an identity location < INT32_MAX) and is >= 0, so the fast division
-  // applies. Upstream computes (swa/SPS)*R + swa%R in int32; the TS mirror wraps the same way (Math.imul, |0):
-  // unsigned arithmetic mod 2^32.
-  return PagedSlot(sp, static_cast<int32_t>(swa));
+    if (p >= sp.r2t_stride) {
+      Note(err, kErrPosStride, rid, p, sp.r2t_stride);
+      return 0;
+    }
+    // rid < r2t_rows and p < r2t_stride: the index is inside the [rows, stride] matrix (identity: < INT32_MAX).
+    const int64_t idx = rid * sp.r2t_stride + p;
+    const int64_t full = sp.r2t ? static_cast<int64_t>(Ld32(sp.r2t + idx)) : idx;
+    int64_t swa = full;
+    if (sp.f2s) {
+      if (full < 0 || full >= sp.f2s_len) {
+        Note(err, kErrFullRange, rid, full, p);
+        return 0;
+      }
+      swa = sp.f2s[full];
+    }
+    if (swa < 0) {
+      Note(err, kErrSwaNeg, rid, swa, p);
+      return 0;
+    }
+    // swa fits int32 (an int32 table entry or an identity location < INT32_MAX) and is >= 0, so the fast division
+    // applies. Upstream computes (swa/SPS)*R + swa%R in int32; the TS mirror wraps the same way (Math.imul, |0):
+    // unsigned arithmetic mod 2^32.
+    return PagedSlot(sp, static_cast<int32_t>(swa));
   }
 }
 
@@ -240,7 +249,8 @@ struct PairLookup {
 };
 // active = false: nothing is read (the lookup is not used).
 template <int kMaps>
-__device__ __forceinline__ PairLookup PairR2t(const SlotParams& sp, int32_t rid, int32_t pa, int32_t pb, bool active = true) {
+__device__ __forceinline__ PairLookup PairR2t(const SlotParams& sp, int32_t rid, int32_t pa, int32_t pb,
+                                              bool active = true) {
   const bool has_r2t = kMaps < 0 ? sp.r2t != nullptr : (kMaps & 1) != 0;
   // 0 <= rid < r2t_rows and 0 <= pa, pb < S <= r2t_stride, all < 2^31: unsigned 32 x 32 -> 64-bit offsets.
   const uint64_t row = static_cast<uint64_t>(static_cast<uint32_t>(rid)) * static_cast<uint32_t>(sp.r2t_stride32);
@@ -269,14 +279,18 @@ __device__ __forceinline__ void PairF2s(const SlotParams& sp, PairLookup& l, boo
 }
 // Slots of the looked-up pair, as Slot(pa) then Slot(pb) would give them (errors noted for pa first, and only when
 // want_a): wrapping int32 arithmetic on a location in [0, INT32_MAX]; a refused location gives slot 0.
-__device__ __forceinline__ void PairFinish(const SlotParams& sp, const PairLookup& l, int32_t rid, int32_t pa, int32_t pb, bool want_a,
-                                           LaneErr& err, int32_t& sa, int32_t& sb) {
+__device__ __forceinline__ void PairFinish(const SlotParams& sp, const PairLookup& l, int32_t rid, int32_t pa,
+                                           int32_t pb, bool want_a, LaneErr& err, int32_t& sa, int32_t& sb) {
   if (want_a) {
-    if (!l.range_a) Note(err, kErrFullRange, rid, l.full_a, pa);
-    else if (l.swa_a < 0) Note(err, kErrSwaNeg, rid, l.swa_a, pa);
+    if (!l.range_a)
+      Note(err, kErrFullRange, rid, l.full_a, pa);
+    else if (l.swa_a < 0)
+      Note(err, kErrSwaNeg, rid, l.swa_a, pa);
   }
-  if (!l.range_b) Note(err, kErrFullRange, rid, l.full_b, pb);
-  else if (l.swa_b < 0) Note(err, kErrSwaNeg, rid, l.swa_b, pb);
+  if (!l.range_b)
+    Note(err, kErrFullRange, rid, l.full_b, pb);
+  else if (l.swa_b < 0)
+    Note(err, kErrSwaNeg, rid, l.swa_b, pb);
   const int32_t swa = l.range_a && l.swa_a >= 0 ? l.swa_a : -1;
   const int32_t swb = l.range_b && l.swa_b >= 0 ? l.swa_b : -1;
   sa = swa < 0 ? 0 : PagedSlot(sp, swa);
@@ -288,7 +302,8 @@ __device__ __forceinline__ void PairFinish(const SlotParams& sp, const PairLooku
 // Branch-free: the slot arithmetic runs on location 0 for a refused location and the result is discarded (with a
 // branch around it, the compiler put each slot in its own block, which kept the row's other work from being
 // scheduled under the full_to_state round trip).
-__device__ __forceinline__ bool PairSlotsFast(const SlotParams& sp, const PairLookup& l, bool want_a, int32_t& sa, int32_t& sb) {
+__device__ __forceinline__ bool PairSlotsFast(const SlotParams& sp, const PairLookup& l, bool want_a, int32_t& sa,
+                                              int32_t& sb) {
   const bool ok_a = l.range_a && l.swa_a >= 0, ok_b = l.range_b && l.swa_b >= 0;
   const int32_t va = ok_a ? l.swa_a : 0, vb = ok_b ? l.swa_b : 0;
   const int32_t slot_a = PagedSlot(sp, va);
@@ -304,8 +319,8 @@ __device__ __forceinline__ bool PairSlotsFast(const SlotParams& sp, const PairLo
 // reads of each level issued together, so a paged lookup costs two dependent memory round trips for the pair instead
 // of four. pa is always a valid position, so reading it when !want_a is safe.
 template <int MODE, int kMaps = -1>
-__device__ __forceinline__ void SlotPairChecked(const SlotParams& sp, int32_t rid, int32_t b, int32_t pa, int32_t pb, bool want_a,
-                                                LaneErr& err, int32_t& sa, int32_t& sb) {
+__device__ __forceinline__ void SlotPairChecked(const SlotParams& sp, int32_t rid, int32_t b, int32_t pa, int32_t pb,
+                                                bool want_a, LaneErr& err, int32_t& sa, int32_t& sb) {
   (void)b;
   if constexpr (MODE != kPaged) {
     (void)want_a;
@@ -355,14 +370,26 @@ __device__ __forceinline__ ReqShape Shape(int32_t s, int32_t e, const PrefillPar
 // The accepted case is one predicate (e >= host_rules covers E >= 1 / E >= 0, and 0 <= E <= S implies S >= 0), so
 // the common path has no branch chain; int32 lengths need no narrowing check.
 template <typename LenT>
-__device__ __forceinline__ int32_t CheckReq(const PrefillParams& p, int64_t s, int64_t e, int64_t& value, int64_t& aux) {
+__device__ __forceinline__ int32_t CheckReq(const PrefillParams& p, int64_t s, int64_t e, int64_t& value,
+                                            int64_t& aux) {
   aux = s;
   value = e;
   constexpr bool k32 = sizeof(LenT) == 4;
   if ((k32 || (!NotInt32(s) && !NotInt32(e))) && e >= p.host_rules && e <= s) return kErrNone;
-  if (!k32 && NotInt32(s)) { value = s; aux = 0; return kErrNarrow; }
-  if (s < 0) { value = s; return kErrSeqNeg; }
-  if (!k32 && NotInt32(e)) { value = e; aux = 1; return kErrNarrow; }
+  if (!k32 && NotInt32(s)) {
+    value = s;
+    aux = 0;
+    return kErrNarrow;
+  }
+  if (s < 0) {
+    value = s;
+    return kErrSeqNeg;
+  }
+  if (!k32 && NotInt32(e)) {
+    value = e;
+    aux = 1;
+    return kErrNarrow;
+  }
   value = e;
   if (e < 0) return kErrExtendNeg;
   if (p.host_rules && e == 0) return kErrExtendZero;
@@ -387,16 +414,18 @@ __device__ __forceinline__ void StoreInvalidW(uint32_t* w, int32_t k) {
 // common path) only return whether the row saw an error, and err is untouched: a caller that gets true re-runs the row
 // with kDetail (the same lookups, the same bytes) to learn the details.
 template <int CR, int MODE, bool kIdx, int kMaps, bool kDetail = true>
-__device__ __forceinline__ bool EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
-                                        int32_t c_base, int32_t w_base, LaneErr& err, const PairLookup* pre) {
+__device__ __forceinline__ bool EmitRow(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r,
+                                        int32_t rid, int32_t c_base, int32_t w_base, LaneErr& err,
+                                        const PairLookup* pre) {
   bool row_err = false;
-  const int32_t pos = r.prefix + j;  // < S <= INT32_MAX, so pos + 1 does not overflow
+  const int32_t pos = r.prefix + j;               // < S <= INT32_MAX, so pos + 1 does not overflow
   const bool is_c = ((pos + 1) & (CR - 1)) == 0;  // cr is a power of two (4 or 128)
   constexpr int32_t window = CR == 4 ? 2 * CR : CR;
   const int32_t buffer_len = window - min(j + 1, window);
   const bool main = pos >= r.main_start;
   // The tail clause is a paged-c4 rule (the host refuses cfg.tail otherwise).
-  const bool tail = MODE == kPaged && p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
+  const bool tail = MODE == kPaged && p.tail && pos < r.lim &&
+                    Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
   const bool is_w = main || tail;
   const int32_t q0 = max(pos - CR, 0);
   int32_t rp0 = -1, rp1 = b, loc = 0;  // buffer_len == 0: upstream stores nothing; the stage-0 (-1, b) pair stays
@@ -410,10 +439,13 @@ __device__ __forceinline__ bool EmitRow(const PrefillParams& p, int32_t k, int32
     if constexpr (kIdx) {
       if (lookup_c || is_w) {
         if (MODE == kPaged && pre != nullptr) {
-          if constexpr (kDetail) PairFinish(p.slot, *pre, rid, q0, pos, lookup_c, err, slot_q0, slot_pos);
-          else row_err = PairSlotsFast(p.slot, *pre, lookup_c, slot_q0, slot_pos);
+          if constexpr (kDetail)
+            PairFinish(p.slot, *pre, rid, q0, pos, lookup_c, err, slot_q0, slot_pos);
+          else
+            row_err = PairSlotsFast(p.slot, *pre, lookup_c, slot_q0, slot_pos);
         } else {
-          SlotPairChecked<MODE, kMaps>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0, slot_pos);  // no error (ring) or detailed
+          SlotPairChecked<MODE, kMaps>(p.slot, rid, b, q0, pos, lookup_c, err, slot_q0,
+                                       slot_pos);  // no error (ring) or detailed
         }
       }
     } else {
@@ -433,19 +465,24 @@ __device__ __forceinline__ bool EmitRow(const PrefillParams& p, int32_t k, int32
   if (is_c) {
     const int32_t row = c_base + (DivCr<CR>(pos) - DivCr<CR>(r.prefix));
     reinterpret_cast<uint4*>(p.plan_c)[row] =
-        make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
+        make_uint4(static_cast<uint32_t>(pos + 1),
+                   (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
                    static_cast<uint32_t>(rp0), static_cast<uint32_t>(rp1));
   }
   if (is_w) {
-    const int32_t rank = main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix;
-    reinterpret_cast<uint2*>(p.plan_w)[w_base + rank] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
+    const int32_t rank =
+        main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix;
+    reinterpret_cast<uint2*>(p.plan_w)[w_base + rank] =
+        make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(loc));
   }
   return row_err;
 }
 template <int CR, int MODE, int kMaps, bool kDetail = true>
-__device__ __forceinline__ bool EmitRowAny(bool idx_checked, const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r,
-                                           int32_t rid, int32_t c_base, int32_t w_base, LaneErr& err, const PairLookup* pre = nullptr) {
-  if (MODE != kLegacy && idx_checked) return EmitRow<CR, MODE, true, kMaps, kDetail>(p, k, b, j, r, rid, c_base, w_base, err, pre);
+__device__ __forceinline__ bool EmitRowAny(bool idx_checked, const PrefillParams& p, int32_t k, int32_t b, int32_t j,
+                                           const ReqShape& r, int32_t rid, int32_t c_base, int32_t w_base, LaneErr& err,
+                                           const PairLookup* pre = nullptr) {
+  if (MODE != kLegacy && idx_checked)
+    return EmitRow<CR, MODE, true, kMaps, kDetail>(p, k, b, j, r, rid, c_base, w_base, err, pre);
   return EmitRow<CR, MODE, false, kMaps, kDetail>(p, k, b, j, r, rid, c_base, w_base, err, nullptr);
 }
 
@@ -454,20 +491,22 @@ __device__ __forceinline__ bool EmitRowAny(bool idx_checked, const PrefillParams
 // scheduled under the full_to_state round trip. Returns whether the row saw an error (as EmitRow<kDetail = false>).
 // Not for the legacy layout (its rows take EmitRow).
 template <int CR, int MODE, int kMaps>
-__device__ __forceinline__ bool EmitRowFast(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r, int32_t rid,
-                                            int32_t c_base, int32_t w_base, const PairLookup& pre) {
+__device__ __forceinline__ bool EmitRowFast(const PrefillParams& p, int32_t k, int32_t b, int32_t j, const ReqShape& r,
+                                            int32_t rid, int32_t c_base, int32_t w_base, const PairLookup& pre) {
   static_assert(MODE != kLegacy, "legacy rows take EmitRow");
   const int32_t pos = r.prefix + j;
   const bool is_c = ((pos + 1) & (CR - 1)) == 0;
   constexpr int32_t window = CR == 4 ? 2 * CR : CR;
   const int32_t buffer_len = window - min(j + 1, window);
   const bool main = pos >= r.main_start;
-  const bool tail = MODE == kPaged && p.tail && pos < r.lim && Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
+  const bool tail = MODE == kPaged && p.tail && pos < r.lim &&
+                    Rem(p.slot.sps_div, pos) >= static_cast<int32_t>(p.slot.sps_div.d) - CR;
   const bool is_w = main || tail;
   const bool lookup_c = is_c && buffer_len > 0;
   const int32_t q0 = max(pos - CR, 0);
   const int32_t c_row = c_base + (DivCr<CR>(pos) - DivCr<CR>(r.prefix));
-  const int32_t w_row = w_base + (main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix);
+  const int32_t w_row =
+      w_base + (main ? r.tail_to_lim + (pos - r.main_start) : TailBelow<CR>(pos, p.slot.sps_div) - r.tail_prefix);
   int32_t slot_q0, slot_pos;
   bool bad = false;
   if constexpr (MODE == kPaged) {
@@ -480,10 +519,12 @@ __device__ __forceinline__ bool EmitRowFast(const PrefillParams& p, int32_t k, i
   const int32_t rp0 = lookup_c ? slot_q0 / CR : -1, rp1 = lookup_c ? slot_pos / CR : b;
   if (is_c) {
     reinterpret_cast<uint4*>(p.plan_c)[c_row] =
-        make_uint4(static_cast<uint32_t>(pos + 1), (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
+        make_uint4(static_cast<uint32_t>(pos + 1),
+                   (static_cast<uint32_t>(k) & 0xffffu) | (static_cast<uint32_t>(buffer_len) << 16),
                    static_cast<uint32_t>(rp0), static_cast<uint32_t>(rp1));
   }
-  if (is_w) reinterpret_cast<uint2*>(p.plan_w)[w_row] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(slot_pos));
+  if (is_w)
+    reinterpret_cast<uint2*>(p.plan_w)[w_row] = make_uint2(static_cast<uint32_t>(k), static_cast<uint32_t>(slot_pos));
   return (lookup_c || is_w) && bad;
 }
 
@@ -531,10 +572,12 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
   const int32_t e = ok ? static_cast<int32_t>(e64) : 0;
   // The pool index as CheckRid returns it (0 when it refuses it) and whether the request's rows take the
   // checked-index path. rid <= INT32_MAX, so bit 31 carries the flag in the same shuffle.
-  const bool rid_in = static_cast<uint64_t>(rid64) <= static_cast<uint64_t>(MODE == kLegacy ? (INT_MAX - 127) / 128 : INT_MAX);
+  const bool rid_in =
+      static_cast<uint64_t>(rid64) <= static_cast<uint64_t>(MODE == kLegacy ? (INT_MAX - 127) / 128 : INT_MAX);
   const int32_t rid = rid_in ? static_cast<int32_t>(rid64) : 0;
   const bool idx_checked = ok && rid_in && IndexChecked<MODE, kMaps>(p.slot, rid, s);
-  const int32_t rid_flag = static_cast<int32_t>(static_cast<uint32_t>(rid) | (static_cast<uint32_t>(idx_checked) << 31));
+  const int32_t rid_flag =
+      static_cast<int32_t>(static_cast<uint32_t>(rid) | (static_cast<uint32_t>(idx_checked) << 31));
   // Unconditional (no branch): a refused or absent request has s = e = 0, whose shape is all zeros.
   const ReqShape r = Shape<CR>(s, e, p);
   // Inclusive warp scan of E and of the packed counts nc | nw << 16. E is clamped to 65536: 32 clamped values sum
@@ -633,12 +676,14 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
         // trip and measured faster with identity maps too (c4 B=8 D=6 1.77 -> 1.69 µs; B=16 E=4095 2.25 -> 2.29).
         // Request-ring rows read no table and keep the branches (c128 B=1 E=8192 1.52 µs vs 1.57 straight-line).
         if constexpr (MODE == kPaged)
-          row_err |= EmitRowFast<CR, MODE, kMaps>(p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, row.look);
+          row_err |=
+              EmitRowFast<CR, MODE, kMaps>(p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, row.look);
         else
-          row_err |= EmitRowAny<CR, MODE, kMaps, false>(true, p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, unused,
-                                                        &row.look);
+          row_err |= EmitRowAny<CR, MODE, kMaps, false>(true, p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base,
+                                                        w_base, unused, &row.look);
       } else {
-        row_err |= EmitRowAny<CR, MODE, kMaps, false>(false, p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, unused);
+        row_err |= EmitRowAny<CR, MODE, kMaps, false>(false, p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base,
+                                                      w_base, unused);
       }
     }
     if (k < p.num_q) {
@@ -678,8 +723,8 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
           int32_t c_base, w_base;
           const ReqShape rb = row_shape(rs, c_base, w_base);
           if (k < n_tok) {
-            (void)EmitRowAny<CR, MODE, kMaps, true>(rs.rid_flag < 0, p, k, rs.b, rs.j, rb, rs.rid_flag & 0x7fffffff, c_base, w_base,
-                                                    rowerr, nullptr);
+            (void)EmitRowAny<CR, MODE, kMaps, true>(rs.rid_flag < 0, p, k, rs.b, rs.j, rb, rs.rid_flag & 0x7fffffff,
+                                                    c_base, w_base, rowerr, nullptr);
           }
           if constexpr (!kLoop) break;
         }
@@ -688,7 +733,8 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
     }
   }
   if (blockDim.x == 32) {
-    if (lane == 0 && werr.code != kErrNone) WriteRecord(p.status + blockIdx.x, werr, bad ? 0 : nc_total, bad ? 0 : nw_total, gridDim.x);
+    if (lane == 0 && werr.code != kErrNone)
+      WriteRecord(p.status + blockIdx.x, werr, bad ? 0 : nc_total, bad ? 0 : nw_total, gridDim.x);
     return;
   }
   const int32_t nc_out = bad ? 0 : nc_total, nw_out = bad ? 0 : nw_total;
@@ -830,8 +876,10 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       int32_t lo_b = 0, hi_b = B - 1;
       while (lo_b < hi_b) {
         const int32_t mid = (lo_b + hi_b + 1) >> 1;
-        if (e_off[mid] <= k) lo_b = mid;
-        else hi_b = mid - 1;
+        if (e_off[mid] <= k)
+          lo_b = mid;
+        else
+          hi_b = mid - 1;
       }
       const int32_t b = lo_b;
       // Validated in phase 1 (0 <= E <= S <= INT32_MAX), so the narrowing is exact.
@@ -841,8 +889,8 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
       LaneErr rerr{0, 0, 0, 0};
       const int32_t rid = CheckRid<MODE>(p.slot, p.rids ? p.rids[b] : b, b, rerr);
       if (rerr.code != kErrNone) Note(err, rerr.code, rerr.index, rerr.value, rerr.aux);
-      EmitRowAny<CR, MODE, kMaps>(rerr.code == kErrNone && IndexChecked<MODE, kMaps>(p.slot, rid, s), p, k, b, k - e_off[b], r, rid, c_off[b],
-                           w_off[b], err);
+      EmitRowAny<CR, MODE, kMaps>(rerr.code == kErrNone && IndexChecked<MODE, kMaps>(p.slot, rid, s), p, k, b,
+                                  k - e_off[b], r, rid, c_off[b], w_off[b], err);
     }
     if (k >= nc_total) StoreInvalidC(p.plan_c, k);
     if (k >= nw_total) StoreInvalidW(p.plan_w, k);
@@ -877,8 +925,9 @@ __device__ __forceinline__ void DecodeStatusClean(PlanStatus* rec, int lane, int
 // Without kLoop the loads go first and take no branch: a thread past the batch (batch >= 1, the launcher's check)
 // repeats the last request's loads and stores nothing.
 template <typename LenT, bool kLoop, typename FastFn, typename SlowFn>
-__device__ __forceinline__ void DecodeRows(uint32_t* plan_d, PlanStatus* status, const void* seq_lens, const int64_t* rids, int32_t batch,
-                                           int32_t records, FastFn fast, SlowFn slow) {
+__device__ __forceinline__ void DecodeRows(uint32_t* plan_d, PlanStatus* status, const void* seq_lens,
+                                           const int64_t* rids, int32_t batch, int32_t records, FastFn fast,
+                                           SlowFn slow) {
   const int lane = threadIdx.x & 31;
   const int32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
   PlanStatus* const rec = status + (tid >> 5);
@@ -939,17 +988,18 @@ struct DecodeRingArgs {
   const void* seq_lens;
   const int64_t* rids;
   int32_t batch;
-  int32_t ring;       // R (request ring; unused by legacy)
+  int32_t ring;  // R (request ring; unused by legacy)
   FastDiv ring_div;
-  int32_t max_rid;    // SlotParams::max_rid
-  int32_t records;    // status records this launch writes (warps), from the launcher
+  int32_t max_rid;  // SlotParams::max_rid
+  int32_t records;  // status records this launch writes (warps), from the launcher
 };
 static_assert(sizeof(DecodeRingArgs) <= 64, "one constant-cache line");
 
 // The §6 row of request i with every check, for the rare request the fast path does not take; notes the first
 // error and returns the row upstream's kernel would write ({S, -1, -1, -1} for a refused request).
 template <int CR, bool kLegacy>
-__device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
+__device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32_t i, int64_t s64, int64_t rid64,
+                                                   LaneErr& err) {
   const int32_t s = static_cast<int32_t>(s64);
   const uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
   if (!DecodeSeqOk(i, s64, err)) return out;
@@ -973,7 +1023,8 @@ __device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32
   if (r64 > INT_MAX) Note(err, kErrSlotOverflow, i, rid, p0);
   const int32_t w = w64 > INT_MAX ? 0 : static_cast<int32_t>(w64);
   const int32_t r0 = r64 > INT_MAX ? 0 : static_cast<int32_t>(r64);
-  return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / CR), static_cast<uint32_t>(w / CR));
+  return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0 / CR),
+                    static_cast<uint32_t>(w / CR));
 }
 
 template <int CR, bool kLegacy, typename LenT, bool kLoop>
@@ -994,7 +1045,9 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeRingKernel(const DecodeR
     }
     return true;
   };
-  auto slow = [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) { return DecodeRingChecked<CR, kLegacy>(a, i, s64, rid64, err); };
+  auto slow = [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
+    return DecodeRingChecked<CR, kLegacy>(a, i, s64, rid64, err);
+  };
   DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, a.records, fast, slow);
 }
 
@@ -1004,23 +1057,24 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeRingKernel(const DecodeR
 struct DecodePagedArgs {
   const void* seq_lens;
   const int64_t* rids;
-  const int32_t* r2t;   // nullptr = identity
-  const int32_t* f2s;   // nullptr = identity
+  const int32_t* r2t;  // nullptr = identity
+  const int32_t* f2s;  // nullptr = identity
   int32_t batch;
-  int32_t r2t_stride;   // <= INT32_MAX (the binding's range)
-  int32_t r2t_rows;     // <= INT32_MAX
-  uint32_t f2s_len;     // min(f2s_len, 2^31): locations are int32, so above 2^31 entries every location >= 0 is in range
+  int32_t r2t_stride;  // <= INT32_MAX (the binding's range)
+  int32_t r2t_rows;    // <= INT32_MAX
+  uint32_t f2s_len;    // min(f2s_len, 2^31): locations are int32, so above 2^31 entries every location >= 0 is in range
   FastDiv ring_div;
   FastDiv sps_div;
   uint32_t* plan_d;
   PlanStatus* status;
-  int32_t records;      // status records this launch writes (warps), from the launcher
+  int32_t records;  // status records this launch writes (warps), from the launcher
 };
 
 // The §6 paged row with every check (the original order: S, pool index, then slot(p1), slot(p0)), for the rare
 // request the fast path does not take.
 template <int CR, typename LenT>
-__device__ __forceinline__ uint4 DecodePagedChecked(const DecodePagedArgs& a, int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
+__device__ __forceinline__ uint4 DecodePagedChecked(const DecodePagedArgs& a, int32_t i, int64_t s64, int64_t rid64,
+                                                    LaneErr& err) {
   const int32_t s = static_cast<int32_t>(s64);
   const uint4 out = make_uint4(static_cast<uint32_t>(s), 0xffffffffu, 0xffffffffu, 0xffffffffu);
   if (!DecodeSeqOk(i, s64, err)) return out;
@@ -1047,12 +1101,14 @@ __device__ __forceinline__ uint4 DecodePagedChecked(const DecodePagedArgs& a, in
   const int32_t p1 = s - 1, p0 = max(p1 - CR, 0);
   const int32_t w = Slot<kPaged>(sp, rid, i, p1, err);
   const int32_t r0 = Slot<kPaged>(sp, rid, i, p0, err) / CR;
-  return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0), static_cast<uint32_t>(w / CR));
+  return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(r0),
+                    static_cast<uint32_t>(w / CR));
 }
 
 // The paged slot of a location (as Slot: wrapping int32 arithmetic on a location in [0, INT32_MAX]).
 __device__ __forceinline__ int32_t PagedSlotOf(const DecodePagedArgs& a, int32_t swa) {
-  return static_cast<int32_t>(static_cast<uint32_t>(Quo(a.sps_div, swa)) * a.ring_div.d + static_cast<uint32_t>(Rem(a.ring_div, swa)));
+  return static_cast<int32_t>(static_cast<uint32_t>(Quo(a.sps_div, swa)) * a.ring_div.d +
+                              static_cast<uint32_t>(Rem(a.ring_div, swa)));
 }
 
 template <int CR, typename LenT, bool kLoop, int kMaps>  // kMaps: bit 0 req_to_token, bit 1 full_to_state present
@@ -1079,7 +1135,8 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const Decode
         f0 = l0;
       }
       bool ok;
-      if constexpr (kF2s) {  // both full_to_state reads in flight together; an out-of-range location reads entry 0 instead
+      if constexpr (
+          kF2s) {  // both full_to_state reads in flight together; an out-of-range location reads entry 0 instead
         const bool in1 = static_cast<uint64_t>(f1) < a.f2s_len, in0 = static_cast<uint64_t>(f0) < a.f2s_len;
         const int32_t v1 = Ld32(a.f2s + (in1 ? f1 : 0)), v0 = Ld32(a.f2s + (in0 ? f0 : 0));
         ok = in1 && in0 && v1 >= 0 && v0 >= 0;
@@ -1090,13 +1147,16 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const Decode
       }
       if (ok) {  // 0 <= locations <= INT32_MAX (int32 table entries, or identity < rows*stride)
         const int32_t w = PagedSlotOf(a, static_cast<int32_t>(f1)), s0 = PagedSlotOf(a, static_cast<int32_t>(f0));
-        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(s0 / CR), static_cast<uint32_t>(w / CR));
+        out = make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(w), static_cast<uint32_t>(s0 / CR),
+                         static_cast<uint32_t>(w / CR));
         return true;
       }
     }
     return false;
   };
-  auto slow = [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) { return DecodePagedChecked<CR, LenT>(a, i, s64, rid64, err); };
+  auto slow = [&](int32_t i, int64_t s64, int64_t rid64, LaneErr& err) {
+    return DecodePagedChecked<CR, LenT>(a, i, s64, rid64, err);
+  };
   DecodeRows<LenT, kLoop>(a.plan_d, a.status, a.seq_lens, a.rids, a.batch, a.records, fast, slow);
 }
 
@@ -1123,8 +1183,10 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
     const int32_t threads = p.num_q <= 32 * kMaxStatusBlocks ? 32 : std::min(kSmallThreads, (p.num_q + 31) / 32 * 32);
     const int32_t want = (p.num_q + threads - 1) / threads;
     const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
-    if (static_cast<int64_t>(blocks) * threads < p.num_q) PrefillSmallKernel<CR, MODE, LenT, true, kMaps><<<blocks, threads, 0, stream>>>(p);
-    else PrefillSmallKernel<CR, MODE, LenT, false, kMaps><<<blocks, threads, 0, stream>>>(p);
+    if (static_cast<int64_t>(blocks) * threads < p.num_q)
+      PrefillSmallKernel<CR, MODE, LenT, true, kMaps><<<blocks, threads, 0, stream>>>(p);
+    else
+      PrefillSmallKernel<CR, MODE, LenT, false, kMaps><<<blocks, threads, 0, stream>>>(p);
     return cudaGetLastError();
   }
   static std::atomic<bool> smem_set_loop{false}, smem_set_once{false};
@@ -1133,20 +1195,26 @@ cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_c
   const int32_t want = (p.num_q + kThreads - 1) / kThreads;
   const int32_t blocks = std::max(1, std::min({want, sm2, kMaxStatusBlocks}));
   const bool loop = static_cast<int64_t>(blocks) * kThreads < p.num_q;
-  cudaError_t e = loop ? AllowSmem(PrefillKernel<CR, MODE, LenT, true, kMaps>, smem_set_loop) : AllowSmem(PrefillKernel<CR, MODE, LenT, false, kMaps>, smem_set_once);
+  cudaError_t e = loop ? AllowSmem(PrefillKernel<CR, MODE, LenT, true, kMaps>, smem_set_loop)
+                       : AllowSmem(PrefillKernel<CR, MODE, LenT, false, kMaps>, smem_set_once);
   if (e != cudaSuccess) return e;
-  if (loop) PrefillKernel<CR, MODE, LenT, true, kMaps><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
-  else PrefillKernel<CR, MODE, LenT, false, kMaps><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  if (loop)
+    PrefillKernel<CR, MODE, LenT, true, kMaps><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
+  else
+    PrefillKernel<CR, MODE, LenT, false, kMaps><<<blocks, kThreads, PrefillSmemBytes(p.batch), stream>>>(p);
   return cudaGetLastError();
 }
 
 }  // namespace
 
-size_t PrefillSmemBytes(int32_t batch) { return static_cast<size_t>(3) * (static_cast<size_t>(batch) + 1) * sizeof(int32_t); }
+size_t PrefillSmemBytes(int32_t batch) {
+  return static_cast<size_t>(3) * (static_cast<size_t>(batch) + 1) * sizeof(int32_t);
+}
 
 template <int CR, int MODE, int kMaps>
 cudaError_t LaunchPrefillL(const PrefillParams& p, cudaStream_t stream, int sm_count) {
-  return p.lens64 ? LaunchPrefillT<CR, MODE, int64_t, kMaps>(p, stream, sm_count) : LaunchPrefillT<CR, MODE, int32_t, kMaps>(p, stream, sm_count);
+  return p.lens64 ? LaunchPrefillT<CR, MODE, int64_t, kMaps>(p, stream, sm_count)
+                  : LaunchPrefillT<CR, MODE, int32_t, kMaps>(p, stream, sm_count);
 }
 template <int CR, int MODE>
 cudaError_t LaunchPrefillM(const PrefillParams& p, cudaStream_t stream, int sm_count) {
@@ -1154,10 +1222,14 @@ cudaError_t LaunchPrefillM(const PrefillParams& p, cudaStream_t stream, int sm_c
     return LaunchPrefillL<CR, MODE, 0>(p, stream, sm_count);  // no tables read
   } else {
     switch ((p.slot.r2t ? 1 : 0) | (p.slot.f2s ? 2 : 0)) {
-      case 0: return LaunchPrefillL<CR, MODE, 0>(p, stream, sm_count);
-      case 1: return LaunchPrefillL<CR, MODE, 1>(p, stream, sm_count);
-      case 2: return LaunchPrefillL<CR, MODE, 2>(p, stream, sm_count);
-      default: return LaunchPrefillL<CR, MODE, 3>(p, stream, sm_count);
+      case 0:
+        return LaunchPrefillL<CR, MODE, 0>(p, stream, sm_count);
+      case 1:
+        return LaunchPrefillL<CR, MODE, 1>(p, stream, sm_count);
+      case 2:
+        return LaunchPrefillL<CR, MODE, 2>(p, stream, sm_count);
+      default:
+        return LaunchPrefillL<CR, MODE, 3>(p, stream, sm_count);
     }
   }
 }
@@ -1166,9 +1238,11 @@ cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_co
   // c128 is always request-style (§4): no paged c128 kernel exists.
   if (p.slot.cr == 4) {
     if (p.slot.legacy) return LaunchPrefillM<4, kLegacy>(p, stream, sm_count);
-    return p.slot.req_style ? LaunchPrefillM<4, kReqRing>(p, stream, sm_count) : LaunchPrefillM<4, kPaged>(p, stream, sm_count);
+    return p.slot.req_style ? LaunchPrefillM<4, kReqRing>(p, stream, sm_count)
+                            : LaunchPrefillM<4, kPaged>(p, stream, sm_count);
   }
-  return p.slot.legacy ? LaunchPrefillM<128, kLegacy>(p, stream, sm_count) : LaunchPrefillM<128, kReqRing>(p, stream, sm_count);
+  return p.slot.legacy ? LaunchPrefillM<128, kLegacy>(p, stream, sm_count)
+                       : LaunchPrefillM<128, kReqRing>(p, stream, sm_count);
 }
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
@@ -1186,26 +1260,48 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
   const bool loop = static_cast<int64_t>(blocks) * threads < p.batch;
   if (p.slot.cr == 4 && !p.slot.legacy && !p.slot.req_style) {
     // The 32-bit copies of the table geometry (DeriveSlot).
-    const DecodePagedArgs pa{p.seq_lens, p.rids, p.slot.r2t, p.slot.f2s, p.batch, p.slot.r2t_stride32, p.slot.r2t_rows32, p.slot.f2s_len32,
-                             p.slot.ring_div, p.slot.sps_div, p.plan_d, p.status, records};
+    const DecodePagedArgs pa{p.seq_lens,
+                             p.rids,
+                             p.slot.r2t,
+                             p.slot.f2s,
+                             p.batch,
+                             p.slot.r2t_stride32,
+                             p.slot.r2t_rows32,
+                             p.slot.f2s_len32,
+                             p.slot.ring_div,
+                             p.slot.sps_div,
+                             p.plan_d,
+                             p.status,
+                             records};
     auto paged = [&](auto maps_tag) {
       constexpr int kMaps = decltype(maps_tag)::value;
-      if (p.lens64) return loop ? go(DecodePagedKernel<4, int64_t, true, kMaps>, pa) : go(DecodePagedKernel<4, int64_t, false, kMaps>, pa);
-      return loop ? go(DecodePagedKernel<4, int32_t, true, kMaps>, pa) : go(DecodePagedKernel<4, int32_t, false, kMaps>, pa);
+      if (p.lens64)
+        return loop ? go(DecodePagedKernel<4, int64_t, true, kMaps>, pa)
+                    : go(DecodePagedKernel<4, int64_t, false, kMaps>, pa);
+      return loop ? go(DecodePagedKernel<4, int32_t, true, kMaps>, pa)
+                  : go(DecodePagedKernel<4, int32_t, false, kMaps>, pa);
     };
     switch ((p.slot.r2t ? 1 : 0) | (p.slot.f2s ? 2 : 0)) {
-      case 0: return paged(std::integral_constant<int, 0>{});
-      case 1: return paged(std::integral_constant<int, 1>{});
-      case 2: return paged(std::integral_constant<int, 2>{});
-      default: return paged(std::integral_constant<int, 3>{});
+      case 0:
+        return paged(std::integral_constant<int, 0>{});
+      case 1:
+        return paged(std::integral_constant<int, 1>{});
+      case 2:
+        return paged(std::integral_constant<int, 2>{});
+      default:
+        return paged(std::integral_constant<int, 3>{});
     }
   }
-  const DecodeRingArgs a{p.plan_d, p.status, p.seq_lens, p.rids, p.batch, p.slot.ring, p.slot.ring_div, p.slot.max_rid, records};
+  const DecodeRingArgs a{p.plan_d,    p.status,        p.seq_lens,     p.rids, p.batch,
+                         p.slot.ring, p.slot.ring_div, p.slot.max_rid, records};
   auto ring = [&](auto cr_tag, auto legacy_tag) {
     constexpr int CR = decltype(cr_tag)::value;
     constexpr bool kLegacy = decltype(legacy_tag)::value;
-    if (p.lens64) return loop ? go(DecodeRingKernel<CR, kLegacy, int64_t, true>, a) : go(DecodeRingKernel<CR, kLegacy, int64_t, false>, a);
-    return loop ? go(DecodeRingKernel<CR, kLegacy, int32_t, true>, a) : go(DecodeRingKernel<CR, kLegacy, int32_t, false>, a);
+    if (p.lens64)
+      return loop ? go(DecodeRingKernel<CR, kLegacy, int64_t, true>, a)
+                  : go(DecodeRingKernel<CR, kLegacy, int64_t, false>, a);
+    return loop ? go(DecodeRingKernel<CR, kLegacy, int32_t, true>, a)
+                : go(DecodeRingKernel<CR, kLegacy, int32_t, false>, a);
   };
   using C4 = std::integral_constant<int, 4>;
   using C128 = std::integral_constant<int, 128>;
@@ -1224,8 +1320,8 @@ static double Median(std::vector<double> v) {
   return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
-cudaError_t BenchLaunch(const std::function<cudaError_t(cudaStream_t)>& launch, cudaStream_t stream, int warmup, int reps,
-                        int calls, BenchResult* out) {
+cudaError_t BenchLaunch(const std::function<cudaError_t(cudaStream_t)>& launch, cudaStream_t stream, int warmup,
+                        int reps, int calls, BenchResult* out) {
 #define DSV4KV_B(x)                     \
   do {                                  \
     cudaError_t e__ = (x);              \

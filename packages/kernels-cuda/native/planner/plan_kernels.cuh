@@ -48,7 +48,7 @@ enum PlanErr : int32_t {
 // node in a CUDA graph, no cross-block ordering). Record 0 also carries the counts and n (field `grid`); a reader
 // looks at records [0, grid) and takes the first non-zero code.
 struct PlanStatus {
-  int32_t code;          // PlanErr (first error seen by this block)
+  int32_t code;  // PlanErr (first error seen by this block)
   // index, value, aux: the error's details, defined only when code != 0 (a clean decode record leaves them as they were)
   int32_t index;
   int64_t value;
@@ -78,25 +78,25 @@ struct FastDiv {
 };
 inline FastDiv MakeFastDiv(uint32_t d) {
   uint32_t l = 0;
-  while ((uint64_t{1} << l) < d) ++l;  // ceil(log2 d), 0..31
+  while ((uint64_t{1} << l) < d) ++l;                                           // ceil(log2 d), 0..31
   const uint64_t m = ((uint64_t{1} << 32) * ((uint64_t{1} << l) - d)) / d + 1;  // (2^l - d) < 2^31: no overflow
   return FastDiv{d, static_cast<uint32_t>(m), l};
 }
 
 // Slot addressing shared by prefill stage 1 and decode (§4).
 struct SlotParams {
-  int32_t cr;           // 4 or 128
-  int32_t ring;         // R: slots per ring
-  int32_t sps;          // SWA page size
-  int32_t req_style;    // cr == 128 || use_req_ring: rid*R + p%R
-  int32_t legacy;       // §7 legacy layout (c4 rid*8+p%8 / page rid*2+(p/4)&1; c128 rid*128+p%128 / page rid)
-  FastDiv ring_div;     // MakeFastDiv(ring)
-  FastDiv sps_div;      // MakeFastDiv(sps)
-  int32_t max_rid;      // MaxFastRid: the largest pool index all of whose slots fit int32 (request ring / legacy)
-  const int32_t* r2t;   // req_to_token, row-major [r2t_rows, r2t_stride]; nullptr = identity r*stride+p
-  int64_t r2t_stride;   // tokens per request row (positions must be < this)
-  int64_t r2t_rows;     // rows (identity: floor(INT32_MAX / stride), so r*stride+p never exceeds int32)
-  const int32_t* f2s;   // full_to_state; nullptr = identity
+  int32_t cr;          // 4 or 128
+  int32_t ring;        // R: slots per ring
+  int32_t sps;         // SWA page size
+  int32_t req_style;   // cr == 128 || use_req_ring: rid*R + p%R
+  int32_t legacy;      // §7 legacy layout (c4 rid*8+p%8 / page rid*2+(p/4)&1; c128 rid*128+p%128 / page rid)
+  FastDiv ring_div;    // MakeFastDiv(ring)
+  FastDiv sps_div;     // MakeFastDiv(sps)
+  int32_t max_rid;     // MaxFastRid: the largest pool index all of whose slots fit int32 (request ring / legacy)
+  const int32_t* r2t;  // req_to_token, row-major [r2t_rows, r2t_stride]; nullptr = identity r*stride+p
+  int64_t r2t_stride;  // tokens per request row (positions must be < this)
+  int64_t r2t_rows;    // rows (identity: floor(INT32_MAX / stride), so r*stride+p never exceeds int32)
+  const int32_t* f2s;  // full_to_state; nullptr = identity
   int64_t f2s_len;
   // 32-bit copies for the kernels' checked-index tests and table reads (DeriveSlot): one compare each instead of an
   // int64 pair, and 32 x 32 -> 64-bit row offsets. The binding's ranges make them exact: r2t_stride in [1, INT32_MAX],
@@ -116,8 +116,9 @@ struct SlotParams {
 inline int32_t MaxFastRid(int32_t cr, int32_t ring, int32_t legacy, int32_t req_style) {
   constexpr int64_t kMax = 2147483647;
   if (legacy) return static_cast<int32_t>((kMax - 127) / 128);
-  if ((req_style || cr == 128) && ring >= 1) return  // c128 is always a request ring (§4)
-         static_cast<int32_t>((kMax - (ring - 1)) / ring);
+  if ((req_style || cr == 128) && ring >= 1)
+    return  // c128 is always a request ring (§4)
+        static_cast<int32_t>((kMax - (ring - 1)) / ring);
   return 0;
 }
 
@@ -127,33 +128,34 @@ inline void DeriveSlot(SlotParams& s) {
   s.max_rid = MaxFastRid(s.cr, s.ring, s.legacy, s.req_style);
   s.r2t_stride32 = static_cast<int32_t>(s.r2t_stride < 0 ? 0 : (s.r2t_stride > 2147483647 ? 2147483647 : s.r2t_stride));
   s.r2t_rows32 = static_cast<int32_t>(s.r2t_rows < 0 ? 0 : (s.r2t_rows > 2147483647 ? 2147483647 : s.r2t_rows));
-  s.f2s_len32 = static_cast<uint32_t>(s.f2s_len < 0 ? 0 : (s.f2s_len > (int64_t{1} << 31) ? (int64_t{1} << 31) : s.f2s_len));
+  s.f2s_len32 =
+      static_cast<uint32_t>(s.f2s_len < 0 ? 0 : (s.f2s_len > (int64_t{1} << 31) ? (int64_t{1} << 31) : s.f2s_len));
 }
 
 // One params struct per kernel (SGLang c_plan.cuh style).
 // Field order: what the kernels read first (inputs, scalars) fills the first 48 bytes, so the early code touches one
 // 64-byte constant-cache line of the parameter bank; slot geometry next, output pointers last (read at the rows).
 struct PrefillParams {
-  const void* seq_lens;        // [batch] S, int32 (lens64 == 0) or int64 (lens64 == 1, narrowing checked)
-  const void* extend_lens;     // [batch] E, same type as seq_lens
-  const int64_t* rids;         // [batch] request-pool index; nullptr = b
-  int32_t lens64;              // 1: seq_lens / extend_lens are int64 (upstream's dtype), 0: int32
-  int32_t batch;               // 1 <= batch <= num_q (checked on the host)
-  int32_t num_q;               // rows of both tables, <= 65535 (ragged ids are 16-bit)
-  int32_t pad;                 // write pad, from @dsv4-kv/planner writePad (or legacy 0)
-  int32_t tail;                // paged c4 SWA-page tail clause
-  int32_t host_rules;          // host path: E >= 1 and sum(E) == num_q; device path: E >= 0, sum(E) <= num_q
+  const void* seq_lens;     // [batch] S, int32 (lens64 == 0) or int64 (lens64 == 1, narrowing checked)
+  const void* extend_lens;  // [batch] E, same type as seq_lens
+  const int64_t* rids;      // [batch] request-pool index; nullptr = b
+  int32_t lens64;           // 1: seq_lens / extend_lens are int64 (upstream's dtype), 0: int32
+  int32_t batch;            // 1 <= batch <= num_q (checked on the host)
+  int32_t num_q;            // rows of both tables, <= 65535 (ragged ids are 16-bit)
+  int32_t pad;              // write pad, from @dsv4-kv/planner writePad (or legacy 0)
+  int32_t tail;             // paged c4 SWA-page tail clause
+  int32_t host_rules;       // host path: E >= 1 and sum(E) == num_q; device path: E >= 0, sum(E) <= num_q
   SlotParams slot;
-  uint32_t* plan_c;            // [num_q][4] words, 16-byte rows
-  uint32_t* plan_w;            // [num_q][2] words, 8-byte rows
-  PlanStatus* status;          // kMaxStatusBlocks records (see PlanStatus)
+  uint32_t* plan_c;    // [num_q][4] words, 16-byte rows
+  uint32_t* plan_w;    // [num_q][2] words, 8-byte rows
+  PlanStatus* status;  // kMaxStatusBlocks records (see PlanStatus)
 };
 
 struct DecodeParams {
-  uint32_t* plan_d;            // [batch][4] words
+  uint32_t* plan_d;  // [batch][4] words
   PlanStatus* status;
-  const void* seq_lens;        // [batch] S (>= 1), int32 or int64 (lens64)
-  const int64_t* rids;         // nullptr = i
+  const void* seq_lens;  // [batch] S (>= 1), int32 or int64 (lens64)
+  const int64_t* rids;   // nullptr = i
   int32_t lens64;
   int32_t batch;
   SlotParams slot;

@@ -23,7 +23,7 @@ struct BenchResult {
   double eager_us;  // median per call, `calls` launches back to back
   double graph_us;  // median per call, a CUDA graph of `calls` launches replayed
 };
-cudaError_t BenchLaunch(const std::function<cudaError_t(cudaStream_t)>& launch, cudaStream_t stream, int warmup, int reps,
-                        int calls, BenchResult* out);
+cudaError_t BenchLaunch(const std::function<cudaError_t(cudaStream_t)>& launch, cudaStream_t stream, int warmup,
+                        int reps, int calls, BenchResult* out);
 
 }  // namespace dsv4kv
