@@ -1,43 +1,23 @@
 /**
- * One error type for every refused input of the controller and its backends. `field` names the offending input
- * (with an index where it is an array element), `value` is what was given, `rule` is the precondition it broke.
+ * The controller's error: a `Dsv4KvError` (from @dsv4-kv/errors) with the controller's codes. `field` names the
+ * offending input (with an index where it is an array element), `value` is what was given, `rule` is the
+ * precondition it broke (docs/errors.md lists every code).
  */
-export type OnlineMtpErrorCode =
-  | "DRAFT_TOKENS"
-  | "BANK_STRIDE"
-  | "STATE_ROWS"
-  | "REQ_INDEX"
-  | "SHAPE"
-  | "DTYPE"
-  | "BATCH_SIZE"
-  | "DUPLICATE_REQ"
-  | "LIFECYCLE"
-  | "BACKEND"
-  | "INVALID_ARGUMENT";
+import { Dsv4KvError, type ErrorCode } from "@dsv4-kv/errors";
 
-export class OnlineMtpError extends Error {
-  override readonly name = "OnlineMtpError";
-  readonly code: OnlineMtpErrorCode;
-  readonly field: string;
-  readonly value: unknown;
-  readonly rule: string;
+export type OnlineMtpErrorCode = ErrorCode;
 
-  constructor(code: OnlineMtpErrorCode, field: string, value: unknown, rule: string) {
-    super(`${field} = ${formatValue(value)}: ${rule}`);
-    this.code = code;
-    this.field = field;
-    this.value = value;
-    this.rule = rule;
-  }
-}
+export class OnlineMtpError extends Dsv4KvError {
+  static override readonly kind = "OnlineMtpError";
 
-function formatValue(v: unknown): string {
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "bigint") return `${v}n`;
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
+  constructor(
+    code: OnlineMtpErrorCode,
+    field: string,
+    value: unknown,
+    rule: string,
+    params?: Readonly<Record<string, unknown>>,
+  ) {
+    super(params === undefined ? { code, field, value, rule } : { code, field, value, rule, params });
   }
 }
 

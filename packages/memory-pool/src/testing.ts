@@ -1,0 +1,2 @@
+// Test helpers for this package and the packages above it; not for production code.
+export {};
