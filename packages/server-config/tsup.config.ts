@@ -1,11 +1,3 @@
-import { defineConfig } from "tsup";
+import { defineLibraryConfig } from "@dsv4-kv/tsup-config";
 
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm", "cjs"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-  platform: "node",
-});
+export default defineLibraryConfig({ entry: ["src/index.ts", "src/internal.ts", "src/testing.ts"] });

@@ -3,6 +3,8 @@
 // them as the test task's output so a cache hit still contributes its counts.
 import { defineConfig, mergeConfig } from "vitest/config";
 
+const SOURCE_CONDITIONS = ["@dsv4-kv/source", "module", "node", "import", "default"];
+
 /**
  * @param {import("vitest/config").UserConfig} [overrides]
  * @returns {import("vitest/config").UserConfig}
@@ -10,6 +12,10 @@ import { defineConfig, mergeConfig } from "vitest/config";
 export function definePackageConfig(overrides = {}) {
   return mergeConfig(
     defineConfig({
+      // Workspace packages resolve to their TypeScript sources (the "@dsv4-kv/source" export condition), so a
+      // test never runs against a stale dist/ of a package below it.
+      resolve: { conditions: SOURCE_CONDITIONS },
+      ssr: { resolve: { conditions: SOURCE_CONDITIONS, externalConditions: SOURCE_CONDITIONS } },
       test: {
         include: ["test/**/*.test.ts"],
         // verbose so a skipped GPU test prints its reason next to its name

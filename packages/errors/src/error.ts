@@ -36,7 +36,6 @@ const BRAND = Symbol.for("dsv4-kv.error");
 export class Dsv4KvError<C extends string = ErrorCode> extends Error {
   /** The name `isInstance` tests; every subclass sets its own (a class name does not survive minifying). */
   static readonly kind: string = "Dsv4KvError";
-  private readonly [BRAND] = true;
   /** Names of the error classes of this error, base first: what subclasses' `isInstance` test. */
   readonly kinds: readonly string[];
   readonly code: C;
@@ -54,6 +53,7 @@ export class Dsv4KvError<C extends string = ErrorCode> extends Error {
     this.params = data.params ?? {};
     this.kinds = kindsOf(new.target);
     this.name = new.target.kind;
+    Object.defineProperty(this, BRAND, { value: true });
   }
 
   /** True for any dsv4-kv error, from any copy of this package. */

@@ -23,7 +23,7 @@ import {
 } from "./constants.js";
 import { checkInt } from "./errors.js";
 import { STATE_TOLERANCE, compareRows, offlinePool, updateRow, type ErrorStats, type TokenInput } from "./math.js";
-import { SEGMENT_FIELDS, type MatrixF32, type OnlineMtpBackend } from "./backend.js";
+import { SEGMENT_FIELDS, type OnlineMtpBackend } from "./backend.js";
 import { OnlineMtpController, UpstreamOnlineMtpController } from "./controller.js";
 
 export interface SimulationOptions {

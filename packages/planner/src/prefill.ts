@@ -20,7 +20,7 @@ import {
   type IntegerArray,
   type RingOptions,
 } from "./inputs.js";
-import { firstWritePos, windowSize, writePad as derivedWritePad } from "./pad.js";
+import { writePad as derivedWritePad } from "./pad.js";
 import { CompressPlanTable, INVALID_RAGGED_ID, INVALID_SEQ_LEN, WritePlanTable } from "./records.js";
 
 export type PlannerPath = "host" | "device";

@@ -1,2 +1,0 @@
-// What other packages of this repository need from this one; not for users (no semver promise).
-export {};
