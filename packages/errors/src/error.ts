@@ -91,3 +91,21 @@ function paramJson(value: unknown): unknown {
 export function ensure(ok: boolean, make: () => Dsv4KvError<string>): asserts ok {
   if (!ok) throw make();
 }
+
+/**
+ * The base of each package's error class: `new PlannerError(code, field, value, rule, params?)`. A subclass only
+ * sets its `kind`.
+ */
+export class FieldError extends Dsv4KvError {
+  static override readonly kind: string = "FieldError";
+
+  constructor(
+    code: ErrorCode,
+    field: string,
+    value: unknown,
+    rule: string,
+    params?: Readonly<Record<string, unknown>>,
+  ) {
+    super(params === undefined ? { code, field, value, rule } : { code, field, value, rule, params });
+  }
+}

@@ -3,22 +3,12 @@
  * offending input (with an index where it is an array element), `value` is what was given, `rule` is the
  * precondition it broke (docs/errors.md lists every code).
  */
-import { Dsv4KvError, type ErrorCode } from "@dsv4-kv/errors";
+import { type ErrorCode, FieldError } from "@dsv4-kv/errors";
 
 export type OnlineMtpErrorCode = ErrorCode;
 
-export class OnlineMtpError extends Dsv4KvError {
+export class OnlineMtpError extends FieldError {
   static override readonly kind = "OnlineMtpError";
-
-  constructor(
-    code: OnlineMtpErrorCode,
-    field: string,
-    value: unknown,
-    rule: string,
-    params?: Readonly<Record<string, unknown>>,
-  ) {
-    super(params === undefined ? { code, field, value, rule } : { code, field, value, rule, params });
-  }
 }
 
 /** Throws `OnlineMtpError(code, field, value, rule)` unless `ok`. */
