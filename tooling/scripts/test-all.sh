@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace on a fresh machine (no pnpm needed beforehand):
 # installs pnpm and the locked dependencies, builds (the CUDA addon too when nvcc is present), runs each
-# package's vitest suite through turbo, then prints one line "N passed, N failed, N skipped" counted from the
-# vitest JSON reports. Exits non-zero on any failure.
+# package's vitest suite through turbo, then `pnpm lint`, then prints one line "N passed, N failed, N skipped"
+# counted from the vitest JSON reports plus one for lint. Exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tooling/scripts/ensure-pnpm.sh
@@ -11,7 +11,9 @@ pnpm install --frozen-lockfile >&2 || { echo "0 passed, 1 failed"; exit 1; }
 rm -rf packages/*/.vitest tooling/*/.vitest
 pnpm exec turbo run test --continue --concurrency=2
 turbo_rc=$?
-summary="$(node tooling/scripts/summarize-vitest.mjs .)"
+# Lint (Biome, clang-format, typecheck, publint/attw, layer and document-reference checks) counts as one more test.
+if pnpm lint --output-logs=errors-only; then lint_status=passed; else lint_status=failed; fi
+summary="$(node tooling/scripts/summarize-vitest.mjs . --extra "pnpm lint=$lint_status")"
 summary_rc=$?
 # The summary line must be the last line printed.
 if [ $turbo_rc -ne 0 ] && [ $summary_rc -eq 0 ]; then

@@ -9,10 +9,11 @@ import {
   planDecodeLegacy,
   planPrefill,
   planPrefillLegacy,
-  SeededRandom,
   writePad,
   type PrefillPlanOptions,
 } from "@dsv4-kv/planner";
+import { SeededRandom } from "@dsv4-kv/planner/internal";
+import { RAGGED_EXTEND_PATTERNS, raggedExtendOptions } from "@dsv4-kv/planner/testing";
 import { planDecodeGpu, planDecodeLegacyGpu, planPrefillGpu, planPrefillLegacyGpu } from "@dsv4-kv/kernels-cuda";
 import { errorCode, expectSameDecode, expectSamePrefill, gpuTest } from "./helpers.js";
 
@@ -177,23 +178,8 @@ describe("§11 upstream matrices on the GPU", () => {
     "§11.3 ragged extends, each run 100 times: every ragged row written exactly once, bytes equal the CPU",
     ({ gpu }) => {
       void gpu;
-      const patterns: number[][] = [
-        [...Array(72).fill(4), ...Array(24).fill(3)],
-        [...Array(104).fill(3), ...Array(24).fill(2)],
-        Array(96).fill(4),
-        [...Array(30).fill(4), 3],
-        [...Array(1023).fill(4), 3],
-        [...Array(31).fill(4), 0],
-      ];
-      for (const ext of patterns) {
-        const o: PrefillPlanOptions = {
-          compressRatio: 128,
-          ringSize: 128,
-          swaPageSize: 256,
-          seqLens: ext,
-          extendLens: ext,
-          path: "device",
-        };
+      for (const ext of RAGGED_EXTEND_PATTERNS) {
+        const o = raggedExtendOptions(ext);
         const cpu = planPrefill(o);
         const numQ = ext.reduce((a, b) => a + b, 0);
         for (let rep = 0; rep < 100; rep++) {
@@ -282,7 +268,7 @@ describe("seeded random campaign", () => {
       if (batch > 1024) stats.big++;
       if (!o.reqToToken && rng.next() < 0.9) o.reqToToken = { identity: { tokensPerReq: 1 << 17 } };
       const label = `it ${it} c${cr} R${ring} sps${sps} req=${useReqRing} ${path} B${batch}`;
-      let cpu;
+      let cpu: ReturnType<typeof planPrefill>;
       try {
         cpu = planPrefill(o);
       } catch (e) {

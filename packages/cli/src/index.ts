@@ -1,10 +1,3 @@
-export { main, topLevelHelp } from "./main.js";
-export {
-  COMMANDS,
-  DEFAULT_COMMAND,
-  type CommandIO,
-  type CommandModule,
-  type CommandEntry,
-} from "./commands/registry.js";
-export { runPlanCases, renderTables, type PlanCaseResult, type PlanEngineName } from "./commands/plan.js";
-export { VERSION } from "./version.js";
+// The programmatic entry: `await main(["check", "--json"], io)` runs a command and resolves to its exit code.
+export { main } from "./main.js";
+export type { CommandIO } from "./commands/registry.js";

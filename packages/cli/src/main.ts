@@ -2,6 +2,8 @@
  * dsv4-kv entry: finds the command (longest matching word path), prints help and version, maps failures to
  * exit codes. Exit codes: 0 ok, 1 the check found a problem, 2 unusable input or usage error.
  */
+import { Dsv4KvError, closestMatch } from "@dsv4-kv/errors";
+import { UsageError } from "./commands/args.js";
 import { COMMANDS, DEFAULT_COMMAND, type CommandIO } from "./commands/registry.js";
 import { VERSION } from "./version.js";
 
@@ -38,7 +40,7 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
     (a, b) => b.path.length - a.path.length,
   )[0];
   if (!match) {
-    io.stderr.write(`dsv4-kv: unknown command "${argv.join(" ")}"\n\n${topLevelHelp()}`);
+    io.stderr.write(`dsv4-kv: ${unknownCommand(words).message}\n\n${topLevelHelp()}`);
     return 2;
   }
   const rest = words.slice(match.path.length);
@@ -50,12 +52,28 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
   try {
     return await mod.run(rest, io);
   } catch (err) {
-    io.stderr.write(`dsv4-kv ${match.path.join(" ")}: ${describeError(err)}\n`);
+    const hint =
+      Dsv4KvError.isInstance(err) && err.code === "USAGE" ? ` (see dsv4-kv ${match.path.join(" ")} --help)` : "";
+    io.stderr.write(`dsv4-kv ${match.path.join(" ")}: ${describeError(err, io.env)}${hint}\n`);
     return 2;
   }
 }
 
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
+function unknownCommand(words: readonly string[]): UsageError {
+  const names = COMMANDS.map((c) => c.path.join(" "));
+  const isGroup = COMMANDS.some((c) => c.path.length > 1 && c.path[0] === words[0]);
+  const given = words.slice(0, isGroup ? 2 : 1).join(" ");
+  const suggestion = closestMatch(given, names);
+  return new UsageError("command", given, "is not a dsv4-kv command", suggestion === null ? undefined : { suggestion });
+}
+
+/**
+ * A dsv4-kv error is shown by its message (field, value, rule). Anything else is a bug, not the user's input:
+ * one line, no stack (set DSV4_KV_DEBUG=1 for the stack).
+ */
+export function describeError(err: unknown, env: NodeJS.ProcessEnv = {}): string {
+  if (Dsv4KvError.isInstance(err)) return err.message;
+  if (env.DSV4_KV_DEBUG && err instanceof Error && err.stack) return `internal error: ${err.stack}`;
+  const name = err instanceof Error ? err.name : typeof err;
+  return `internal error (${name}); please report it with the command line (DSV4_KV_DEBUG=1 shows the stack)`;
 }

@@ -183,11 +183,13 @@ describe("dsv4-kv check (end to end)", () => {
     });
     expect(cli(["check", "--config", file("bad.yaml", "speculative-num-stepz: 3\n")])).toMatchObject({
       code: 2,
-      stderr: expect.stringMatching(/unknown key "speculative-num-stepz"/),
+      stderr: expect.stringMatching(
+        /speculative-num-stepz = 3: is not a setting .*did you mean "speculative-num-steps"/,
+      ),
     });
     expect(cli(["check", "--swa-full-tokens-ratio", "2"])).toMatchObject({
       code: 2,
-      stderr: expect.stringMatching(/swaFullTokensRatio = 2/),
+      stderr: expect.stringMatching(/--swa-full-tokens-ratio = 2: must be in \(0, 1\]/),
     });
     expect(cli(["check", "--sizing", "fast"]).code).toBe(2);
   });

@@ -2,6 +2,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CUDA_GRAPH_TAIL_OPTIONS } from "@dsv4-kv/planner/testing";
 import { describe, expect, test } from "vitest";
 import { cli } from "./cli-helpers.js";
 
@@ -26,16 +27,7 @@ describe("dsv4-kv plan", () => {
     writeFileSync(
       file,
       JSON.stringify([
-        {
-          kind: "prefill",
-          compressRatio: 4,
-          ringSize: 8,
-          swaPageSize: 256,
-          seqLens: [1, 3],
-          extendLens: [1, 2],
-          numQTokens: 4,
-          path: "device",
-        },
+        { kind: "prefill", ...CUDA_GRAPH_TAIL_OPTIONS },
         { kind: "decode", compressRatio: 128, ringSize: 256, swaPageSize: 256, seqLens: [640] },
         { kind: "prefill-legacy", compressRatio: 4, seqLens: [12], extendLens: [12], reqPoolIndices: [3] },
         { kind: "decode-legacy", compressRatio: 128, seqLens: [640], reqPoolIndices: [2] },
@@ -76,10 +68,13 @@ describe("dsv4-kv plan", () => {
     expect(r.stderr).toMatch(/EXTEND_LEN/);
   });
 
-  test("input that is not JSON exits 2 with an error object", () => {
+  test("input that is not JSON exits 2 with an INPUT error object and the parser's position", () => {
     const r = cli(["plan"], "{not json");
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stdout).error.code).toBe("INVALID_JSON");
+    const { error } = JSON.parse(r.stdout);
+    expect(error).toMatchObject({ code: "INPUT", field: "stdin" });
+    expect(error.message).toMatch(/is not JSON: .*position 1/);
+    expect(r.stderr).toMatch(/^dsv4-kv plan: INPUT: stdin: is not JSON/);
   });
 
   test("--path gpu: the CUDA planner's bytes equal the CPU planner's, or exit 2 with the reason and fixes", () => {
@@ -94,7 +89,7 @@ describe("dsv4-kv plan", () => {
     } else {
       expect(gpu.code).toBe(2);
       const err = JSON.parse(gpu.stdout).error;
-      expect(err.code).toBe("ERR_DSV4KV_GPU_UNAVAILABLE");
+      expect(err.code).toMatch(/GPU_UNAVAILABLE$/);
       expect(err.message).toMatch(/Possible causes and solutions/);
     }
     expect(cli(["plan", "--path", "tpu"], cases).code).toBe(2);

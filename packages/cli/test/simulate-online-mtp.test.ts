@@ -1,8 +1,10 @@
 // `dsv4-kv simulate online-mtp` end to end: a spawned process, JSON out, exit codes.
 import { describe, expect, test } from "vitest";
 import { cli } from "./cli-helpers.js";
+import { flagArgs } from "./helpers.js";
 
-const base = ["simulate", "online-mtp", "--requests", "6", "--steps", "30", "--draft-tokens", "4"];
+const mtp = (flags: Parameters<typeof flagArgs>[0]): string[] => ["simulate", "online-mtp", ...flagArgs(flags)];
+const base = mtp({ requests: 6, steps: 30, "draft-tokens": 4 });
 
 describe("dsv4-kv simulate online-mtp", () => {
   test("hardened lifecycle on the CPU backend: no lost commit, fp32 error within 2e-4, exit 0", () => {
@@ -25,20 +27,9 @@ describe("dsv4-kv simulate online-mtp", () => {
   });
 
   test("adaptive D up to 8 and bf16 state stay within the stated tolerances", () => {
-    const r = cli([
-      "simulate",
-      "online-mtp",
-      "--requests",
-      "5",
-      "--steps",
-      "25",
-      "--draft-tokens",
-      "8",
-      "--adaptive",
-      "--state-dtype",
-      "bf16",
-      "--json",
-    ]);
+    const r = cli(
+      mtp({ requests: 5, steps: 25, "draft-tokens": 8, adaptive: true, "state-dtype": "bf16", json: true }),
+    );
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.lostCommits).toBe(0);
@@ -60,7 +51,7 @@ describe("dsv4-kv simulate online-mtp", () => {
   });
 
   test("bad input exits 2 with a message naming the flag", () => {
-    const tooWide = cli(["simulate", "online-mtp", "--requests", "4", "--steps", "5", "--draft-tokens", "9"]);
+    const tooWide = cli(mtp({ requests: 4, steps: 5, "draft-tokens": 9 }));
     expect(tooWide.code).toBe(2);
     expect(tooWide.stderr).toMatch(/draft-tokens/);
     const badDtype = cli([...base, "--state-dtype", "fp16"]);

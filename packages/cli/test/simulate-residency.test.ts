@@ -1,24 +1,11 @@
 // `dsv4-kv simulate residency` end to end.
 import { describe, expect, test } from "vitest";
 import { cli } from "./cli-helpers.js";
+import { c4Ring16, flagArgs } from "./helpers.js";
 
 describe("dsv4-kv simulate residency", () => {
   test("clean at the derived pad: exit 0, JSON summary", () => {
-    const r = cli([
-      "simulate",
-      "residency",
-      "--ratio",
-      "4",
-      "--ring",
-      "16",
-      "--swa-page",
-      "256",
-      "--draft-tokens",
-      "10",
-      "--steps",
-      "200",
-      "--json",
-    ]);
+    const r = cli(c4Ring16(10, { steps: 200, json: true }));
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ violations: 0, firstViolation: null, writePad: 10 });
@@ -30,16 +17,7 @@ describe("dsv4-kv simulate residency", () => {
     const r = cli([
       "simulate",
       "residency",
-      "--ratio",
-      "128",
-      "--ring",
-      "256",
-      "--swa-page",
-      "256",
-      "--draft-tokens",
-      "131",
-      "--steps",
-      "100",
+      ...flagArgs({ ratio: 128, ring: 256, "swa-page": 256, "draft-tokens": 131, steps: 100 }),
     ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/violations?; first:/);
@@ -47,21 +25,7 @@ describe("dsv4-kv simulate residency", () => {
   });
 
   test("the pre-fix device pad loses positions at D = 5 (c4), the derived one does not", () => {
-    const args = [
-      "simulate",
-      "residency",
-      "--ratio",
-      "4",
-      "--ring",
-      "16",
-      "--swa-page",
-      "256",
-      "--draft-tokens",
-      "5",
-      "--json",
-      "--steps",
-      "200",
-    ];
+    const args = c4Ring16(5, { json: true, steps: 200 });
     expect(cli([...args, "--pad-formula", "pre-fix-device"]).code).toBe(1);
     expect(cli([...args, "--pad-formula", "pre-fix-host"]).code).toBe(1);
     expect(cli([...args, "--pad-formula", "derived"]).code).toBe(0);
@@ -71,23 +35,7 @@ describe("dsv4-kv simulate residency", () => {
   });
 
   test("adaptive D and the request ring", () => {
-    const r = cli([
-      "simulate",
-      "residency",
-      "--ratio",
-      "4",
-      "--ring",
-      "16",
-      "--swa-page",
-      "256",
-      "--req-ring",
-      "--draft-tokens",
-      "10",
-      "--adaptive",
-      "--seed",
-      "9",
-      "--json",
-    ]);
+    const r = cli(c4Ring16(10, { "req-ring": true, adaptive: true, seed: 9, json: true }));
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).ring.useReqRing).toBe(true);
   });
@@ -108,32 +56,10 @@ describe("dsv4-kv simulate residency", () => {
     const missing = cli(["simulate", "residency", "--ratio", "4"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--ring, --swa-page, --draft-tokens are required/);
-    const badRatio = cli([
-      "simulate",
-      "residency",
-      "--ratio",
-      "8",
-      "--ring",
-      "16",
-      "--swa-page",
-      "256",
-      "--draft-tokens",
-      "3",
-    ]);
+    const badRatio = cli(c4Ring16(3, { ratio: 8 }));
     expect(badRatio.code).toBe(2);
     expect(badRatio.stderr).toMatch(/--ratio = 8: must be 4 or 128/);
-    const badRing = cli([
-      "simulate",
-      "residency",
-      "--ratio",
-      "4",
-      "--ring",
-      "18",
-      "--swa-page",
-      "256",
-      "--draft-tokens",
-      "3",
-    ]);
+    const badRing = cli(c4Ring16(3, { ring: 18 }));
     expect(badRing.code).toBe(2);
     expect(badRing.stderr).toMatch(/ringSize = 18: must be a multiple of compressRatio 4/);
     expect(cli(["simulate", "residency", "--steps", "x"]).stderr).toMatch(/--steps = "x": must be an integer/);
@@ -141,20 +67,7 @@ describe("dsv4-kv simulate residency", () => {
   });
 
   test("no progress bar when piped", () => {
-    const r = cli([
-      "simulate",
-      "residency",
-      "--ratio",
-      "4",
-      "--ring",
-      "16",
-      "--swa-page",
-      "256",
-      "--draft-tokens",
-      "10",
-      "--steps",
-      "2500",
-    ]);
+    const r = cli(c4Ring16(10, { steps: 2500 }));
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
   });

@@ -156,7 +156,10 @@ const onlineMtp = block("@dsv4-kv/online-mtp-controller", {
     "An array whose length does not match the batch or the row width.",
     "Pass arrays of the length the rule states.",
   ],
-  DTYPE: ["A state dtype the backend does not serve.", "Use float32 or bfloat16."],
+  DTYPE: [
+    "A state dtype the backend does not serve, or a typed array of the wrong element type.",
+    "Use fp32 or bf16 state; pass Int32Array indices and Float32Array matrices and rows.",
+  ],
   DUPLICATE_REQ: ["The same request slot twice in one batch.", "List every request once per batch."],
   LIFECYCLE: [
     "A controller call out of order (e.g. commit without a verify).",
@@ -174,8 +177,48 @@ const kernelsCuda = block("@dsv4-kv/kernels-cuda", {
     "Follow the causes listed in the message; the CPU planner produces the same bytes.",
   ],
   NATIVE: [
-    "The addon or the CUDA runtime reported a failure (allocation, launch, copy).",
-    "Read the CUDA error in the message; free device memory or report it.",
+    "The addon or the CUDA runtime reported a failure (allocation, launch, copy); params name the CUDA call and error.",
+    "Read params.cudaName / cudaMessage: free device memory for an allocation failure, otherwise report it.",
+  ],
+  DEVICE_BUFFER: [
+    "A DeviceBuffer that was freed, or that holds fewer bytes than the call needs.",
+    "Pass a live buffer of at least the size the rule states (do not use a buffer after free()).",
+  ],
+  CONTEXT: [
+    "A GPU context used after destroy(), or destroyed while asynchronous calls on it are in flight.",
+    "Create a new context with createContext(), or await the pending calls before destroy().",
+  ],
+});
+
+const serverConfig = block("@dsv4-kv/server-config", {
+  UNSUPPORTED_ARGUMENT: [
+    "A server argument value that DeepSeek-V4 on SGLang does not accept (algorithm, top-k, KV dtype, backend, GPU).",
+    "Use the value the message names (the start-up rule id says which check it is).",
+  ],
+  SPECULATIVE_ARGUMENTS: [
+    "Speculative-decoding arguments that do not fit together (steps, draft tokens, block size, candidates, maximum).",
+    "Set the flags as the message says; docs/reference/startup-rules.md gives each rule.",
+  ],
+  IGNORED_ARGUMENT: [
+    "An argument that has no effect in this configuration (a warning).",
+    "Drop the argument, or set what it depends on.",
+  ],
+  CORRECTED_ARGUMENT: [
+    "An argument that SGLang replaces at start-up with a derived value (a warning).",
+    "Give the value SGLang derives, or change the arguments it is derived from.",
+  ],
+  EXPERIMENTAL: ["An experimental path is on (a warning).", "Validate correctness before serving with it."],
+  NOT_MODELLED: [
+    "A setting whose effect dsv4-kv does not model; sizing assumes the default (a warning).",
+    "Treat the sizing as the default path's; drop the setting to match it.",
+  ],
+  CAPACITY_WARNING: [
+    "The sizing fits but differs from what was asked (capped tokens, fewer requests, over-allocation).",
+    "Read the warning; raise the budget or lower the request, or use --sizing exact.",
+  ],
+  RESIDENCY: [
+    "The ring simulator finds committed compress-state positions overwritten before they are read (rule R1).",
+    "Lower the draft tokens to the ring's write pad, as rule V-S8 says.",
   ],
 });
 
@@ -191,7 +234,15 @@ const cli = block("@dsv4-kv/cli", {
 });
 
 /** The table. Keys are the codes. */
-export const ERROR_CODES = { ...shared, ...planner, ...memoryPool, ...onlineMtp, ...kernelsCuda, ...cli } as const;
+export const ERROR_CODES = {
+  ...shared,
+  ...planner,
+  ...memoryPool,
+  ...onlineMtp,
+  ...kernelsCuda,
+  ...serverConfig,
+  ...cli,
+} as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 

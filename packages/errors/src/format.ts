@@ -12,9 +12,17 @@ export interface MessageData {
   readonly params?: Readonly<Record<string, unknown>>;
 }
 
-/** `field = value: rule`, then ` (did you mean "x"?)` when `params.suggestion` is a string. */
+/**
+ * `field = value: rule` (`field: rule` when no value was given, e.g. a missing flag), then ` (did you mean "x"?)`
+ * when `params.suggestion` is a string.
+ */
 export function formatMessage(data: MessageData): string {
-  const head = data.field === "" ? data.rule : `${data.field} = ${formatValue(data.value)}: ${data.rule}`;
+  const head =
+    data.field === ""
+      ? data.rule
+      : data.value === undefined
+        ? `${data.field}: ${data.rule}`
+        : `${data.field} = ${formatValue(data.value)}: ${data.rule}`;
   const suggestion = data.params?.suggestion;
   return typeof suggestion === "string" ? `${head} (did you mean "${suggestion}"?)` : head;
 }

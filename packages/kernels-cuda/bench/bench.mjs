@@ -5,20 +5,12 @@
 import { writeFileSync } from "node:fs";
 import { execSync } from "node:child_process";
 import { planPrefill, planDecode } from "@dsv4-kv/planner";
-import {
-  probe,
-  loadNative,
-  getDefaultContext,
-  prefillNativeJob,
-  decodeNativeJob,
-  planPrefillGpu,
-} from "../dist/index.js";
+import { probe, loadNative, getDefaultContext, planPrefillGpu } from "../dist/index.js";
+import { decodeNativeJob, prefillNativeJob } from "../dist/internal.js";
+import { requireGpu } from "./require-gpu.mjs";
 
 const p = probe();
-if (!p.ok) {
-  console.error(`bench: GPU unavailable: ${p.reason}`);
-  process.exit(process.env.BENCH_REQUIRE_GPU ? 1 : 0);
-}
+requireGpu(p);
 const addon = loadNative();
 const ctx = getDefaultContext();
 const opts = { warmup: 200, reps: Number(process.env.BENCH_REPS ?? 30), calls: 100 };
@@ -40,7 +32,10 @@ const upstream = {
 function ragged(batch, total, seed) {
   // deterministic ragged extends summing to `total`
   let s = seed >>> 0;
-  const w = Array.from({ length: batch }, () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) % 1000) + 1);
+  const w = Array.from({ length: batch }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s % 1000) + 1;
+  });
   const sw = w.reduce((a, b) => a + b, 0);
   const e = w.map((x) => Math.max(1, Math.floor((x * total) / sw)));
   let d = total - e.reduce((a, b) => a + b, 0);

@@ -1,32 +1,74 @@
 // Shared helpers: see the note at the top of common.h.
 #include "common.h"
 
+#include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 namespace dsv4kv {
 
-void ThrowTyped(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Error e = Napi::Error::New(env, message);
+namespace {
+
+std::string Num(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+
+// How the raw message shows a JS value: strings quoted, numbers as %.17g.
+std::string Shown(Napi::Value v) {
+  if (v.IsUndefined()) return "undefined";
+  if (v.IsString()) return "\"" + v.As<Napi::String>().Utf8Value() + "\"";
+  if (v.IsNumber()) return Num(v.As<Napi::Number>().DoubleValue());
+  return "a non-number";
+}
+
+[[noreturn]] void Throw(Napi::Env env, const char* code, const std::string& field, const Napi::Value* value,
+                        const std::string& shown, const std::string& rule) {
+  Napi::Error e = Napi::Error::New(env, value ? field + " = " + shown + ": " + rule : field + " " + rule);
   e.Set("code", Napi::String::New(env, code));
+  e.Set("field", Napi::String::New(env, field));
+  if (value) e.Set("value", *value);
+  e.Set("rule", Napi::String::New(env, rule));
   throw e;
+}
+
+}  // namespace
+
+void ThrowField(Napi::Env env, const char* code, const std::string& field, const std::string& rule) {
+  Throw(env, code, field, nullptr, "", rule);
+}
+
+void ThrowField(Napi::Env env, const char* code, const std::string& field, double value, const std::string& rule) {
+  const Napi::Value v = Napi::Number::New(env, value);
+  Throw(env, code, field, &v, Num(value), rule);
+}
+
+void ThrowField(Napi::Env env, const char* code, const std::string& field, Napi::Value value, const std::string& rule) {
+  Throw(env, code, field, &value, Shown(value), rule);
 }
 
 void NoCuda(Napi::Env env, const char* what) {
-  ThrowTyped(env, "ERR_DSV4KV_NO_CUDA",
-             std::string(what) + ": the addon was built without CUDA (nvcc not found at build time); " +
-                 "rebuild with CUDACXX=/usr/local/cuda/bin/nvcc pnpm --filter @dsv4-kv/kernels-cuda build");
+  ThrowField(env, "ERR_DSV4KV_NO_CUDA", what,
+             "is unavailable: the addon was built without CUDA (no nvcc at build time); rebuild it with nvcc on PATH");
 }
 
 #if DSV4KV_HAVE_CUDA
-void ThrowCuda(Napi::Env env, const char* call, cudaError_t err) {
-  std::string msg = std::string(call) + " failed: " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + " = " +
-                    std::to_string(static_cast<int>(err)) + ")";
-  Napi::Error e = Napi::Error::New(env, msg);
+Napi::Error CudaError(Napi::Env env, const char* entry, const char* call, cudaError_t err) {
+  const std::string where = entry && *entry ? std::string(entry) + ": " : std::string();
+  Napi::Error e =
+      Napi::Error::New(env, where + call + " failed: " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) +
+                                " = " + std::to_string(static_cast<int>(err)) + ")");
   e.Set("code", Napi::String::New(env, "ERR_DSV4KV_CUDA"));
-  e.Set("cudaError", Napi::Number::New(env, static_cast<int>(err)));
-  e.Set("call", Napi::String::New(env, call));
-  throw e;
+  e.Set("entry", Napi::String::New(env, entry ? entry : ""));
+  e.Set("cudaCall", Napi::String::New(env, call));
+  e.Set("cudaCode", Napi::Number::New(env, static_cast<int>(err)));
+  e.Set("cudaName", Napi::String::New(env, cudaGetErrorName(err)));
+  e.Set("cudaMessage", Napi::String::New(env, cudaGetErrorString(err)));
+  return e;
 }
+
+void ThrowCuda(Napi::Env env, const char* call, cudaError_t err) { throw CudaError(env, nullptr, call, err); }
 #endif
 
 HostView HostViewOf(Napi::Env env, Napi::Value v, const char* argName) {
@@ -45,7 +87,7 @@ HostView HostViewOf(Napi::Env env, Napi::Value v, const char* argName) {
     h.data = static_cast<uint8_t*>(ab.Data());
     h.bytes = ab.ByteLength();
   } else {
-    ThrowTyped(env, "ERR_INVALID_ARG_TYPE", std::string(argName) + " must be a TypedArray, DataView or ArrayBuffer");
+    ThrowField(env, "ERR_INVALID_ARG_TYPE", argName, v, "must be a TypedArray, DataView or ArrayBuffer");
   }
   return h;
 }
@@ -58,14 +100,14 @@ Napi::Function Context::Define(Napi::Env env) {
                       InstanceMethod<&Context::Destroy>("destroy"), InstanceAccessor<&Context::GetDevice>("device")});
 }
 
-Context::Context(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Context>(info) {
+Context::Context(const Napi::CallbackInfo& info) : Wrapped<Context>(info) {
   Napi::Env env = info.Env();
   int dev = 0;
   if (info.Length() > 0 && !info[0].IsUndefined()) {
-    if (!info[0].IsNumber()) ThrowTyped(env, "ERR_INVALID_ARG_TYPE", "Context(device): device must be an integer");
+    if (!info[0].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "device", info[0], "must be an integer");
     double d = info[0].As<Napi::Number>().DoubleValue();
     if (!(d >= 0 && d <= 1024 && d == static_cast<int>(d)))
-      ThrowTyped(env, "ERR_OUT_OF_RANGE", "Context(device): device must be a non-negative integer");
+      ThrowField(env, "ERR_OUT_OF_RANGE", "device", d, "must be a non-negative integer");
     dev = static_cast<int>(d);
   }
   device_ = dev;
@@ -73,9 +115,8 @@ Context::Context(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Context>(inf
   int count = 0;
   DSV4KV_CUDA_TRY(env, cudaGetDeviceCount(&count));
   if (dev >= count)
-    ThrowTyped(
-        env, "ERR_OUT_OF_RANGE",
-        "Context(device): device " + std::to_string(dev) + " does not exist (" + std::to_string(count) + " device(s))");
+    ThrowField(env, "ERR_OUT_OF_RANGE", "device", dev,
+               "does not exist (" + std::to_string(count) + " device(s) visible)");
   DSV4KV_CUDA_TRY(env, cudaSetDevice(dev));
   DSV4KV_CUDA_TRY(env, cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
   DSV4KV_CUDA_TRY(env, cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -102,17 +143,8 @@ void Context::Release() {
 
 Context::~Context() { Release(); }
 
-Context* Context::FromValue(Napi::Env env, Napi::Value v, const char* argName) {
-  if (!v.IsObject()) ThrowTyped(env, "ERR_INVALID_ARG_TYPE", std::string(argName) + " must be a Context");
-  Napi::Object o = v.As<Napi::Object>();
-  Context* c = nullptr;
-  // InstanceOf would need the constructor; unwrap defensively instead (napi_unwrap fails on foreign objects).
-  void* raw = nullptr;
-  if (napi_unwrap(env, o, &raw) != napi_ok || raw == nullptr)
-    ThrowTyped(env, "ERR_INVALID_ARG_TYPE", std::string(argName) + " must be a Context");
-  c = Napi::ObjectWrap<Context>::Unwrap(o);
-  if (!c || !c->alive_) ThrowTyped(env, "ERR_DSV4KV_CONTEXT", std::string(argName) + " was destroyed");
-  return c;
+void Context::CheckUsable(Napi::Env env, const char* argName) const {
+  if (!alive_) ThrowField(env, "ERR_DSV4KV_CONTEXT", argName, "was destroyed (Context.destroy())");
 }
 
 void Context::Activate(Napi::Env env) const {
@@ -124,7 +156,7 @@ void Context::Activate(Napi::Env env) const {
 }
 
 void* Context::Workspace(Napi::Env env, size_t bytes) {
-  if (!alive_) ThrowTyped(env, "ERR_DSV4KV_CONTEXT", "Context was destroyed");
+  CheckUsable(env, "ctx");
 #if DSV4KV_HAVE_CUDA
   if (bytes > ws_bytes_) {
     DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
@@ -148,7 +180,7 @@ void* Context::Workspace(Napi::Env env, size_t bytes) {
 
 Napi::Value Context::Synchronize(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!alive_) ThrowTyped(env, "ERR_DSV4KV_CONTEXT", "Context was destroyed");
+  CheckUsable(env, "ctx");
 #if DSV4KV_HAVE_CUDA
   DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
   DSV4KV_CUDA_TRY(env, cudaStreamSynchronize(stream_));
@@ -159,8 +191,8 @@ Napi::Value Context::Synchronize(const Napi::CallbackInfo& info) {
 Napi::Value Context::Destroy(const Napi::CallbackInfo& info) {
   const int pending = pendingAsync();
   if (pending > 0)
-    ThrowTyped(info.Env(), "ERR_DSV4KV_CONTEXT",
-               "Context.destroy(): " + std::to_string(pending) +
+    ThrowField(info.Env(), "ERR_DSV4KV_CONTEXT", "Context.destroy()",
+               "refused: " + std::to_string(pending) +
                    " asynchronous call(s) still in flight on this context; await them first");
   Release();
   return info.Env().Undefined();
@@ -179,14 +211,15 @@ Napi::Function DeviceBuffer::Define(Napi::Env env) {
        InstanceAccessor<&DeviceBuffer::GetFreed>("freed")});
 }
 
-DeviceBuffer::DeviceBuffer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DeviceBuffer>(info) {
+DeviceBuffer::DeviceBuffer(const Napi::CallbackInfo& info) : Wrapped<DeviceBuffer>(info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber())
-    ThrowTyped(env, "ERR_INVALID_ARG_TYPE", "DeviceBuffer(byteLength): byteLength must be a number");
+    ThrowField(env, "ERR_INVALID_ARG_TYPE", "byteLength", info.Length() < 1 ? env.Undefined() : info[0],
+               "must be a number");
   double n = info[0].As<Napi::Number>().DoubleValue();
   // 2^40 bytes: far above any GPU's memory; rejects negative, NaN, fractional and absurd sizes up front.
   if (!(n >= 0 && n <= 1099511627776.0 && n == static_cast<double>(static_cast<uint64_t>(n))))
-    ThrowTyped(env, "ERR_OUT_OF_RANGE", "DeviceBuffer(byteLength): byteLength must be an integer in [0, 2^40]");
+    ThrowField(env, "ERR_OUT_OF_RANGE", "byteLength", n, "must be an integer in [0, 2^40]");
   bytes_ = static_cast<size_t>(n);
 #if DSV4KV_HAVE_CUDA
   if (info.Length() > 1 && !info[1].IsUndefined()) {
@@ -215,80 +248,81 @@ void DeviceBuffer::Release() {
 
 DeviceBuffer::~DeviceBuffer() { Release(); }
 
-DeviceBuffer* DeviceBuffer::FromValue(Napi::Env env, Napi::Value v, const char* argName) {
-  if (!v.IsObject()) ThrowTyped(env, "ERR_INVALID_ARG_TYPE", std::string(argName) + " must be a DeviceBuffer");
+template <typename T>
+T* Wrapped<T>::FromValue(Napi::Env env, Napi::Value v, const char* argName) {
+  const char* rule = std::is_same_v<T, Context> ? "must be a Context" : "must be a DeviceBuffer";
   void* raw = nullptr;
-  if (napi_unwrap(env, v, &raw) != napi_ok || raw == nullptr)
-    ThrowTyped(env, "ERR_INVALID_ARG_TYPE", std::string(argName) + " must be a DeviceBuffer");
-  return Napi::ObjectWrap<DeviceBuffer>::Unwrap(v.As<Napi::Object>());
+  if (!v.IsObject() || napi_unwrap(env, v, &raw) != napi_ok || raw == nullptr)
+    ThrowField(env, "ERR_INVALID_ARG_TYPE", argName, v, rule);
+  T* t = Napi::ObjectWrap<T>::Unwrap(v.As<Napi::Object>());
+  t->CheckUsable(env, argName);
+  return t;
 }
+template Context* Wrapped<Context>::FromValue(Napi::Env, Napi::Value, const char*);
+template DeviceBuffer* Wrapped<DeviceBuffer>::FromValue(Napi::Env, Napi::Value, const char*);
 
 void DeviceBuffer::RequireBytes(Napi::Env env, size_t need, const char* argName) const {
-  if (bytes_ > 0 && ptr_ == nullptr)
-    ThrowTyped(env, "ERR_DSV4KV_BUFFER", std::string(argName) + ": DeviceBuffer was freed");
+  if (bytes_ > 0 && ptr_ == nullptr) ThrowField(env, "ERR_DSV4KV_BUFFER", argName, "was freed (DeviceBuffer.free())");
   if (bytes_ < need)
-    ThrowTyped(env, "ERR_DSV4KV_BUFFER",
-               std::string(argName) + ": DeviceBuffer holds " + std::to_string(bytes_) + " bytes, needs " +
-                   std::to_string(need));
+    ThrowField(env, "ERR_DSV4KV_BUFFER", std::string(argName) + ".byteLength", static_cast<double>(bytes_),
+               "needs at least " + std::to_string(need) + " bytes");
 }
 
 static size_t OffsetArg(Napi::Env env, const Napi::CallbackInfo& info, size_t i, const char* what) {
   if (info.Length() <= i || info[i].IsUndefined()) return 0;
-  if (!info[i].IsNumber()) ThrowTyped(env, "ERR_INVALID_ARG_TYPE", std::string(what) + " must be a number");
+  if (!info[i].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", what, info[i], "must be a number");
   double d = info[i].As<Napi::Number>().DoubleValue();
   if (!(d >= 0 && d == static_cast<double>(static_cast<uint64_t>(d))))
-    ThrowTyped(env, "ERR_OUT_OF_RANGE", std::string(what) + " must be a non-negative integer");
+    ThrowField(env, "ERR_OUT_OF_RANGE", what, d, "must be a non-negative integer");
   return static_cast<size_t>(d);
 }
 
-Napi::Value DeviceBuffer::Upload(const Napi::CallbackInfo& info) {
+HostView DeviceBuffer::CopyArgs(const Napi::CallbackInfo& info, const char* what, const char* overflow,
+                                size_t* offset) const {
   Napi::Env env = info.Env();
-  HostView h = HostViewOf(env, info[0], "upload(view)");
-  size_t off = OffsetArg(env, info, 1, "upload(view, byteOffset)");
-  if (bytes_ > 0 && !ptr_) ThrowTyped(env, "ERR_DSV4KV_BUFFER", "upload: DeviceBuffer was freed");
+  const std::string call(what);
+  HostView h = HostViewOf(env, info[0], (call + "(view)").c_str());
+  const size_t off = OffsetArg(env, info, 1, (call + "(view, byteOffset)").c_str());
+  if (bytes_ > 0 && !ptr_) ThrowField(env, "ERR_DSV4KV_BUFFER", call, "DeviceBuffer was freed");
   if (off > bytes_ || h.bytes > bytes_ - off)
-    ThrowTyped(env, "ERR_OUT_OF_RANGE",
-               "upload: " + std::to_string(h.bytes) + " bytes at offset " + std::to_string(off) +
-                   " do not fit a buffer of " + std::to_string(bytes_));
-#if DSV4KV_HAVE_CUDA
-  if (h.bytes) {
-    DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
-    // Contexts launch on non-blocking streams, which do not order with the legacy stream cudaMemcpy uses, and a
-    // pageable H2D cudaMemcpy may return before its DMA lands. Quiesce the device on both sides so an upload
-    // never races a kernel still reading the buffer, nor a kernel launched right after it.
-    DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
-    DSV4KV_CUDA_TRY(env, cudaMemcpy(static_cast<uint8_t*>(ptr_) + off, h.data, h.bytes, cudaMemcpyHostToDevice));
-    DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
-  }
-#endif
-  return info.This();
+    ThrowField(
+        env, "ERR_OUT_OF_RANGE", call + "(view, byteOffset).byteOffset", static_cast<double>(off),
+        std::to_string(h.bytes) + " bytes at this offset " + overflow + " a buffer of " + std::to_string(bytes_));
+  *offset = off;
+  return h;
 }
 
-Napi::Value DeviceBuffer::Download(const Napi::CallbackInfo& info) {
+Napi::Value DeviceBuffer::Copy(const Napi::CallbackInfo& info, bool upload) {
   Napi::Env env = info.Env();
-  HostView h = HostViewOf(env, info[0], "download(view)");
-  size_t off = OffsetArg(env, info, 1, "download(view, byteOffset)");
-  if (bytes_ > 0 && !ptr_) ThrowTyped(env, "ERR_DSV4KV_BUFFER", "download: DeviceBuffer was freed");
-  if (off > bytes_ || h.bytes > bytes_ - off)
-    ThrowTyped(env, "ERR_OUT_OF_RANGE",
-               "download: " + std::to_string(h.bytes) + " bytes at offset " + std::to_string(off) +
-                   " exceed a buffer of " + std::to_string(bytes_));
+  size_t off = 0;
+  HostView h = CopyArgs(info, upload ? "upload" : "download", upload ? "do not fit" : "exceed", &off);
 #if DSV4KV_HAVE_CUDA
   if (h.bytes) {
+    uint8_t* dev = static_cast<uint8_t*>(ptr_) + off;
     DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));
-    // Wait for kernels on every stream (contexts use non-blocking streams) before reading the buffer back.
+    // Contexts launch on non-blocking streams, which do not order with the legacy stream cudaMemcpy uses, and a
+    // pageable H2D cudaMemcpy may return before its DMA lands. Quiesce the device before either copy (so neither
+    // races a kernel on the buffer) and after an upload (so no kernel launched right after it reads stale bytes).
     DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
-    DSV4KV_CUDA_TRY(env, cudaMemcpy(h.data, static_cast<uint8_t*>(ptr_) + off, h.bytes, cudaMemcpyDeviceToHost));
+    if (upload) {
+      DSV4KV_CUDA_TRY(env, cudaMemcpy(dev, h.data, h.bytes, cudaMemcpyHostToDevice));
+      DSV4KV_CUDA_TRY(env, cudaDeviceSynchronize());
+    } else {
+      DSV4KV_CUDA_TRY(env, cudaMemcpy(h.data, dev, h.bytes, cudaMemcpyDeviceToHost));
+    }
   }
 #endif
-  return info[0];
+  return upload ? info.This() : info[0];
 }
+
+Napi::Value DeviceBuffer::Upload(const Napi::CallbackInfo& info) { return Copy(info, true); }
+Napi::Value DeviceBuffer::Download(const Napi::CallbackInfo& info) { return Copy(info, false); }
 
 Napi::Value DeviceBuffer::Fill(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int byte = 0;
   if (info.Length() > 0 && info[0].IsNumber()) byte = info[0].As<Napi::Number>().Int32Value() & 0xff;
-  if (bytes_ > 0 && !ptr_) ThrowTyped(env, "ERR_DSV4KV_BUFFER", "fill: DeviceBuffer was freed");
+  if (bytes_ > 0 && !ptr_) ThrowField(env, "ERR_DSV4KV_BUFFER", "fill", "DeviceBuffer was freed");
 #if DSV4KV_HAVE_CUDA
   if (bytes_) {
     DSV4KV_CUDA_TRY(env, cudaSetDevice(device_));

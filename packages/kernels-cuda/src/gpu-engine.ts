@@ -13,7 +13,7 @@ import {
   type GpuCallOptions,
 } from "./planner.js";
 
-/** Throws `KernelsCudaUnavailableError` (code ERR_DSV4KV_GPU_UNAVAILABLE, causes and fixes) when no GPU can be used. */
+/** Throws `KernelsCudaUnavailableError` (code GPU_UNAVAILABLE, causes and fixes) when no GPU can be used. */
 export function createGpuPlanEngine(opts?: GpuCallOptions): PlanEngine {
   loadNative();
   return {

@@ -1,24 +1,21 @@
+export { ADDON_PATH_ENV, FORCE_CPU_ENV } from "./env.js";
+export { KernelsCudaError, KernelsCudaUnavailableError } from "./errors.js";
+export { type ProbeResult, type NativeAddon, probe, addonPath, loadNative } from "./native.js";
 export {
-  type ProbeResult,
-  type NativeAddon,
-  FORCE_CPU_ENV,
-  ADDON_PATH_ENV,
-  KernelsCudaUnavailableError,
-  probe,
-  addonPath,
-  loadNative,
-  loadNativeUnchecked,
-} from "./native.js";
+  type PlanStatus,
+  PLAN_STATUS_BYTES,
+  PLAN_STATUS_RECORD_BYTES,
+  decodePlanStatus,
+  plannerErrorOf,
+  type StatusGeometry,
+} from "./plan-status.js";
 export {
   type GpuContext,
   type GpuCallOptions,
-  type PlanStatus,
   type DeviceBuffer,
   type DevicePrefillConfig,
   type DevicePrefillBuffers,
   type DeviceDecodeBuffers,
-  PLAN_STATUS_BYTES,
-  PLAN_STATUS_RECORD_BYTES,
   getDefaultContext,
   createContext,
   maxGpuBatch,
@@ -32,10 +29,17 @@ export {
   enqueuePrefillPlan,
   enqueueDecodePlan,
   readPlanStatus,
-  decodePlanStatus,
-  plannerErrorOf,
-  prefillNativeJob,
-  decodeNativeJob,
 } from "./planner.js";
 export { createGpuPlanEngine } from "./gpu-engine.js";
-export * from "./online-mtp.js";
+export {
+  ONLINE_MTP_STATE_TYPE,
+  WRITE_PREFIX_VARIANT,
+  COMMIT_VARIANT,
+  ONLINE_MTP_ERR,
+  ONLINE_MTP_KERNEL,
+  type OnlineMtpBenchArgs,
+  type OnlineMtpBenchResult,
+  type OnlineMtpNative,
+  probeOnlineMtp,
+  onlineMtpNative,
+} from "./online-mtp.js";

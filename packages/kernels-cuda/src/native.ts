@@ -1,17 +1,16 @@
 /**
  * Loads the native addon lazily and never throws at import. Everything else in this package goes through
  * `loadNative()` (which throws one `KernelsCudaUnavailableError` listing causes and fixes) or `probe()` (which never
- * throws and says why the GPU path is unavailable).
+ * throws and says why the GPU path is unavailable). The loaded addon is guarded once (native-errors.ts), so every
+ * native throw reaches callers as a KernelsCudaError.
  */
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-
-/** Environment variable that forces the CPU path (probe().ok === false) when set to 1/true/yes. */
-export const FORCE_CPU_ENV = "DSV4KV_FORCE_CPU";
-/** Environment variable naming an explicit `.node` file to load instead of build/Release/dsv4kv_kernels.node. */
-export const ADDON_PATH_ENV = "DSV4KV_ADDON_PATH";
+import { ADDON_PATH_ENV, FORCE_CPU_ENV } from "./env.js";
+import { KernelsCudaUnavailableError } from "./errors.js";
+import { guardAddon } from "./native-errors.js";
 
 export interface ProbeResult {
   /** The loaded addon was compiled with nvcc (false also when no addon could be loaded). */
@@ -57,7 +56,7 @@ function tryLoad(): { addon: NativeAddon | null; error: unknown; path: string } 
   try {
     if (!existsSync(path)) throw Object.assign(new Error(`no file at ${path}`), { code: "ENOENT" });
     const req = createRequire(join(packageRoot(), "package.json"));
-    cached = { addon: req(path), error: undefined, path };
+    cached = { addon: guardAddon(req(path) as object), error: undefined, path };
   } catch (error) {
     cached = { addon: null, error, path };
   }
@@ -83,7 +82,7 @@ export function probe(): ProbeResult {
         deviceCount: 0,
         ok: false,
         reason: missing
-          ? `native addon not built (${path} is missing): run pnpm --filter @dsv4-kv/kernels-cuda build`
+          ? `native addon not built (${path} is missing)`
           : `native addon failed to load (${path}): ${(error as Error)?.message ?? String(error)}`,
         addonPath: path,
       };
@@ -105,28 +104,6 @@ export function probe(): ProbeResult {
     return { ...cachedProbe, ok: false, reason: `GPU path disabled by ${FORCE_CPU_ENV}=${process.env[FORCE_CPU_ENV]}` };
   }
   return cachedProbe;
-}
-
-/**
- * The GPU path is unavailable. One error that lists the cause and the possible fixes (sharp style).
- * `code` is "ERR_DSV4KV_GPU_UNAVAILABLE"; `probe` holds the probe result.
- */
-export class KernelsCudaUnavailableError extends Error {
-  override readonly name = "KernelsCudaUnavailableError";
-  readonly code = "ERR_DSV4KV_GPU_UNAVAILABLE";
-  constructor(readonly probe: ProbeResult) {
-    super(
-      [
-        `Could not use the @dsv4-kv/kernels-cuda GPU planner: ${probe.reason}`,
-        "Possible causes and solutions:",
-        "- Addon not built: run `pnpm --filter @dsv4-kv/kernels-cuda build` (needs cmake >= 3.18 and a C++17 compiler).",
-        "- Built without CUDA: put nvcc on PATH or set CUDACXX=/usr/local/cuda/bin/nvcc, then rebuild.",
-        "- No driver / no device: run on a machine with an NVIDIA driver >= the CUDA runtime and an sm_90+ GPU (check `nvidia-smi`).",
-        `- ${FORCE_CPU_ENV} is set: unset it to allow the GPU path.`,
-        "- Otherwise use the CPU planner (@dsv4-kv/planner, or `dsv4-kv plan --path cpu`), which produces the same bytes.",
-      ].join("\n"),
-    );
-  }
 }
 
 /** The loaded addon when the GPU path is usable; throws KernelsCudaUnavailableError otherwise. */

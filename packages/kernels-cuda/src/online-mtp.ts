@@ -1,7 +1,7 @@
 /**
  * Typed access to the online c128 MTP kernels of the addon (native/online_mtp). The controller package
  * (@dsv4-kv/online-mtp-controller) wraps these in its GPU backend and validates every call with the same rules as
- * its CPU backend first; the native side re-checks every size before a launch (errors: code ERR_DSV4KV_ONLINE_MTP).
+ * its CPU backend first; the native side re-checks every size before a launch (a KernelsCudaError naming the field).
  */
 import { loadNative, probe, type ProbeResult } from "./native.js";
 import type { DeviceBuffer, GpuContext } from "./planner.js";

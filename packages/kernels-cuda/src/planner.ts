@@ -12,9 +12,6 @@ import {
   DEFAULT_IDENTITY_TOKENS_PER_REQ,
   MAX_NUM_Q_TOKENS,
   PlannerError,
-  normalizePrefillOptions,
-  SlotResolver,
-  UPSTREAM_DEVICE_BATCH_LIMIT,
   validateRing,
   WritePlanTable,
   writePad as derivedWritePad,
@@ -25,22 +22,25 @@ import {
   type PlannerPath,
   type PrefillPlan,
   type PrefillPlanOptions,
-  type ReqToToken,
-  type FullToState,
-  devicePathOf,
+  type SlotMaps,
 } from "@dsv4-kv/planner";
+import {
+  devicePathOf,
+  INT32_MAX,
+  normalizePrefillOptions,
+  reqToTokenInt32,
+  requireInteger,
+  slotMapGeometry,
+  toIntArray,
+} from "@dsv4-kv/planner/internal";
 import { loadNative, type NativeAddon } from "./native.js";
-
-const INT32_MAX = 0x7fffffff;
-/**
- * Status region after the tables: 256 records of 48 bytes (code, index, value, aux, numCompress, numWrite, grid),
- * one per launched block for prefill and one per warp for decode, each rewritten by every launch; record 0's
- * `grid` says how many to read. See native/planner/plan_kernels.cuh. Device-resident calls need a status buffer of
- * this size; it never needs zeroing.
- */
-export const PLAN_STATUS_RECORD_BYTES = 48;
-export const PLAN_STATUS_BYTES = 256 * PLAN_STATUS_RECORD_BYTES;
-
+import {
+  decodePlanStatus,
+  PLAN_STATUS_BYTES,
+  plannerErrorOf,
+  type PlanStatus,
+  type StatusGeometry,
+} from "./plan-status.js";
 /** A device + stream. Plans on one context are serialised on its stream. */
 export interface GpuContext {
   readonly device: number;
@@ -75,35 +75,6 @@ export function maxGpuBatch(): number {
 // ---------------------------------------------------------------------------------------------------------------
 // Validation (the planner package's rules, in its order, with its codes)
 
-function toIntArray(field: string, values: IntegerArray, min: number, max: number): Int32Array | Float64Array {
-  const n = values.length;
-  const out = max <= INT32_MAX && min >= -INT32_MAX - 1 ? new Int32Array(n) : new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const raw = values[i] as number | bigint | undefined;
-    const v = typeof raw === "bigint" ? Number(raw) : raw;
-    if (typeof v !== "number" || !Number.isInteger(v))
-      throw new PlannerError("INVALID_ARGUMENT", `${field}[${i}]`, raw, "must be an integer");
-    if (v < min || v > max) {
-      throw new PlannerError(
-        v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT",
-        `${field}[${i}]`,
-        raw,
-        `must be in [${min}, ${max}]`,
-      );
-    }
-    out[i] = v;
-  }
-  return out;
-}
-
-function requireInteger(field: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== "number" || !Number.isInteger(value))
-    throw new PlannerError("INVALID_ARGUMENT", field, value, "must be an integer");
-  if (value < min || value > max)
-    throw new PlannerError("INVALID_ARGUMENT", field, value, `must be in [${min}, ${max}]`);
-  return value;
-}
-
 interface SlotInputs {
   reqStyle: boolean;
   r2t?: Int32Array;
@@ -113,44 +84,17 @@ interface SlotInputs {
   f2sLen: number;
 }
 
-/** The SlotResolver constructor's checks; tables are converted only when the addressing reads them. */
-function slotInputs(
-  cr: number,
-  useReqRing: boolean,
-  maps: { reqToToken?: ReqToToken; fullToState?: FullToState },
-): SlotInputs {
-  const reqStyle = cr === 128 || useReqRing;
-  const r2t = maps.reqToToken ?? { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
-  let out: SlotInputs;
-  if ("identity" in r2t) {
-    const t = r2t.identity.tokensPerReq;
-    if (!Number.isInteger(t) || t < 1)
-      throw new PlannerError("INVALID_ARGUMENT", "reqToToken.identity.tokensPerReq", t, "must be a positive integer");
-    out = { reqStyle, r2tStride: t, r2tRows: Math.floor(INT32_MAX / t), f2sLen: 0 };
-  } else {
-    if (!Number.isInteger(r2t.stride) || r2t.stride < 1)
-      throw new PlannerError("INVALID_ARGUMENT", "reqToToken.stride", r2t.stride, "must be a positive integer");
-    if (r2t.data.length % r2t.stride !== 0) {
-      throw new PlannerError(
-        "INVALID_ARGUMENT",
-        "reqToToken.data.length",
-        r2t.data.length,
-        `must be a multiple of reqToToken.stride ${r2t.stride}`,
-      );
-    }
-    out = { reqStyle, r2tStride: r2t.stride, r2tRows: r2t.data.length / r2t.stride, f2sLen: 0 };
-    if (!reqStyle) out.r2t = r2t.data instanceof Int32Array ? r2t.data : Int32Array.from(r2t.data);
-  }
-  const f2s = maps.fullToState ?? "identity";
-  if (!reqStyle && f2s !== "identity") {
-    out.f2s = toIntArray("fullToState", f2s, 0, INT32_MAX) as Int32Array;
-    out.f2sLen = out.f2s.length;
-  }
-  if (reqStyle) {
-    // Request-style addressing reads no table: describe the identity so the addon uploads nothing.
-    out.r2tRows = Math.floor(INT32_MAX / out.r2tStride);
-    delete out.r2t;
-  }
+/** The planner's slot-map validation (slotMapGeometry), as the addon takes it: int32 tables, identity sizes. */
+function slotInputs(cr: number, useReqRing: boolean, maps: SlotMaps): SlotInputs {
+  const g = slotMapGeometry(cr, useReqRing, maps);
+  const out: SlotInputs = {
+    reqStyle: g.requestStyle,
+    r2tStride: g.stride,
+    r2tRows: g.rows,
+    f2sLen: g.fullToStateLength,
+  };
+  if (g.reqToToken) out.r2t = reqToTokenInt32(g.reqToToken);
+  if (g.fullToState) out.f2s = g.fullToState;
   return out;
 }
 
@@ -188,7 +132,9 @@ function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number
     { ...o, deviceBatchLimit: userLimit === undefined ? gpuLimit : Math.min(userLimit, gpuLimit) },
     { legacy },
   );
-  if (!legacy) new SlotResolver(o.compressRatio, o.ringSize, o.swaPageSize, o.useReqRing ?? false, o);
+  const cr = o.compressRatio;
+  const useReqRing = o.useReqRing ?? false;
+  const slots = legacy ? slotInputs(cr, true, {}) : slotInputs(cr, useReqRing, o);
   const { seqLens, extendLens, batch, numQ, path, pad } = n;
   // The host path has no device batch limit in the CPU planner, but this kernel's per-block scan does.
   if (batch > gpuLimit)
@@ -199,9 +145,6 @@ function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number
       `the device planner serves at most ${gpuLimit} requests per call`,
     );
   const hostRules = path === "host" || legacy;
-  const cr = o.compressRatio;
-  const useReqRing = o.useReqRing ?? false;
-  const slots = legacy ? slotInputs(cr, true, {}) : slotInputs(cr, useReqRing, o);
   const rids = new BigInt64Array(batch);
   for (let b = 0; b < batch; b++) rids[b] = BigInt(n.rids[b]!);
   const ring = legacy ? (cr === 4 ? 8 : 128) : o.ringSize;
@@ -232,109 +175,6 @@ function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Status record -> PlannerError (codes of native/planner/plan_kernels.cuh, PlanErr)
-
-export interface PlanStatus {
-  code: number;
-  index: number;
-  value: number;
-  aux: number;
-  numCompress: number;
-  numWrite: number;
-}
-
-export function decodePlanStatus(bytes: Uint8Array): PlanStatus {
-  const v = new DataView(bytes.buffer, bytes.byteOffset, PLAN_STATUS_BYTES);
-  const R = PLAN_STATUS_RECORD_BYTES;
-  const grid = Math.min(256, Math.max(1, v.getInt32(32, true)));
-  let at = 0;
-  for (let b = 0; b < grid; b++) {
-    if (v.getInt32(b * R, true) !== 0) {
-      at = b * R;
-      break;
-    }
-  }
-  return {
-    code: v.getInt32(at, true),
-    index: v.getInt32(at + 4, true),
-    value: Number(v.getBigInt64(at + 8, true)),
-    aux: Number(v.getBigInt64(at + 16, true)),
-    numCompress: v.getInt32(24, true),
-    numWrite: v.getInt32(28, true),
-  };
-}
-
-/** The PlannerError a non-zero status stands for (the same code the CPU planner raises for that input). */
-export function plannerErrorOf(st: PlanStatus): PlannerError {
-  const { index: i, value: v, aux } = st;
-  switch (st.code) {
-    case 1:
-      return new PlannerError("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [0, ${INT32_MAX}]`);
-    case 2:
-      return new PlannerError("EXTEND_LEN", `extendLens[${i}]`, v, "must be >= 0");
-    case 3:
-      return new PlannerError(
-        "EXTEND_LEN",
-        `extendLens[${i}]`,
-        v,
-        `must be <= seqLens[${i}] = ${aux} (the prefix S - E cannot be negative)`,
-      );
-    case 4:
-      return new PlannerError(
-        "EXTEND_SUM",
-        "numQTokens",
-        aux,
-        `the sum of extendLens (${v}) must not exceed numQTokens (must equal it on the host path)`,
-      );
-    case 5:
-      return new PlannerError("INVALID_ARGUMENT", `reqPoolIndices[${i}]`, v, "must be >= 0");
-    case 6:
-      return new PlannerError("INDEX_OUT_OF_RANGE", "reqPoolIndices", v, `must be < ${aux} (rows of reqToToken)`);
-    case 7:
-      return new PlannerError(
-        "INDEX_OUT_OF_RANGE",
-        `reqToToken[${i}]`,
-        v,
-        `position must be < ${aux} (tokens per request row)`,
-      );
-    case 8:
-      return new PlannerError(
-        "INDEX_OUT_OF_RANGE",
-        `fullToState[reqToToken[${i}][${aux}]]`,
-        v,
-        "full-pool location must be inside fullToState",
-      );
-    case 9:
-      return new PlannerError("INDEX_OUT_OF_RANGE", `SWA location of request ${i} position ${aux}`, v, "must be >= 0");
-    case 10:
-      return new PlannerError(
-        "INT32_OVERFLOW",
-        "reqPoolIndices",
-        v,
-        "the state slot rid*ringSize + p%ringSize does not fit int32",
-      );
-    case 11:
-      return new PlannerError("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [1, ${INT32_MAX}]`);
-    case 12:
-      return new PlannerError(
-        "EXTEND_LEN",
-        `extendLens[${i}]`,
-        v,
-        "must be > 0 (every request in a prefill batch extends by at least one token)",
-      );
-    case 13:
-      return new PlannerError(
-        "INT32_OVERFLOW",
-        `${aux === 1 ? "extendLens" : "seqLens"}[${i}]`,
-        v,
-        `must be in [${-INT32_MAX - 1}, ${INT32_MAX}] (int64 device lengths are narrowed to int32)`,
-      );
-    default:
-      return new PlannerError("INVALID_ARGUMENT", "status", st.code, "unknown GPU planner status code");
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Host-array entry points
 
 function ctxOf(opts: GpuCallOptions | undefined): GpuContext {
@@ -356,8 +196,8 @@ function nativeInputs(
 
 /**
  * The host buffer a native plan call fills. The addon copies the whole device region into it (plan rows and all 256
- * status records; it refuses any other size), so it need not be zeroed: zeroing it cost the calling thread ~0.15 ms
- * at 60,000 tokens (1.45 MB). A plain Uint8Array over a non-pooled allocation, so callers see no Buffer.
+ * status records; it refuses any other size), so it is not zeroed (docs/decisions.md, "unzeroed plan output"). A
+ * plain Uint8Array over a non-pooled allocation, so callers see no Buffer.
  */
 function hostOut(bytes: number): Uint8Array {
   const b = Buffer.allocUnsafeSlow(bytes);
@@ -394,7 +234,7 @@ async function runPrefillAsync(
 function finishPrefill(job: PrefillJob, out: Uint8Array, legacy: boolean): PrefillPlan {
   const numQ = job.cfg.numQ!;
   const st = decodePlanStatus(out.subarray(numQ * 24));
-  if (st.code !== 0) throw plannerErrorOf(st);
+  if (st.code !== 0) throw plannerErrorOf(st, geometryOf(job.cfg));
   const nc = st.numCompress;
   const nw = st.numWrite;
   const planC = new CompressPlanTable(out.subarray(0, (job.padded ? numQ : nc) * 16));
@@ -421,7 +261,7 @@ export function planPrefillGpu(options: PrefillPlanOptions, opts?: GpuCallOption
  * `planPrefillGpu` without blocking the event loop: the same validation (synchronous, O(batch)), then the upload,
  * the kernel, the download and the stream wait run on a libuv worker thread. Resolves to the same PrefillPlan
  * (same bytes); rejects with the same PlannerError, with KernelsCudaUnavailableError when the probe is not ok, or
- * with an ERR_DSV4KV_CUDA error. Worth it for large batches (thousands of rows): for a small plan the thread-pool
+ * with a KernelsCudaError (code NATIVE) for a CUDA failure. Worth it for large batches (thousands of rows): for a small plan the thread-pool
  * round trip costs more than the blocking call.
  */
 export async function planPrefillGpuAsync(options: PrefillPlanOptions, opts?: GpuCallOptions): Promise<PrefillPlan> {
@@ -450,65 +290,82 @@ function decodeInputs(
   if (seqLens.length === 0)
     throw new PlannerError("BATCH_SIZE", "seqLens.length", 0, "a decode plan needs at least one request");
   const ridsNum = ridsIn === undefined ? undefined : toIntArray("reqPoolIndices", ridsIn, 0, Number.MAX_SAFE_INTEGER);
-  if (ridsNum && ridsNum.length !== seqLens.length) {
-    throw new PlannerError(
-      "INVALID_ARGUMENT",
-      "reqPoolIndices.length",
-      ridsNum.length,
-      `must equal seqLens.length ${seqLens.length}`,
-    );
-  }
   return { seqLens, rids: ridsOf("reqPoolIndices", ridsNum, seqLens.length), ridsNum };
 }
 
-function runDecode(
-  addon: NativeAddon,
-  cfg: Record<string, number>,
+/** A validated native decode call: the addon's configuration and inputs. */
+interface NativeJob {
+  cfg: Record<string, number>;
+  inputs: Record<string, unknown>;
+}
+
+function decodeJob(
+  cr: number,
+  ring: { ringSize: number; swaPageSize: number; legacy: boolean },
   seqLens: Int32Array,
   rids: BigInt64Array,
   s: SlotInputs,
-  opts: GpuCallOptions | undefined,
-): DecodePlanTable {
-  const out = hostOut(seqLens.length * 16 + PLAN_STATUS_BYTES);
-  addon.planDecode(ctxOf(opts), cfg, nativeInputs(seqLens, undefined, rids, s), out);
-  return finishDecode(seqLens.length, out);
+): NativeJob {
+  const cfg = {
+    batch: seqLens.length,
+    cr,
+    ring: ring.ringSize,
+    sps: ring.swaPageSize,
+    reqStyle: s.reqStyle ? 1 : 0,
+    legacy: ring.legacy ? 1 : 0,
+    r2tStride: s.r2tStride,
+    r2tRows: s.r2tRows,
+    f2sLen: s.f2sLen,
+  };
+  return { cfg, inputs: nativeInputs(seqLens, undefined, rids, s) };
 }
 
-function finishDecode(batch: number, out: Uint8Array): DecodePlanTable {
+/** The native decode call of `planDecode` options (the planner's validation, in its order). */
+export function decodeNativeJob(options: DecodePlanOptions): NativeJob {
+  validateRing(options);
+  const cr = options.compressRatio;
+  const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
+  const s = slotInputs(cr, options.useReqRing ?? false, options);
+  return decodeJob(
+    cr,
+    { ringSize: options.ringSize, swaPageSize: options.swaPageSize, legacy: false },
+    seqLens,
+    rids,
+    s,
+  );
+}
+
+/** The facts a status rule names that its record does not carry. */
+function geometryOf(cfg: Record<string, number>): StatusGeometry {
+  return { ringSize: cfg.ring!, fullToStateLength: cfg.f2sLen!, legacy: cfg.legacy === 1 };
+}
+
+function finishDecode(cfg: Record<string, number>, out: Uint8Array): DecodePlanTable {
+  const batch = cfg.batch!;
   const st = decodePlanStatus(out.subarray(batch * 16));
-  if (st.code !== 0) throw plannerErrorOf(st);
+  if (st.code !== 0) throw plannerErrorOf(st, geometryOf(cfg));
   return new DecodePlanTable(out.subarray(0, batch * 16));
+}
+
+function runDecode(addon: NativeAddon, job: NativeJob, opts: GpuCallOptions | undefined): DecodePlanTable {
+  const out = hostOut(job.cfg.batch! * 16 + PLAN_STATUS_BYTES);
+  addon.planDecode(ctxOf(opts), job.cfg, job.inputs, out);
+  return finishDecode(job.cfg, out);
 }
 
 /** `planDecode` on the GPU. */
 export function planDecodeGpu(options: DecodePlanOptions, opts?: GpuCallOptions): DecodePlanTable {
   const addon = loadNative();
-  validateRing(options);
-  const cr = options.compressRatio;
-  const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
-  const s = slotInputs(cr, options.useReqRing ?? false, options);
-  const cfg = {
-    batch: seqLens.length,
-    cr,
-    ring: options.ringSize,
-    sps: options.swaPageSize,
-    reqStyle: s.reqStyle ? 1 : 0,
-    legacy: 0,
-    r2tStride: s.r2tStride,
-    r2tRows: s.r2tRows,
-    f2sLen: s.f2sLen,
-  };
-  return runDecode(addon, cfg, seqLens, rids, s, opts);
+  return runDecode(addon, decodeNativeJob(options), opts);
 }
 
 /** `planDecodeGpu` without blocking the event loop (see planPrefillGpuAsync). */
 export async function planDecodeGpuAsync(options: DecodePlanOptions, opts?: GpuCallOptions): Promise<DecodePlanTable> {
   const addon = loadNative();
-  const { cfg, inputs } = decodeNativeJob(options);
-  const batch = cfg.batch!;
-  const out = hostOut(batch * 16 + PLAN_STATUS_BYTES);
-  await addon.planDecodeAsync(ctxOf(opts), cfg, inputs, out);
-  return finishDecode(batch, out);
+  const job = decodeNativeJob(options);
+  const out = hostOut(job.cfg.batch! * 16 + PLAN_STATUS_BYTES);
+  await addon.planDecodeAsync(ctxOf(opts), job.cfg, job.inputs, out);
+  return finishDecode(job.cfg, out);
 }
 
 /** `planDecodeLegacy` on the GPU. */
@@ -530,19 +387,14 @@ export function planDecodeLegacyGpu(options: LegacyDecodePlanOptions, opts?: Gpu
     }
   }
   const ring = cr === 4 ? 8 : 128;
-  const s = slotInputs(cr, true, {});
-  const cfg = {
-    batch: seqLens.length,
+  const job = decodeJob(
     cr,
-    ring,
-    sps: ring,
-    reqStyle: 1,
-    legacy: 1,
-    r2tStride: s.r2tStride,
-    r2tRows: s.r2tRows,
-    f2sLen: 0,
-  };
-  return runDecode(addon, cfg, seqLens, rids, s, opts);
+    { ringSize: ring, swaPageSize: ring, legacy: true },
+    seqLens,
+    rids,
+    slotInputs(cr, true, {}),
+  );
+  return runDecode(addon, job, opts);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -676,6 +528,7 @@ export function enqueuePrefillPlan(
     hostRules: 0,
     lens64: lens64Of(config.lensDtype),
   };
+  statusGeometry.set(bufs.status, geometryOf(cfg));
   addon.planPrefillDevice(ctxOf(opts), cfg, {
     seqLens: bufs.seqLens,
     extendLens: bufs.extendLens,
@@ -709,51 +562,34 @@ export function enqueueDecodePlan(
   const s = deviceSlotCfg(config, bufs);
   const batch = requireInteger("batch", config.batch, 1, 1 << 24);
   const { _r2t, _f2s, ...slot } = s;
-  addon.planDecodeDevice(
-    ctxOf(opts),
-    { ...slot, batch, lens64: lens64Of(config.lensDtype) },
-    { seqLens: bufs.seqLens, rids: bufs.reqPoolIndices, r2t: _r2t, f2s: _f2s, planD: bufs.planD, status: bufs.status },
-  );
+  const cfg = { ...slot, batch, lens64: lens64Of(config.lensDtype) };
+  statusGeometry.set(bufs.status, geometryOf(cfg));
+  addon.planDecodeDevice(ctxOf(opts), cfg, {
+    seqLens: bufs.seqLens,
+    rids: bufs.reqPoolIndices,
+    r2t: _r2t,
+    f2s: _f2s,
+    planD: bufs.planD,
+    status: bufs.status,
+  });
 }
+
+/** The geometry of the last plan enqueued on each status buffer, for the rules readPlanStatus reports. */
+const statusGeometry = new WeakMap<DeviceBuffer, StatusGeometry>();
 
 /** Reads a PlanStatus buffer (synchronous copy); throws the PlannerError when the kernel refused its input. */
 export function readPlanStatus(status: DeviceBuffer): PlanStatus {
   const bytes = new Uint8Array(PLAN_STATUS_BYTES);
   status.download(bytes);
   const st = decodePlanStatus(bytes);
-  if (st.code !== 0) throw plannerErrorOf(st);
+  const geometry = statusGeometry.get(status) ?? { ringSize: 1, fullToStateLength: 0, legacy: false };
+  if (st.code !== 0) throw plannerErrorOf(st, geometry);
   return st;
 }
 
-/** Exposed for the bench script: the validated native configuration of a prefill call. */
-export function prefillNativeJob(options: PrefillPlanOptions): {
-  cfg: Record<string, number>;
-  inputs: Record<string, unknown>;
-} {
+/** The validated native call of `planPrefill` options (the bench times the kernel on it). */
+export function prefillNativeJob(options: PrefillPlanOptions): NativeJob {
   const addon = loadNative();
   const job = preparePrefill(options, false, addon.maxGpuBatch as number);
   return { cfg: job.cfg, inputs: nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots) };
 }
-
-export function decodeNativeJob(options: DecodePlanOptions): {
-  cfg: Record<string, number>;
-  inputs: Record<string, unknown>;
-} {
-  validateRing(options);
-  const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
-  const s = slotInputs(options.compressRatio, options.useReqRing ?? false, options);
-  const cfg = {
-    batch: seqLens.length,
-    cr: options.compressRatio,
-    ring: options.ringSize,
-    sps: options.swaPageSize,
-    reqStyle: s.reqStyle ? 1 : 0,
-    legacy: 0,
-    r2tStride: s.r2tStride,
-    r2tRows: s.r2tRows,
-    f2sLen: s.f2sLen,
-  };
-  return { cfg, inputs: nativeInputs(seqLens, undefined, rids, s) };
-}
-
-export { UPSTREAM_DEVICE_BATCH_LIMIT };

@@ -1,2 +1,2 @@
 // Test helpers for this package and the packages above it; not for production code.
-export {};
+export { loadNativeUnchecked } from "./native.js";

@@ -13,13 +13,14 @@ import {
   WRITE_PREFIX_VARIANT,
   createDeviceBuffer,
   getDefaultContext,
-  loadNativeUnchecked,
   onlineMtpNative,
   probeOnlineMtp,
   type DeviceBuffer,
   type GpuContext,
   type OnlineMtpNative,
+  KernelsCudaError,
 } from "../src/index.js";
+import { loadNativeUnchecked } from "../src/testing.js";
 
 const H = 512;
 const ROW = 3 * H;
@@ -39,58 +40,27 @@ describe("argument validation (host side, no GPU needed)", () => {
   const addon = loadNativeUnchecked() as { onlineMtp?: OnlineMtpNative } | null;
   const nat = addon?.onlineMtp;
   const wp = { stateType: 0, batch: 1, numVerify: 4, numReqSlots: 4, bankStrideRows: 6 };
+  const writePrefixCase = (
+    name: string,
+    patch: Record<string, unknown>,
+    re: RegExp,
+  ): [string, () => unknown, RegExp] => [name, () => nat!.writePrefix(null as never, { ...wp, ...patch } as never), re];
   const cases: [string, () => unknown, RegExp][] = [
-    ["args not an object", () => nat!.writePrefix(null as never, 5 as never), /args must be an object/],
-    [
-      "numVerify 9",
-      () => nat!.writePrefix(null as never, { ...wp, numVerify: 9 }),
-      /^numVerify = 9: must be an integer in \[1, 8\]$/,
-    ],
-    [
-      "numVerify 0",
-      () => nat!.writePrefix(null as never, { ...wp, numVerify: 0 }),
-      /^numVerify = 0: must be an integer in \[1, 8\]$/,
-    ],
-    [
-      "numVerify fractional",
-      () => nat!.writePrefix(null as never, { ...wp, numVerify: 2.5 }),
-      /^numVerify = 2.5: must be an integer in \[1, 8\]$/,
-    ],
-    [
-      "batch negative",
-      () => nat!.writePrefix(null as never, { ...wp, batch: -1 }),
-      /^batch = -1: must be an integer in \[0, 2147483647\]$/,
-    ],
-    [
-      "bank stride below N",
-      () => nat!.writePrefix(null as never, { ...wp, bankStrideRows: 3 }),
-      /^bankStrideRows = 3: must be an integer in \[4, /,
-    ],
-    [
-      "stateType 2",
-      () => nat!.writePrefix(null as never, { ...wp, stateType: 2 }),
-      /^stateType = 2: must be an integer in \[0, 1\]$/,
-    ],
-    [
-      "variant 4",
-      () => nat!.writePrefix(null as never, { ...wp, variant: 4 }),
-      /^variant = 4: must be an integer in \[0, 3\]$/,
-    ],
-    [
-      "split 3",
-      () => nat!.writePrefix(null as never, { ...wp, split: 3 }),
-      /^split = 3: must be 0 \(auto\), 1, 2, 4, 8 or 16$/,
-    ],
-    [
-      "split 32",
-      () => nat!.writePrefix(null as never, { ...wp, split: 32 }),
-      /^split = 32: must be an integer in \[0, 16\]$/,
-    ],
-    [
+    ["args not an object", () => nat!.writePrefix(null as never, 5 as never), /^args = 5: must be an object$/],
+    writePrefixCase("numVerify 9", { numVerify: 9 }, /^numVerify = 9: must be an integer in \[1, 8\]$/),
+    writePrefixCase("numVerify 0", { numVerify: 0 }, /^numVerify = 0: must be an integer in \[1, 8\]$/),
+    writePrefixCase("numVerify fractional", { numVerify: 2.5 }, /^numVerify = 2.5: must be an integer in \[1, 8\]$/),
+    writePrefixCase("batch negative", { batch: -1 }, /^batch = -1: must be an integer in \[0, 2147483647\]$/),
+    writePrefixCase("bank stride below N", { bankStrideRows: 3 }, /^bankStrideRows = 3: must be an integer in \[4, /),
+    writePrefixCase("stateType 2", { stateType: 2 }, /^stateType = 2: must be an integer in \[0, 1\]$/),
+    writePrefixCase("variant 4", { variant: 4 }, /^variant = 4: must be an integer in \[0, 3\]$/),
+    writePrefixCase("split 3", { split: 3 }, /^split = 3: must be 0 \(auto\), 1, 2, 4, 8 or 16$/),
+    writePrefixCase("split 32", { split: 32 }, /^split = 32: must be an integer in \[0, 16\]$/),
+    writePrefixCase(
       "numVerify not a number",
-      () => nat!.writePrefix(null as never, { ...wp, numVerify: "4" as never }),
+      { numVerify: "4" },
       /^numVerify = "4": must be a number \(an integer in \[1, 8\]\)$/,
-    ],
+    ),
     [
       "mark clearAll 2",
       () => nat!.markPending(null as never, { batch: 1, numVerify: 1, numReqSlots: 2, clearAll: 2 }),
@@ -134,7 +104,7 @@ describe("argument validation (host side, no GPU needed)", () => {
     [
       "buffer not a DeviceBuffer",
       () => nat!.writePrefix(null as never, { ...wp, kvScore: {} as never }),
-      /kvScore must be a DeviceBuffer/,
+      /^kvScore = \{\}: must be a DeviceBuffer$/,
     ],
   ];
   for (const [name, f, re] of cases) {
@@ -142,7 +112,10 @@ describe("argument validation (host side, no GPU needed)", () => {
       if (!nat) ctx.skip("addon not built");
       const e = thrown(f);
       expect(e.message).toMatch(re);
-      if (!/DeviceBuffer/.test(e.message)) expect(e.code).toBe(ERR_CODE);
+      expect(KernelsCudaError.isInstance(e)).toBe(true);
+      const nativeCode = (e as KernelsCudaError).params.nativeCode;
+      if (e.code === "INVALID_TYPE") expect(nativeCode).toBe("ERR_INVALID_ARG_TYPE");
+      else expect([e.code, nativeCode]).toEqual(["INVALID_ARGUMENT", ERR_CODE]);
     });
   }
   test("exports the copy helpers and constants", (ctx) => {

@@ -1,27 +1,16 @@
 /** Device-resident int64 lengths (upstream's tensors): same bytes as int32, narrowing refused through the status. */
 import { describe, expect } from "vitest";
-import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
 import { planDecode, planPrefill } from "@dsv4-kv/planner";
 import {
   createDeviceBuffer,
+  type DeviceBuffer,
   enqueueDecodePlan,
   enqueuePrefillPlan,
   getDefaultContext,
   PLAN_STATUS_BYTES,
-  probe,
   readPlanStatus,
 } from "../src/index.js";
-
-const gpuTest = createGpuTest(probe, () => getDefaultContext());
-const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
-const code = (fn: () => unknown) => {
-  try {
-    fn();
-    return "no error";
-  } catch (e) {
-    return String((e as { code?: string }).code);
-  }
-};
+import { codeOf as code, gpuTest, hex } from "./helpers.js";
 
 describe("int64 device lengths", () => {
   gpuTest(
@@ -85,32 +74,28 @@ describe("int64 device lengths", () => {
           expect(() => readPlanStatus(bufs.status)).toThrow(/extendLens\[0\]/);
           // decode
           const planD = mk(batch * 16);
-          bufs.seqLens.upload(BigInt64Array.from(seq, BigInt));
-          enqueueDecodePlan(
-            { compressRatio: cr, ringSize: ring, swaPageSize: 256, batch, lensDtype: "int64" },
-            { seqLens: bufs.seqLens, planD, status: bufs.status },
-            { context: ctx },
-          );
-          ctx.synchronize();
+          const decodeWith = (lens: number[]) => {
+            bufs.seqLens.upload(BigInt64Array.from(lens, BigInt));
+            const cfg = { compressRatio: cr, ringSize: ring, swaPageSize: 256, batch, lensDtype: "int64" as const };
+            enqueueDecodePlan(cfg, { seqLens: bufs.seqLens, planD, status: bufs.status }, { context: ctx });
+            ctx.synchronize();
+          };
+          decodeWith(seq);
           readPlanStatus(bufs.status);
           const d = new Uint8Array(batch * 16);
           planD.download(d);
           expect(hex(d)).toBe(
             hex(planDecode({ compressRatio: cr, ringSize: ring, swaPageSize: 256, seqLens: seq }).bytes),
           );
-          bufs.seqLens.upload(BigInt64Array.from(big, BigInt));
-          enqueueDecodePlan(
-            { compressRatio: cr, ringSize: ring, swaPageSize: 256, batch, lensDtype: "int64" },
-            { seqLens: bufs.seqLens, planD, status: bufs.status },
-            { context: ctx },
-          );
-          ctx.synchronize();
+          decodeWith(big);
           expect(code(() => readPlanStatus(bufs.status))).toBe("INT32_OVERFLOW");
           // an int32-sized buffer is refused for int64 lengths before launch
-          const small = mk(batch * 4);
+          const small: DeviceBuffer = mk(batch * 4);
           expect(() =>
             enqueuePrefillPlan({ ...cfg, lensDtype: "int64" }, { ...bufs, seqLens: small }, { context: ctx }),
-          ).toThrow(/needs/);
+          ).toThrow(
+            expect.objectContaining({ name: "KernelsCudaError", code: "DEVICE_BUFFER", field: "seqLens.byteLength" }),
+          );
           expect(
             code(() => enqueuePrefillPlan({ ...cfg, lensDtype: "int16" as "int64" }, bufs, { context: ctx })),
           ).toBe("INVALID_ARGUMENT");

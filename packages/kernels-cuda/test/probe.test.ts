@@ -1,14 +1,16 @@
 import { describe, expect, test } from "vitest";
-import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
+import { Dsv4KvError } from "@dsv4-kv/errors";
 import {
+  createContext,
   FORCE_CPU_ENV,
+  KernelsCudaError,
   KernelsCudaUnavailableError,
   loadNative,
-  loadNativeUnchecked,
   probe,
   planPrefillGpu,
-  getDefaultContext,
 } from "../src/index.js";
+import { loadNativeUnchecked } from "../src/testing.js";
+import { gpuTest, withForcedCpu } from "./helpers.js";
 
 const EXPORTS = [
   "probe",
@@ -36,10 +38,8 @@ describe("loader and probe", () => {
     else expect(p.device?.sm).toBeGreaterThanOrEqual(90);
     console.log(`probe: ${JSON.stringify(p)}`);
   });
-  test(`${FORCE_CPU_ENV}=1 forces the CPU path; unavailable calls throw one error listing causes and fixes`, () => {
-    const old = process.env[FORCE_CPU_ENV];
-    process.env[FORCE_CPU_ENV] = "1";
-    try {
+  test(`${FORCE_CPU_ENV}=1 forces the CPU path; unavailable calls throw one error listing causes and fixes`, async () => {
+    await withForcedCpu(() => {
       expect(probe().ok).toBe(false);
       expect(probe().reason).toContain(FORCE_CPU_ENV);
       let err: unknown;
@@ -49,25 +49,55 @@ describe("loader and probe", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(KernelsCudaUnavailableError);
-      expect((err as Error).message).toMatch(/Possible causes and solutions/);
+      expect(Dsv4KvError.isInstance(err) && KernelsCudaError.isInstance(err)).toBe(true);
+      const e = err as KernelsCudaUnavailableError;
+      expect(e.code).toBe("GPU_UNAVAILABLE");
+      expect(e.params.probe).toEqual(e.probe);
+      expect(e.probe.reason).toContain(FORCE_CPU_ENV);
+      expect(e.rule).toMatch(/Possible causes and solutions/);
+      expect(e.rule).not.toMatch(/pnpm --filter/);
       expect(() => loadNative()).toThrow(KernelsCudaUnavailableError);
-    } finally {
-      if (old === undefined) delete process.env[FORCE_CPU_ENV];
-      else process.env[FORCE_CPU_ENV] = old;
-    }
+    });
   });
   test("the addon (CUDA or CPU-only build) has the same exports when it is built", (ctx) => {
     const addon = loadNativeUnchecked();
     if (!addon) ctx.skip(`addon not built: ${probe().reason}`);
     for (const k of EXPORTS) expect(addon, k).toHaveProperty(k);
     if (!addon.compiledWithCuda) {
-      expect(() => new addon.DeviceBuffer(16)).toThrow(/without CUDA/);
+      expect(() => new addon.DeviceBuffer(16)).toThrow(
+        expect.objectContaining({ name: "KernelsCudaError", code: "GPU_UNAVAILABLE" }),
+      );
       expect(probe().reason).toMatch(/built without CUDA/);
     }
   });
+  test("native refusals reach JS as KernelsCudaErrors built from the addon's fields (one boundary)", (ctx) => {
+    const addon = loadNativeUnchecked();
+    if (!addon) ctx.skip(`addon not built: ${probe().reason}`);
+    const thrown = (f: () => unknown): KernelsCudaError => {
+      try {
+        f();
+      } catch (e) {
+        return e as KernelsCudaError;
+      }
+      throw new Error("expected a throw");
+    };
+    const size = thrown(() => new addon.DeviceBuffer(-1));
+    expect(KernelsCudaError.isInstance(size)).toBe(true);
+    expect(size).toMatchObject({ code: "INVALID_ARGUMENT", field: "byteLength", value: -1 });
+    expect(size.params.nativeCode).toBe("ERR_OUT_OF_RANGE");
+    const wp = { stateType: 0, batch: 1, numVerify: 4, numReqSlots: 4, bankStrideRows: 6, kvScore: {} };
+    const type = thrown(() => addon.onlineMtp.writePrefix(null, wp));
+    expect(type).toMatchObject({ code: "INVALID_TYPE", field: "kvScore", rule: "must be a DeviceBuffer" });
+    if (addon.compiledWithCuda && !probe().ok) {
+      // A CUDA build without a driver: creating a context fails in the runtime, reported with its CUDA fields.
+      const cuda = thrown(() => new addon.Context(0));
+      expect(cuda.code).toBe("NATIVE");
+      expect(cuda.params).toMatchObject({ cudaCall: "cudaGetDeviceCount(&count)" });
+      expect(typeof cuda.params.cudaError).toBe("number");
+      expect(typeof cuda.params.cudaName).toBe("string");
+    }
+  });
 });
-
-const gpuTest = createGpuTest(probe, () => getDefaultContext());
 describe("device memory", () => {
   gpuTest("DeviceBuffer round trip, bounds checks, CUDA errors as JS errors", ({ gpu }) => {
     const addon = loadNative();
@@ -81,5 +111,14 @@ describe("device memory", () => {
     b.free();
     expect(b.freed).toBe(true);
     expect(() => new addon.DeviceBuffer(2 ** 39)).toThrow(/cudaMalloc.*failed/);
+    expect(() => new addon.DeviceBuffer(2 ** 39)).toThrow(
+      expect.objectContaining({
+        code: "NATIVE",
+        params: expect.objectContaining({ cudaName: "cudaErrorMemoryAllocation" }),
+      }),
+    );
+    const ctx = createContext(0);
+    ctx.destroy();
+    expect(() => ctx.synchronize()).toThrow(expect.objectContaining({ name: "KernelsCudaError", code: "CONTEXT" }));
   });
 });

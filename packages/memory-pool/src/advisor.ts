@@ -4,7 +4,8 @@
  * ratio that divides the SWA page size) and its write pad (planner `writePad`) is >= D.
  */
 import { PlannerError, validateRing, writePad } from "@dsv4-kv/planner";
-import { MemoryPoolError, requireInt } from "./errors.js";
+import { MemoryPoolCapacityErrors, MemoryPoolError, requireInt, requireOneOf } from "./errors.js";
+import type { PoolId } from "./pools.js";
 import { sizeKvCache, stageFacts, type SizingConfig, type SizingResult } from "./sizing.js";
 
 export interface RingChoice {
@@ -21,14 +22,16 @@ export interface RingChoice {
 
 /** Every ring the planner accepts for this ratio and SWA page size, ascending. */
 export function validRingSizes(ratio: 4 | 128, swaPageSize: number): number[] {
-  requireInt("swaPageSize", swaPageSize, 1);
+  requireOneOf("ratio", ratio, [4, 128]);
+  // The loop below walks every multiple of the ratio up to the page: bound it.
+  requireInt("swaPageSize", swaPageSize, 1, 2 ** 20);
   const rings: number[] = [];
   for (let ring = ratio; ring <= swaPageSize; ring += ratio) {
     try {
       validateRing({ compressRatio: ratio, ringSize: ring, swaPageSize });
       rings.push(ring);
     } catch (error) {
-      if (!(error instanceof PlannerError)) throw error;
+      if (!PlannerError.isInstance(error)) throw error;
     }
   }
   return rings;
@@ -79,6 +82,7 @@ export interface RingAdvice extends RingChoice {
  * the advised rings; other settings unchanged). Costs are null when the budget cannot be sized at all.
  */
 export function adviseRingSizes(config: SizingConfig, availableBytes: number, draftTokens: number): RingAdvice[] {
+  requireInt("availableBytes", availableBytes, 0);
   requireInt("draftTokens", draftTokens, 0);
   const stage = stageFacts(config)[0]!;
   const all = stageFacts(config);
@@ -115,16 +119,17 @@ function trySize(config: SizingConfig, availableBytes: number): SizingResult | n
   try {
     return sizeKvCache(config, availableBytes);
   } catch (error) {
-    if (error instanceof MemoryPoolError || (error instanceof Error && error.name === "MemoryPoolCapacityErrors"))
-      return null;
+    if (MemoryPoolError.isInstance(error) || MemoryPoolCapacityErrors.isInstance(error)) return null;
     throw error;
   }
 }
 
+const STATE_POOLS: Readonly<Record<4 | 128, readonly PoolId[]>> = {
+  4: ["c4-attention-state", "c4-indexer-state"],
+  128: ["c128-attention-state", "c128-online-state"],
+};
+
 function stateBytes(result: SizingResult, ratio: 4 | 128): number {
-  const prefix = ratio === 4 ? "C4 " : "C128 ";
-  return result.stages[0]!.pools.filter((p) => p.name.startsWith(prefix) && p.name.includes("state")).reduce(
-    (s, p) => s + p.totalBytes,
-    0,
-  );
+  const ids = STATE_POOLS[ratio];
+  return result.stages[0]!.pools.filter((p) => ids.includes(p.id)).reduce((s, p) => s + p.totalBytes, 0);
 }

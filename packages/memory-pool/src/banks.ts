@@ -16,7 +16,7 @@
  *
  * Units: every `...Rows` value counts rows of one layer's state tensor; every `...Bytes` value is bytes.
  */
-import { MemoryPoolError, requireInt } from "./errors.js";
+import { MemoryPoolError, requireInt, requireKnownKeys } from "./errors.js";
 
 /** The online c128 ring holds one accumulator row per request (spec §4.1). */
 export const ONLINE_C128_RING_SIZE = 1;
@@ -75,12 +75,14 @@ export function onlineC128StateRow(
   maxDraftTokens: number,
 ): number {
   requireInt("reqIdx", reqIdx, 0);
+  requireInt("statePoolSize", statePoolSize, 0);
   if (reqIdx >= statePoolSize) {
     throw new MemoryPoolError(
       "OUT_OF_RANGE",
       "reqIdx",
       reqIdx,
       `must be a request slot below statePoolSize = ${statePoolSize}`,
+      { statePoolSize },
     );
   }
   return onlineC128BankOffsetRows(bank, statePoolSize, maxDraftTokens) + reqIdx;
@@ -118,6 +120,7 @@ export interface OnlineC128BankLayoutOptions {
 }
 
 export function onlineC128BankLayout(options: OnlineC128BankLayoutOptions): OnlineC128BankLayout {
+  requireKnownKeys("options", options, ["statePoolSize", "maxDraftTokens", "attentionHeadDim", "stateDtypeBytes"]);
   const { statePoolSize, maxDraftTokens } = options;
   const attentionHeadDim = options.attentionHeadDim ?? 512;
   const stateDtypeBytes = options.stateDtypeBytes ?? 4;
@@ -148,12 +151,21 @@ function requireBank(bank: number, maxDraftTokens: number): void {
       "bank",
       bank,
       `must be 0 (committed) or a draft bank 1..${draftBanks} (maxDraftTokens = ${maxDraftTokens})`,
+      { maxDraftTokens },
     );
   }
 }
 
 export function requireStateDtypeBytes(stateDtypeBytes: number): void {
   if (stateDtypeBytes !== 4 && stateDtypeBytes !== 2) {
-    throw new MemoryPoolError("STATE_DTYPE", "stateDtypeBytes", stateDtypeBytes, "must be 4 (float32) or 2 (bfloat16)");
+    throw new MemoryPoolError(
+      "STATE_DTYPE",
+      "stateDtypeBytes",
+      stateDtypeBytes,
+      "must be 4 (float32) or 2 (bfloat16)",
+      {
+        allowed: [4, 2],
+      },
+    );
   }
 }

@@ -1,6 +1,6 @@
 /** The KV budget from device memory (spec §6.1) and the V-M1 error. Units: GiB in, bytes out. */
 import { GIB } from "./bytes.js";
-import { MemoryPoolError, requireNumber } from "./errors.js";
+import { MemoryPoolError, requireKnownKeys, requireNumber } from "./errors.js";
 
 export interface GpuBudgetInput {
   /** Free device memory before model load (GiB). */
@@ -25,35 +25,42 @@ export function minimumViableMemFraction(
   preFreeGiB: number,
   postFreeGiB: number,
 ): { exact: number; roundedUp: number } {
+  requireFreeMemory(preFreeGiB, postFreeGiB);
   const exact = 1 - postFreeGiB / preFreeGiB;
   return { exact, roundedUp: Math.ceil(exact * 1000) / 1000 };
 }
 
-/** restGiB and availableBytes; throws V-M1 (code NO_MEMORY) when restGiB <= 0. */
+/** restGiB and availableBytes; throws V-M1 (code NO_MEMORY, every number in `params`) when restGiB <= 0. */
 export function kvBudgetFromGpu(input: GpuBudgetInput): GpuBudget {
-  requireNumber("preFreeGiB", input.preFreeGiB, 0, true);
-  requireNumber("postFreeGiB", input.postFreeGiB, Number.NEGATIVE_INFINITY);
-  requireNumber("memFractionStatic", input.memFractionStatic, 0, true);
-  if (input.memFractionStatic > 1)
-    throw new MemoryPoolError("INVALID_ARGUMENT", "memFractionStatic", input.memFractionStatic, "must be in (0, 1]");
-  const restGiB = input.postFreeGiB - input.preFreeGiB * (1 - input.memFractionStatic);
-  const { exact, roundedUp } = minimumViableMemFraction(input.preFreeGiB, input.postFreeGiB);
+  requireKnownKeys("", input, ["preFreeGiB", "postFreeGiB", "memFractionStatic"]);
+  const { preFreeGiB, postFreeGiB, memFractionStatic } = input;
+  requireNumber("memFractionStatic", memFractionStatic, 0, true, 1);
+  const { exact, roundedUp } = minimumViableMemFraction(preFreeGiB, postFreeGiB);
+  const restGiB = postFreeGiB - preFreeGiB * (1 - memFractionStatic);
   if (restGiB <= 0) {
+    const params = {
+      memFractionStatic,
+      preFreeGiB,
+      postFreeGiB,
+      restGiB,
+      minimumViableFraction: exact,
+      minimumViableFractionRoundedUp: roundedUp,
+      weightsExceedDevice: exact >= 1,
+    };
     const raise =
       exact >= 1
-        ? "The weights alone exceed the device memory: no --mem-fraction-static can fit them; shard the weights (more tensor/pipeline parallel ranks) or use a larger device."
-        : `Raise --mem-fraction-static above ${roundedUp} (minimum viable = 1 − available/pre = 1 − ${fmt(input.postFreeGiB)}/${fmt(input.preFreeGiB)} = ${exact.toFixed(5)}).`;
-    throw new MemoryPoolError(
-      "NO_MEMORY",
-      "memFractionStatic",
-      input.memFractionStatic,
-      `must leave KV memory: above ${roundedUp}`,
-      `Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=${input.memFractionStatic} (rest = ${fmt(input.postFreeGiB)} − ${fmt(input.preFreeGiB)}·(1 − ${input.memFractionStatic}) = ${restGiB.toFixed(2)} GiB). ${raise} If using speculative decoding, draft weights are now counted.`,
-    );
+        ? "no fraction can fit the weights alone: shard them (more tensor/pipeline parallel ranks) or use a larger " +
+          "device"
+        : `raise it above ${roundedUp} (minimum viable 1 − postFree/preFree = ${exact.toFixed(5)})`;
+    const rest = `rest = postFree − preFree·(1 − fraction) = ${restGiB.toFixed(2)} GiB`;
+    const rule = `must leave GPU memory for the KV cache: ${rest}; ${raise}`;
+    throw new MemoryPoolError("NO_MEMORY", "memFractionStatic", memFractionStatic, rule, params);
   }
   return { restGiB, availableBytes: Math.trunc(restGiB * GIB), minimumViableFraction: exact };
 }
 
-function fmt(gib: number): string {
-  return `${Number(gib.toFixed(4))} GiB`;
+/** Free memory before load must be positive; after load it is at most that (loading never frees memory). */
+function requireFreeMemory(preFreeGiB: number, postFreeGiB: number): void {
+  requireNumber("preFreeGiB", preFreeGiB, 0, true);
+  requireNumber("postFreeGiB", postFreeGiB, Number.NEGATIVE_INFINITY, false, preFreeGiB);
 }

@@ -1,4 +1,4 @@
-export { MemoryPoolError, type MemoryPoolErrorCode } from "./errors.js";
+export { MemoryPoolError, MemoryPoolCapacityErrors, type MemoryPoolErrorCode } from "./errors.js";
 export {
   ONLINE_C128_RING_SIZE,
   onlineC128RowElements,
@@ -27,9 +27,6 @@ export {
   compressStateRingSize,
   compressStateWritePad,
   swaRingSize,
-  writePad,
-  windowSize,
-  maxServedDraftTokens,
 } from "./rings.js";
 export {
   type KvHeadDims,
@@ -40,12 +37,14 @@ export {
   attentionHeadDim,
   offlineStateRowElements,
   offlineStateRowBytes,
-  ceilDiv,
   GIB,
 } from "./bytes.js";
 export {
   type PoolDtype,
+  type PoolId,
   type PoolShape,
+  type PagedPoolOptions,
+  POOL_NAMES,
   type SingleKvPoolOptions,
   type IndexerPoolOptions,
   type CompressStatePoolOptions,
@@ -69,7 +68,6 @@ export {
   type PoolReport,
   type StageSizing,
   type SizingResult,
-  MemoryPoolCapacityErrors,
   ppStageLayerRanges,
   stageFacts,
   ringDraftViolations,

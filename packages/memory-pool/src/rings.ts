@@ -1,18 +1,7 @@
-/**
- * Ring sizes of the compress-state pools (spec §4). The write pad comes from @dsv4-kv/planner (`writePad`), the
- * single source of truth; it is re-exported here only for convenience.
- */
-import {
-  NON_SPECULATIVE_RING_SIZE,
-  SPECULATIVE_RING_SIZE,
-  maxServedDraftTokens,
-  windowSize,
-  writePad,
-} from "@dsv4-kv/planner";
+/** Ring sizes of the compress-state pools (spec §4). The write pad is @dsv4-kv/planner's `writePad`, never restated. */
+import { NON_SPECULATIVE_RING_SIZE, SPECULATIVE_RING_SIZE, writePad } from "@dsv4-kv/planner";
 import { ONLINE_C128_RING_SIZE } from "./banks.js";
-import { MemoryPoolError, requireInt } from "./errors.js";
-
-export { writePad, windowSize, maxServedDraftTokens };
+import { MemoryPoolError, optional, requireBoolean, requireInt, requireKnownKeys } from "./errors.js";
 
 /** Compress ratios with a compress-state ring. Ratio 2 exists only in DeepSeek-V4.1 (Gen C, §4.1). */
 export type StateRatio = 2 | 4 | 128;
@@ -39,6 +28,7 @@ function bitLength(value: number): number {
  * Throws ONLINE_C128_MTP (V-S9) for online c128 with speculation unless the experimental MTP switch is on.
  */
 export function compressStateRingSize(ratio: number, options: RingSizeOptions): number {
+  requireRingSizeOptions(options);
   const { isSpeculative } = options;
   if (ratio === 128 && options.onlineC128) {
     if (isSpeculative && !options.onlineC128Mtp) {
@@ -46,8 +36,8 @@ export function compressStateRingSize(ratio: number, options: RingSizeOptions): 
         "ONLINE_C128_MTP",
         "onlineC128",
         true,
-        "online c128 does not support MTP unless SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1 (turn online compress off, or enable the experimental switch)",
-        "online c128 does not support MTP: online compress (SGLANG_OPT_USE_ONLINE_COMPRESS) with a speculative algorithm requires SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1; turn online compress off or set the experimental switch",
+        "online c128 does not support MTP: online compress (SGLANG_OPT_USE_ONLINE_COMPRESS) with a speculative " +
+          "algorithm requires SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1; turn online compress off or set the switch",
       );
     }
     return ONLINE_C128_RING_SIZE;
@@ -58,10 +48,27 @@ export function compressStateRingSize(ratio: number, options: RingSizeOptions): 
   if (ratio === 2) {
     if (!isSpeculative) return 2;
     const numDraftTokens = options.numDraftTokens ?? 0;
-    requireInt("numDraftTokens", numDraftTokens, 0);
     return 1 << bitLength(numDraftTokens + 1);
   }
-  throw new MemoryPoolError("INVALID_RATIO", "ratio", ratio, "compress-state rings exist for ratios 2, 4 and 128 only");
+  throw new MemoryPoolError(
+    "INVALID_RATIO",
+    "ratio",
+    ratio,
+    "compress-state rings exist for ratios 2, 4 and 128 only",
+    {
+      allowed: [2, 4, 128],
+    },
+  );
+}
+
+const RING_SIZE_OPTIONS = ["isSpeculative", "numDraftTokens", "onlineC128", "onlineC128Mtp"];
+
+function requireRingSizeOptions(options: RingSizeOptions): void {
+  requireKnownKeys("options", options, RING_SIZE_OPTIONS);
+  requireBoolean("isSpeculative", options.isSpeculative);
+  optional("numDraftTokens", options.numDraftTokens, (f, v) => requireInt(f, v, 0, 65535));
+  optional("onlineC128", options.onlineC128, requireBoolean);
+  optional("onlineC128Mtp", options.onlineC128Mtp, requireBoolean);
 }
 
 /** Write pad of a ring, `getCompressStateWritePad` (§4.2), delegated to the planner. */
@@ -72,6 +79,7 @@ export function compressStateWritePad(ratio: number, ringSize: number): number {
 /** SWA ring of the unified-KV layout (§4.3): `window + (speculative ? numDraftTokens - 1 : 0)`. */
 export function swaRingSize(window: number, isSpeculative: boolean, numDraftTokens = 0): number {
   requireInt("window", window, 1);
+  requireBoolean("isSpeculative", isSpeculative);
   if (!isSpeculative) return window;
   requireInt("numDraftTokens", numDraftTokens, 1);
   return window + numDraftTokens - 1;

@@ -12,10 +12,11 @@ import {
   type KvHeadDims,
 } from "./bytes.js";
 import { onlineC128RowBytes } from "./banks.js";
-import { MemoryPoolError, requireInt, requireNumber } from "./errors.js";
-import { compositePool, countLayers, draftWorkerPool, type PoolShape } from "./pools.js";
-import { compressStateRingSize, compressStateWritePad } from "./rings.js";
 import { ceilDiv } from "./bytes.js";
+import { requireSizingConfig } from "./config.js";
+import { MemoryPoolCapacityErrors, MemoryPoolError, requireBoolean, requireInt } from "./errors.js";
+import { compositePool, countLayers, draftWorkerPool, type PoolId, type PoolShape } from "./pools.js";
+import { compressStateRingSize, compressStateWritePad } from "./rings.js";
 
 export type SizingMode = "sglang-gen-b" | "exact";
 
@@ -145,14 +146,8 @@ const DEFAULTS = {
 
 /** PP layer split (vLLM/SGLang `get_pp_indices` convention [ASSUMED]): remainder layers go to the stages before the last. */
 export function ppStageLayerRanges(numLayers: number, ppSize: number): Array<{ startLayer: number; endLayer: number }> {
-  requireInt("ppSize", ppSize, 1);
-  if (ppSize > numLayers)
-    throw new MemoryPoolError(
-      "INVALID_ARGUMENT",
-      "ppSize",
-      ppSize,
-      `must not exceed the number of layers (${numLayers})`,
-    );
+  requireInt("numLayers", numLayers, 1);
+  requireInt("ppSize", ppSize, 1, numLayers);
   const counts = Array.from({ length: ppSize }, () => Math.floor(numLayers / ppSize));
   const remaining = numLayers % ppSize;
   for (let i = 2; i < remaining + 2; i++) counts[ppSize - i]! += 1;
@@ -166,6 +161,7 @@ export function ppStageLayerRanges(numLayers: number, ppSize: number): Array<{ s
 }
 
 export function stageFacts(config: SizingConfig): StageFacts[] {
+  requireSizingConfig(config);
   const ppSize = config.ppSize ?? DEFAULTS.ppSize;
   const targetRatios = config.model.compressRatios.slice(0, config.model.numHiddenLayers);
   const ringOptions = {
@@ -197,21 +193,24 @@ export function stageFacts(config: SizingConfig): StageFacts[] {
  * `maxDraftTokens <= writePad(ratio, ring)`. Returns one error per failing ratio (empty when fine).
  */
 export function ringDraftViolations(stage: StageFacts, maxDraftTokens: number, onlineC128: boolean): MemoryPoolError[] {
+  requireInt("maxDraftTokens", maxDraftTokens, 0);
+  requireBoolean("onlineC128", onlineC128);
   const errors: MemoryPoolError[] = [];
-  for (const [ratio, ring, layers] of [
+  for (const [ratio, ringSize, layers] of [
     [4, stage.ringSizeC4, stage.layersC4],
     [128, stage.ringSizeC128, stage.layersC128],
   ] as const) {
     if (layers === 0 || (ratio === 128 && onlineC128)) continue;
-    const pad = compressStateWritePad(ratio, ring);
-    if (maxDraftTokens > pad) {
+    const writePad = compressStateWritePad(ratio, ringSize);
+    if (maxDraftTokens > writePad) {
       errors.push(
         new MemoryPoolError(
           "DRAFT_EXCEEDS_RING",
           "speculativeNumDraftTokens",
           maxDraftTokens,
-          `the c${ratio} ring of ${ring} serves at most ${pad} draft tokens`,
-          `speculative_num_draft_tokens=${maxDraftTokens} exceeds what the c${ratio} compress state ring can keep resident (ring_size=${ring} serves at most ${pad} draft tokens); lower the draft count to ${pad} or enlarge the ring`,
+          `the c${ratio} compress state ring of ${ringSize} serves at most ${writePad} draft tokens (its write pad): ` +
+            `lower the draft count to ${writePad} or enlarge the ring`,
+          { ratio, ringSize, writePad, draftTokens: maxDraftTokens },
         ),
       );
     }
@@ -221,6 +220,8 @@ export function ringDraftViolations(stage: StageFacts, maxDraftTokens: number, o
 
 /** Bytes per full token (§6.3). `c4StateDivisor` is W (Gen B quirk) or P (what the pool addresses, §6.6). */
 export function bytesPerFullToken(config: SizingConfig, stage: StageFacts, c4StateDivisor: number): BytesPerFullToken {
+  requireSizingConfig(config);
+  requireInt("c4StateDivisor", c4StateDivisor, 1);
   const dims = config.model;
   const r = config.swaFullTokensRatio;
   const H = config.hisparseRatio ?? DEFAULTS.hisparseRatio;
@@ -258,12 +259,15 @@ export function bytesPerFullToken(config: SizingConfig, stage: StageFacts, c4Sta
 
 /** Request slots = rows of req_to_token: `m + 1` (+ extra slots in PD decode). */
 export function numReqSlots(config: SizingConfig, maxRunningRequests: number): number {
+  requireSizingConfig(config);
+  requireInt("maxRunningRequests", maxRunningRequests, 0);
   const extra = config.disaggregationMode === "decode" ? (config.disaggregationDecodeExtraSlots ?? 0) : 0;
   return maxRunningRequests + extra + 1;
 }
 
 /** Request-scoped c128 state bytes for `m` running requests (§6.5), exactly what CompressStatePool allocates. */
 export function c128FixedBytes(config: SizingConfig, stage: StageFacts, maxRunningRequests: number): number {
+  requireInt("layersC128", stage.layersC128, 0);
   if (stage.layersC128 === 0) return 0;
   const slots = numReqSlots(config, maxRunningRequests);
   const A = attentionHeadDim(config.model);
@@ -279,12 +283,14 @@ export function c128FixedBytes(config: SizingConfig, stage: StageFacts, maxRunni
 
 /** Requested mrr per attention-DP worker (`max_running_requests // attn_dp_size`), or null. */
 export function requestedMaxRunningRequests(config: SizingConfig): number | null {
+  requireSizingConfig(config);
   if (config.maxRunningRequests == null) return null;
   return Math.floor(config.maxRunningRequests / (config.attnDpSize ?? DEFAULTS.attnDpSize));
 }
 
 /** `resolveMaxNumReqs` (§6.1): requested (capped at capacity/2) or `clamp(F/context·512, 2048, 4096)` capped. */
 export function resolveMaxRunningRequests(config: SizingConfig, capacityTokens: number): number {
+  requireInt("capacityTokens", capacityTokens, 0);
   const requested = requestedMaxRunningRequests(config);
   const half = Math.floor(capacityTokens / 2);
   if (requested != null) return Math.min(requested, half);
@@ -302,6 +308,9 @@ export function computeSizes(
   fullTokens: number,
   c4StateDivisor: number,
 ): PoolSizes {
+  requireSizingConfig(config);
+  requireInt("fullTokens", fullTokens, 0);
+  requireInt("c4StateDivisor", c4StateDivisor, 1);
   const P = config.pageSize;
   const H = config.hisparseRatio ?? DEFAULTS.hisparseRatio;
   const F = Math.floor(fullTokens / P) * P;
@@ -409,27 +418,7 @@ function exactStageCapacity(config: SizingConfig, stage: StageFacts, availableBy
  */
 export function sizeKvCache(config: SizingConfig, availableBytes: number): SizingResult {
   requireInt("availableBytes", availableBytes, 0);
-  requireInt("pageSize", config.pageSize, 1);
-  requireNumber("swaFullTokensRatio", config.swaFullTokensRatio, 0, true);
-  if (config.swaFullTokensRatio > 1) {
-    throw new MemoryPoolError(
-      "INVALID_ARGUMENT",
-      "swaFullTokensRatio",
-      config.swaFullTokensRatio,
-      "must be in (0, 1]: the SWA pool cannot hold more tokens than the full pool",
-    );
-  }
-  const H = config.hisparseRatio ?? DEFAULTS.hisparseRatio;
-  if (!(H >= 1))
-    throw new MemoryPoolError("HISPARSE_RATIO", "hisparseRatio", H, "HiSparse host_to_device_ratio must be >= 1");
-  if (config.pageSize % 128 !== 0) {
-    throw new MemoryPoolError(
-      "PAGE_SIZE",
-      "pageSize",
-      config.pageSize,
-      "page_size must be multiple of 128 for compressed attention (use --page-size 256)",
-    );
-  }
+  requireSizingConfig(config);
   const mode = config.mode ?? "exact";
   const divisor = c4StateDivisorOf(config);
   const stages = stageFacts(config);
@@ -459,7 +448,7 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
     first ??= alloc;
     const F = alloc.sizes.maxTotalNumTokens;
     const pools: PoolReport[] = alloc.pools.map((p) => {
-      const estimatedBytes = mode === "sglang-gen-b" ? genBEstimate(p.name, s.bpft, F, s.fixedBytes) : p.totalBytes;
+      const estimatedBytes = mode === "sglang-gen-b" ? genBEstimate(p.id, s.bpft, F, s.fixedBytes) : p.totalBytes;
       return { ...p, estimatedBytes, unaccountedBytes: p.totalBytes - estimatedBytes };
     });
     if (alloc.draft) {
@@ -507,39 +496,39 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
   };
 }
 
-function genBEstimate(poolName: string, bpft: BytesPerFullToken, F: number, fixedPriced: number): number {
-  switch (poolName) {
-    case "SWA KV":
-      return F * bpft.swaKv;
-    case "C4 KV":
-      return F * bpft.c4Kv;
-    case "C128 KV":
-      return F * bpft.c128Kv;
-    case "C4 indexer K":
-      return F * bpft.c4Indexer;
-    case "C4 attention state":
-      return F * bpft.c4AttentionState;
-    case "C4 indexer state":
-      return F * bpft.c4IndexerState;
-    default:
-      return fixedPriced; // the c128 state: priced as fixed bytes
-  }
+/** The coefficient term Gen B prices each pool with; pools not listed (the c128 state) are priced as fixed bytes. */
+const GEN_B_TERMS: Partial<Record<PoolId, keyof BytesPerFullToken>> = {
+  "swa-kv": "swaKv",
+  "c4-kv": "c4Kv",
+  "c128-kv": "c128Kv",
+  "c4-indexer-k": "c4Indexer",
+  "c4-attention-state": "c4AttentionState",
+  "c4-indexer-state": "c4IndexerState",
+};
+
+function genBEstimate(poolId: PoolId, bpft: BytesPerFullToken, F: number, fixedPriced: number): number {
+  const term = GEN_B_TERMS[poolId];
+  return term === undefined ? fixedPriced : F * bpft[term];
 }
 
-/** V-P4 (SWA admission floor) and V-M2 (no tokens), collected into one throw with every message. */
+/** V-P4 (SWA admission floor) and V-M2 (no tokens), collected into one throw with every number in `params`. */
 function validateCapacity(config: SizingConfig, sizes: PoolSizes): void {
-  const W = config.model.slidingWindow;
-  const P = config.pageSize;
+  const slidingWindow = config.model.slidingWindow;
+  const pageSize = config.pageSize;
   const errors: MemoryPoolError[] = [];
-  if (W + P >= sizes.swaTokens) {
-    const minimumSwa = (Math.floor((W + P) / P) + 1) * P;
+  if (slidingWindow + pageSize >= sizes.swaTokens) {
+    const minimumSwaTokens = (Math.floor((slidingWindow + pageSize) / pageSize) + 1) * pageSize;
+    const { swaTokens } = sizes;
+    const { swaFullTokensRatio } = config;
     errors.push(
       new MemoryPoolError(
         "SWA_FLOOR",
         "swaTokens",
-        sizes.swaTokens,
-        `the SWA pool must hold more than sliding_window_size + page_size = ${W + P} tokens`,
-        `SWA pool (${sizes.swaTokens} tokens) cannot hold even one request: the prefill admission floor is sliding_window_size (${W}) + page_size (${P}). Need at least ${minimumSwa} SWA tokens: increase --swa-full-tokens-ratio (now ${config.swaFullTokensRatio}) or the total KV budget.`,
+        swaTokens,
+        `the SWA pool cannot hold one request: it must exceed sliding_window_size (${slidingWindow}) + page_size ` +
+          `(${pageSize}), at least ${minimumSwaTokens} tokens; increase --swa-full-tokens-ratio (now ` +
+          `${swaFullTokensRatio}) or the KV budget`,
+        { swaTokens, minimumSwaTokens, slidingWindow, pageSize, swaFullTokensRatio },
       ),
     );
   }
@@ -549,8 +538,8 @@ function validateCapacity(config: SizingConfig, sizes: PoolSizes): void {
         "NOT_ENOUGH_MEMORY",
         "maxTotalNumTokens",
         sizes.maxTotalNumTokens,
-        "the KV budget must hold at least one page",
-        "Not enough memory. Please try to increase --mem-fraction-static.",
+        "the KV budget must hold at least one page of every pool: increase --mem-fraction-static or the KV budget",
+        { maxTotalNumTokens: sizes.maxTotalNumTokens },
       ),
     );
   }
@@ -558,25 +547,11 @@ function validateCapacity(config: SizingConfig, sizes: PoolSizes): void {
   if (errors.length > 1) throw new MemoryPoolCapacityErrors(errors);
 }
 
-/** Several capacity errors at once (thrown by sizeKvCache so none is lost). */
-export class MemoryPoolCapacityErrors extends Error {
-  override readonly name = "MemoryPoolCapacityErrors";
-  constructor(readonly errors: MemoryPoolError[]) {
-    super(errors.map((e) => e.message).join("\n"));
-  }
-}
-
 /** Gen B `calculatePoolSizesFromMaxTokens(T)` for one stage (§6.6, §10.12): F = T // P · P, the rest recomputed. */
 export function poolSizesFromMaxTokens(config: SizingConfig, maxTokens: number, stage = 0): PoolSizes {
   requireInt("maxTokens", maxTokens, 0);
-  if (config.pageSize % 128 !== 0) {
-    throw new MemoryPoolError(
-      "PAGE_SIZE",
-      "pageSize",
-      config.pageSize,
-      "page_size must be multiple of 128 for compressed attention (use --page-size 256)",
-    );
-  }
-  const facts = stageFacts(config)[stage]!;
+  const stages = stageFacts(config);
+  requireInt("stage", stage, 0, stages.length - 1);
+  const facts = stages[stage]!;
   return computeSizes(config, facts, maxTokens, c4StateDivisorOf(config));
 }

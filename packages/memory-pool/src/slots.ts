@@ -3,7 +3,7 @@
  * The sentinel row of an offline compress-state pool is its last row, addressed as -1 (§5.3): every negative
  * input location maps to -1.
  */
-import { MemoryPoolError, requireInt } from "./errors.js";
+import { requireInt } from "./errors.js";
 
 /** -1 addresses the sentinel (always-cleared) last row of a compress-state pool. */
 export const SENTINEL_STATE_ROW = -1;
@@ -14,11 +14,7 @@ export const SENTINEL_STATE_ROW = -1;
  */
 export function swaLocToC4StateRow(swaLoc: number, swaPageSize: number, ringSize: number): number {
   requireInt("swaPageSize", swaPageSize, 1);
-  requireInt("ringSize", ringSize, 1);
-  if (!Number.isSafeInteger(swaLoc))
-    throw new MemoryPoolError("INVALID_ARGUMENT", "swaLoc", swaLoc, "must be an integer");
-  if (swaLoc < 0) return SENTINEL_STATE_ROW;
-  return Math.floor(swaLoc / swaPageSize) * ringSize + (swaLoc % ringSize);
+  return ringRow("swaLoc", swaLoc, ringSize, (loc) => Math.floor(loc / swaPageSize));
 }
 
 /**
@@ -27,11 +23,14 @@ export function swaLocToC4StateRow(swaLoc: number, swaPageSize: number, ringSize
  */
 export function c128OfflineStateRow(reqIdx: number, position: number, ringSize: number): number {
   requireInt("reqIdx", reqIdx, 0);
+  return ringRow("position", position, ringSize, () => reqIdx);
+}
+
+/** Row `loc mod ringSize` of ring `ringOf(loc)`; a negative location addresses the sentinel row. */
+function ringRow(locField: string, loc: number, ringSize: number, ringOf: (loc: number) => number): number {
   requireInt("ringSize", ringSize, 1);
-  if (!Number.isSafeInteger(position))
-    throw new MemoryPoolError("INVALID_ARGUMENT", "position", position, "must be an integer");
-  if (position < 0) return SENTINEL_STATE_ROW;
-  return reqIdx * ringSize + (position % ringSize);
+  requireInt(locField, loc, Number.MIN_SAFE_INTEGER);
+  return loc < 0 ? SENTINEL_STATE_ROW : ringOf(loc) * ringSize + (loc % ringSize);
 }
 
 /** Rows `[start, end)` cleared (kv 0, score -inf) when request `reqIdx` is freed: its whole c128 ring. */

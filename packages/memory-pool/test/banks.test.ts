@@ -1,13 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  MemoryPoolError,
-  onlineC128BankLayout,
-  onlineC128BankOffsetRows,
-  onlineC128BankStrideRows,
-  onlineC128StateRow,
-  onlineC128TotalRows,
-} from "../src/index.js";
+import * as banks from "../src/banks.js";
+import { MemoryPoolError } from "../src/index.js";
+
+const { onlineC128BankLayout, onlineC128BankOffsetRows, onlineC128BankStrideRows } = banks;
+const { onlineC128StateRow, onlineC128TotalRows } = banks;
 
 describe("online c128 MTP banks (§5.3, §5.5, §10.7)", () => {
   it("mrr 256 → slots 257: 259 rows without MTP, 1,295 rows with 4 banks (§10.7)", () => {

@@ -88,14 +88,18 @@ describe("ring/draft check (§6.4, §10.3)", () => {
     expect(ringDraftViolations(stage, 10, false)).toEqual([]);
     const errors = ringDraftViolations(stage, 11, false);
     expect(errors).toHaveLength(1);
-    expect(errors[0]!.message).toMatch(
-      /speculative_num_draft_tokens=11 exceeds what the c4 compress state ring can keep resident \(ring_size=16 serves at most 10 draft tokens\)/,
-    );
+    expect(errors[0]).toMatchObject({
+      code: "DRAFT_EXCEEDS_RING",
+      field: "speculativeNumDraftTokens",
+      value: 11,
+      params: { ratio: 4, ringSize: 16, writePad: 10, draftTokens: 11 },
+    });
+    expect(errors[0]!.message).toMatch(/c4 compress state ring of 16 serves at most 10 draft tokens/);
   });
   it("c128 limit 130; skipped when online; a ratio with 0 layers is skipped", () => {
-    expect(ringDraftViolations(stage, 131, false).map((e) => e.message)).toEqual([
-      expect.stringContaining("c4 compress state ring"),
-      expect.stringContaining("ring_size=256 serves at most 130"),
+    expect(ringDraftViolations(stage, 131, false).map((e) => e.params)).toEqual([
+      { ratio: 4, ringSize: 16, writePad: 10, draftTokens: 131 },
+      { ratio: 128, ringSize: 256, writePad: 130, draftTokens: 131 },
     ]);
     expect(ringDraftViolations(stage, 131, true)).toHaveLength(1);
     const noC4 = stageFacts(flashSpec({ model: { ...FLASH, compressRatios: [0, 128], numHiddenLayers: 2 } }))[0]!;
@@ -242,7 +246,10 @@ describe("validation (§8, §10.15)", () => {
   });
   it("S <= W + P → SWA floor error (V-P4); budget below fixed bytes → both V-P4 and V-M2", () => {
     expect(() => sizeKvCache(genB({ maxTotalTokens: 4096 }), SCENARIO_B_BYTES)).toThrow(
-      /SWA pool \(256 tokens\) cannot hold even one request/,
+      expect.objectContaining({
+        code: "SWA_FLOOR",
+        params: { swaTokens: 256, minimumSwaTokens: 512, slidingWindow: 128, pageSize: 256, swaFullTokensRatio: 0.1 },
+      }),
     );
     try {
       sizeKvCache(genB(), 1e9);
@@ -250,7 +257,9 @@ describe("validation (§8, §10.15)", () => {
     } catch (error) {
       expect(error).toBeInstanceOf(MemoryPoolCapacityErrors);
       expect((error as MemoryPoolCapacityErrors).errors.map((e) => e.code)).toEqual(["SWA_FLOOR", "NOT_ENOUGH_MEMORY"]);
-      expect((error as Error).message).toMatch(/Not enough memory. Please try to increase --mem-fraction-static/);
+      expect((error as MemoryPoolCapacityErrors).code).toBe("CAPACITY");
+      expect(MemoryPoolCapacityErrors.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(/at least one page of every pool: increase --mem-fraction-static/);
     }
   });
   it("ratio outside {0, 4, 128} and HiSparse ratio < 1 are typed errors", () => {
@@ -274,7 +283,15 @@ describe("budget from the GPU (§6.1, V-M1)", () => {
   });
   it("scenario A: the whole Flash checkpoint on one H200 → raise above 0.997", () => {
     expect(() => kvBudgetFromGpu({ preFreeGiB: 139, postFreeGiB: 139 - 138.45, memFractionStatic: 0.85 })).toThrow(
-      /Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.85.*Raise --mem-fraction-static above 0.997 \(minimum viable = 1 − available\/pre = .*0.99604\)/,
+      expect.objectContaining({
+        code: "NO_MEMORY",
+        field: "memFractionStatic",
+        value: 0.85,
+        params: expect.objectContaining({ minimumViableFractionRoundedUp: 0.997, weightsExceedDevice: false }),
+      }),
+    );
+    expect(() => kvBudgetFromGpu({ preFreeGiB: 139, postFreeGiB: 139 - 138.45, memFractionStatic: 0.85 })).toThrow(
+      /raise it above 0.997 \(minimum viable 1 − postFree\/preFree = 0.99604\)/,
     );
   });
 });

@@ -10,12 +10,10 @@ import {
   onlineMtpNative,
   probeOnlineMtp,
 } from "@dsv4-kv/kernels-cuda";
+import { requireGpu } from "../../kernels-cuda/bench/require-gpu.mjs";
 
 const p = probeOnlineMtp();
-if (!p.ok) {
-  console.error(`bench skipped: ${p.reason}`);
-  process.exit(0);
-}
+requireGpu(p);
 const args = process.argv.slice(2);
 const outPath = args.find((a) => !a.startsWith("--"));
 const withVariants = args.includes("--variants");
@@ -113,7 +111,7 @@ for (const batch of [8, 256]) {
     const bytes = op.startsWith("commit") ? batch * 12288 : 0;
     const rot = run(op, batch, 8, 1, 64);
     md.push(
-      `| ${op} | ${batch} | 8 | ${us(run(op, batch, 8, 0))} | ${us(run(op, batch, 8, 1))} | ${us(rot)} | ${bytes ? (bytes / 1024).toFixed(0) + " KiB" : ""} | ${bytes ? floor(bytes).toFixed(2) : ""} | ${bytes ? (bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0) : ""} |`,
+      `| ${op} | ${batch} | 8 | ${us(run(op, batch, 8, 0))} | ${us(run(op, batch, 8, 1))} | ${us(rot)} | ${bytes ? `${(bytes / 1024).toFixed(0)} KiB` : ""} | ${bytes ? floor(bytes).toFixed(2) : ""} | ${bytes ? (bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0) : ""} |`,
     );
   }
   // decode: 4 KiB input + 2 KiB ape + 6 KiB state read + 6 KiB state written per request (ape counted: distinct rows)

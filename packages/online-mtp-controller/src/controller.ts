@@ -14,11 +14,25 @@
  *      commit.
  * The controller never reads device memory: it passes handles and host-known sizes to the backend.
  */
-import { HEAD_DIM, MAX_VERIFY_TOKENS, STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
-import { OnlineMtpError, check, checkInt } from "./errors.js";
-import type { ForwardMode } from "./forward-mode.js";
+import { onlineC128BankStrideRows, onlineC128TotalRows } from "@dsv4-kv/memory-pool";
 import type { IndexVector, MatrixF32, OnlineMtpBackend, StateBuffer } from "./backend.js";
-import { onlineC128BankStrideRows, onlineC128TotalRows } from "./layout.js";
+import {
+  I32_MAX,
+  check,
+  checkArray,
+  checkBoolean,
+  checkInt,
+  checkKeys,
+  checkObject,
+  checkOneOf,
+  checkSameLength,
+  checkSlots,
+  typeOf,
+} from "./check.js";
+import { HEAD_DIM, MAX_VERIFY_TOKENS, STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
+import { OnlineMtpError } from "./errors.js";
+import { type ForwardMode, checkForwardMode } from "./forward-mode.js";
+import { checkHandle, validateMark } from "./validate.js";
 
 export interface OnlineMtpFlags {
   /** SGLANG_OPT_USE_ONLINE_COMPRESS */
@@ -60,7 +74,51 @@ export interface ControllerCounters {
   resets: number;
 }
 
-const I32_MAX = 0x7fffffff;
+const OPTION_KEYS = ["backend", "numReqSlots", "maxDraftTokens", "numDraftTokens", "numLayers", "stateDtype", "flags"];
+const FLAG_KEYS = ["onlineCompress", "experimentalOnlineC128Mtp", "mtpEnabled"] as const;
+const STATE_DTYPES: readonly StateDtype[] = ["fp32", "bf16"];
+/** What the controller calls on its backend. */
+const BACKEND_METHODS = [
+  "uploadIndex",
+  "allocState",
+  "allocIndex",
+  "writePrefix",
+  "markPending",
+  "commitPending",
+  "resetSlots",
+] as const;
+
+/** One commit launch per layer; what differs between the hardened and the upstream lifecycle. */
+interface CommitLaunch {
+  /** null: clamp by each marker's own width (hardened); a number: by this width (upstream: the current D). */
+  clampWidth: number | null;
+  /** Clear the markers read, in the last layer's launch (hardened). */
+  consume: boolean;
+  /** Fused mark of this verify, in the last layer's launch (hardened target verify). */
+  mark: { seqLens: IndexVector; width: number } | null;
+}
+
+function checkOptions(opts: OnlineMtpControllerOptions): void {
+  checkObject(opts, "options");
+  checkKeys(opts, OPTION_KEYS, "options");
+  checkObject(opts.backend, "backend");
+  for (const m of BACKEND_METHODS) {
+    const fn = (opts.backend as unknown as Record<string, unknown>)[m];
+    check(
+      typeof fn === "function",
+      "INVALID_TYPE",
+      `backend.${m}`,
+      typeOf(fn),
+      "must be a method (an OnlineMtpBackend)",
+    );
+  }
+  if (opts.stateDtype !== undefined) checkOneOf(opts.stateDtype, STATE_DTYPES, "DTYPE", "stateDtype");
+  if (opts.flags !== undefined) {
+    checkObject(opts.flags, "flags");
+    checkKeys(opts.flags, FLAG_KEYS, "flags");
+    for (const [key, v] of Object.entries(opts.flags)) checkBoolean(v, `flags.${key}`);
+  }
+}
 
 export class OnlineMtpController {
   readonly backend: OnlineMtpBackend;
@@ -90,6 +148,7 @@ export class OnlineMtpController {
   protected ctx: VerifyContext | null = null;
 
   constructor(opts: OnlineMtpControllerOptions) {
+    checkOptions(opts);
     this.backend = opts.backend;
     checkInt(
       opts.numReqSlots,
@@ -105,20 +164,13 @@ export class OnlineMtpController {
       MAX_VERIFY_TOKENS,
       "DRAFT_TOKENS",
       "maxDraftTokens",
-      `must be in [1, ${MAX_VERIFY_TOKENS}] (online c128 MTP needs Dmax > 0 banks; kernels handle at most ${MAX_VERIFY_TOKENS})`,
+      `must be in [1, ${MAX_VERIFY_TOKENS}] (online c128 MTP needs Dmax > 0 banks; the kernels serve at most 8)`,
     );
     checkInt(opts.numLayers, 1, 1024, "INVALID_ARGUMENT", "numLayers", "must be an integer in [1, 1024]");
     this.numReqSlots = opts.numReqSlots;
     this.maxDraftTokens = opts.maxDraftTokens;
     this.numLayers = opts.numLayers;
     this.stateDtype = opts.stateDtype ?? "fp32";
-    check(
-      this.stateDtype === "fp32" || this.stateDtype === "bf16",
-      "DTYPE",
-      "stateDtype",
-      this.stateDtype,
-      "must be fp32 or bf16",
-    );
     this.flags = { onlineCompress: true, experimentalOnlineC128Mtp: true, mtpEnabled: true, ...opts.flags };
     this.numDraftTokens = 0;
     this.setNumDraftTokens(opts.numDraftTokens);
@@ -174,18 +226,36 @@ export class OnlineMtpController {
     this.ctx = null;
   }
 
+  /** The batch vectors are index handles of one length; `verifyBs` (when given) is within it. */
   protected batchSizeOf(rpi: IndexVector, seqLens: IndexVector, verifyBs: number | undefined): number {
-    const avail = Math.min(rpi.length, seqLens.length);
-    if (verifyBs === undefined) return avail;
+    checkHandle(rpi, "index", "reqPoolIndices");
+    checkHandle(seqLens, "index", "seqLens");
+    checkSameLength(seqLens.length, rpi.length, "seqLens.length", "reqPoolIndices.length");
+    if (verifyBs === undefined) return rpi.length;
     checkInt(
       verifyBs,
       0,
-      avail,
+      rpi.length,
       "BATCH_SIZE",
       "verifyBs",
-      `must be in [0, min(len(reqPoolIndices), len(seqLens)) = ${avail}]`,
+      `must be in [0, len(reqPoolIndices)] = [0, ${rpi.length}]`,
     );
     return verifyBs;
+  }
+
+  /** `batchSize` rows of two index vectors, each at least that long. */
+  protected checkBatch(rpi: IndexVector, seqLens: IndexVector, batchSize: number, seqField = "seqLens"): void {
+    checkHandle(rpi, "index", "reqPoolIndices");
+    checkHandle(seqLens, "index", seqField);
+    const avail = Math.min(rpi.length, seqLens.length);
+    checkInt(
+      batchSize,
+      0,
+      avail,
+      "BATCH_SIZE",
+      "batchSize",
+      `must be in [0, min(len(reqPoolIndices), len(${seqField}))] = [0, ${avail}]`,
+    );
   }
 
   /**
@@ -193,16 +263,13 @@ export class OnlineMtpController {
    * verify. Returns the state slot offset for the verify's prefill plan (O for a verify, else 0).
    */
   prepareForward(mode: ForwardMode, reqPoolIndices: IndexVector, seqLens: IndexVector, verifyBs?: number): number {
-    if (!this.enabled() || mode === "idle") {
-      this.clear();
-      return 0;
-    }
+    checkForwardMode(mode, "mode");
     const bs = this.batchSizeOf(
       reqPoolIndices,
       seqLens,
       mode === "target_verify" ? (verifyBs ?? reqPoolIndices.length) : verifyBs,
     );
-    if (bs === 0) {
+    if (!this.enabled() || mode === "idle" || bs === 0) {
       this.clear();
       return 0;
     }
@@ -220,6 +287,7 @@ export class OnlineMtpController {
   }
 
   beginVerify(reqPoolIndices: IndexVector, seqLens: IndexVector, batchSize: number): void {
+    this.checkBatch(reqPoolIndices, seqLens, batchSize);
     if (!this.enabled()) {
       this.clear();
       return;
@@ -229,7 +297,13 @@ export class OnlineMtpController {
     this.markPending(seqLens, reqPoolIndices, batchSize);
   }
 
+  /** Marks the batch's requests pending (hardened: the other requests' markers are kept). */
   markPending(seqLens: IndexVector, reqPoolIndices: IndexVector, batchSize: number): void {
+    this.launchMark(seqLens, reqPoolIndices, batchSize, false);
+  }
+
+  protected launchMark(seqLens: IndexVector, reqPoolIndices: IndexVector, batchSize: number, clearAll: boolean) {
+    this.checkBatch(reqPoolIndices, seqLens, batchSize);
     this.counters.markLaunches++;
     this.backend.markPending({
       seqLens,
@@ -239,7 +313,7 @@ export class OnlineMtpController {
       batchSize,
       numVerifyTokens: this.numDraftTokens,
       numReqSlots: this.numReqSlots,
-      clearAll: false,
+      clearAll,
     });
   }
 
@@ -256,6 +330,9 @@ export class OnlineMtpController {
       "layerId",
       `must be a c128 layer index in [0, ${this.numLayers - 1}]`,
     );
+    checkHandle(kvScoreInput, "matrix", "kvScoreInput");
+    checkHandle(ape, "matrix", "ape");
+    checkForwardMode(mode, "mode");
     const ctx = this.ctx;
     if (!this.enabled() || mode !== "target_verify" || ctx === null || kvScoreInput.rows === 0) return;
     const D = ctx.numVerifyTokens;
@@ -285,22 +362,30 @@ export class OnlineMtpController {
     batchSize: number,
     mark: { seqLens: IndexVector; width: number } | null = null,
   ): void {
-    if (!this.enabled() || batchSize <= 0) return;
+    this.checkBatch(reqPoolIndices, seqLens, batchSize);
+    if (mark !== null) validateMark(mark, batchSize, this.maxDraftTokens);
+    if (!this.enabled() || batchSize === 0) return;
+    this.launchCommits(reqPoolIndices, seqLens, batchSize, { clampWidth: null, consume: true, mark });
+  }
+
+  /** The commit kernel once per layer; `consume` and `mark` apply to the last layer's launch only. */
+  protected launchCommits(rpi: IndexVector, seqLens: IndexVector, batchSize: number, how: CommitLaunch): void {
     for (let l = 0; l < this.numLayers; l++) {
+      const last = l === this.numLayers - 1;
       this.counters.commitLaunches++;
       this.backend.commitPending({
         curSeqLens: seqLens,
-        reqPoolIndices,
+        reqPoolIndices: rpi,
         pendingSeqLens: this.pendingSeqLens,
         pendingWidths: this.pendingWidths,
         state: this.layers[l]!,
         batchSize,
         maxDraftTokens: this.maxDraftTokens,
-        clampWidth: null,
+        clampWidth: how.clampWidth,
         bankStrideRows: this.bankStrideRows,
         numReqSlots: this.numReqSlots,
-        consume: l === this.numLayers - 1,
-        mark: l === this.numLayers - 1 ? mark : null,
+        consume: how.consume && last,
+        mark: last ? how.mark : null,
       });
     }
   }
@@ -310,27 +395,9 @@ export class OnlineMtpController {
    * so a snapshot of bank 0 (radix / HiCache) sees every accepted token. Host-known slots and lengths.
    */
   flushFinishing(reqSlots: readonly number[], finalSeqLens: readonly number[]): void {
-    check(
-      reqSlots.length === finalSeqLens.length,
-      "SHAPE",
-      "finalSeqLens.length",
-      finalSeqLens.length,
-      `must equal reqSlots.length = ${reqSlots.length}`,
-    );
+    checkSlots(reqSlots, this.numReqSlots, "reqSlots");
+    checkFinalSeqLens(finalSeqLens, reqSlots.length);
     if (reqSlots.length === 0 || !this.enabled()) return;
-    reqSlots.forEach((r, i) =>
-      checkInt(
-        r,
-        0,
-        this.numReqSlots - 1,
-        "REQ_INDEX",
-        `reqSlots[${i}]`,
-        `must be a request slot in [0, ${this.numReqSlots - 1}]`,
-      ),
-    );
-    finalSeqLens.forEach((s, i) =>
-      checkInt(s, 0, I32_MAX, "INVALID_ARGUMENT", `finalSeqLens[${i}]`, "must be a non-negative int32"),
-    );
     this.counters.flushes++;
     const rpi = this.backend.uploadIndex(Int32Array.from(reqSlots));
     const seq = this.backend.uploadIndex(Int32Array.from(finalSeqLens));
@@ -342,20 +409,11 @@ export class OnlineMtpController {
    * cleared row (max −∞, sum 0, acc 0) in every layer and its pending marker is dropped.
    */
   onRequestSlotsAssigned(reqSlots: readonly number[]): void {
+    checkSlots(reqSlots, this.numReqSlots, "reqSlots");
     if (reqSlots.length === 0) return;
-    reqSlots.forEach((r, i) =>
-      checkInt(
-        r,
-        0,
-        this.numReqSlots - 1,
-        "REQ_INDEX",
-        `reqSlots[${i}]`,
-        `must be a request slot in [0, ${this.numReqSlots - 1}]`,
-      ),
-    );
     this.counters.resets++;
     const slots = this.backend.uploadIndex(Int32Array.from(reqSlots));
-    this.layers.forEach((state, l) =>
+    for (const [l, state] of this.layers.entries()) {
       this.backend.resetSlots({
         state,
         slots,
@@ -364,8 +422,16 @@ export class OnlineMtpController {
         maxDraftTokens: this.maxDraftTokens,
         numReqSlots: this.numReqSlots,
         pending: l === 0 ? { seqLens: this.pendingSeqLens, widths: this.pendingWidths } : null,
-      }),
-    );
+      });
+    }
+  }
+}
+
+function checkFinalSeqLens(finalSeqLens: readonly number[], n: number): void {
+  checkArray(finalSeqLens, "finalSeqLens");
+  checkSameLength(finalSeqLens.length, n, "finalSeqLens.length", "reqSlots.length");
+  for (const [i, s] of finalSeqLens.entries()) {
+    checkInt(s, 0, I32_MAX, "INVALID_ARGUMENT", `finalSeqLens[${i}]`, "must be a non-negative int32");
   }
 }
 
@@ -381,13 +447,10 @@ export class UpstreamOnlineMtpController extends OnlineMtpController {
     seqLens: IndexVector,
     verifyBs?: number,
   ): number {
-    if (!this.enabled() || mode === "idle") {
-      this.clear();
-      return 0;
-    }
+    checkForwardMode(mode, "mode");
     if (verifyBs === undefined && mode === "target_verify") verifyBs = reqPoolIndices.length;
     const bs = this.batchSizeOf(reqPoolIndices, seqLens, verifyBs);
-    if (verifyBs !== undefined && bs === 0) {
+    if (!this.enabled() || mode === "idle" || (verifyBs !== undefined && bs === 0)) {
       this.clear();
       return 0;
     }
@@ -397,39 +460,21 @@ export class UpstreamOnlineMtpController extends OnlineMtpController {
     return this.stateSlotOffset();
   }
 
+  /** Upstream marks with a global reset: every other request's marker is dropped. */
   override markPending(seqLens: IndexVector, reqPoolIndices: IndexVector, batchSize: number): void {
-    this.counters.markLaunches++;
-    this.backend.markPending({
-      seqLens,
-      reqPoolIndices,
-      pendingSeqLens: this.pendingSeqLens,
-      pendingWidths: this.pendingWidths,
-      batchSize,
-      numVerifyTokens: this.numDraftTokens,
-      numReqSlots: this.numReqSlots,
-      clearAll: true,
-    });
+    this.launchMark(seqLens, reqPoolIndices, batchSize, true);
   }
 
+  /** Upstream commits only with a live verify context, clamps by the current D, keeps the markers. */
   override commitPending(reqPoolIndices: IndexVector, seqLens: IndexVector, batchSize: number): void {
+    this.checkBatch(reqPoolIndices, seqLens, batchSize);
     if (this.ctx === null) return;
-    if (batchSize <= 0) return; // ctx kept
-    for (let l = 0; l < this.numLayers; l++) {
-      this.counters.commitLaunches++;
-      this.backend.commitPending({
-        curSeqLens: seqLens,
-        reqPoolIndices,
-        pendingSeqLens: this.pendingSeqLens,
-        pendingWidths: this.pendingWidths,
-        state: this.layers[l]!,
-        batchSize,
-        maxDraftTokens: this.maxDraftTokens,
-        clampWidth: this.numDraftTokens,
-        bankStrideRows: this.bankStrideRows,
-        numReqSlots: this.numReqSlots,
-        consume: false,
-      });
-    }
+    if (batchSize === 0) return; // ctx kept
+    this.launchCommits(reqPoolIndices, seqLens, batchSize, {
+      clampWidth: this.numDraftTokens,
+      consume: false,
+      mark: null,
+    });
     this.clear();
   }
 

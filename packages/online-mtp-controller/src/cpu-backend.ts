@@ -1,86 +1,26 @@
 /**
  * CPU backend: typed arrays and the float32-semantics reference math, with the exact control flow of the CUDA
  * kernels (same guards, same skips, same write set). It is the reference the GPU backend is compared with.
+ * `CheckedBackend` validates every call first; the methods here only run validated launches.
  */
-import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
-import { OnlineMtpError, check } from "./errors.js";
-import { fromBf16Bits, toBf16Bits, updateChannelF32 } from "./math.js";
-import {
-  SEGMENT_FIELDS,
-  type CommitPendingParams,
-  type IndexVector,
-  type MarkPendingParams,
-  type MatrixF32,
-  type OnlineDecodeParams,
-  type OnlineMtpBackend,
-  type OnlinePrefillParams,
-  type ResetSlotsParams,
-  type StateBuffer,
-  type WritePrefixParams,
-} from "./backend.js";
-import {
-  validateCommitPending,
-  validateMarkPending,
-  validateOnlineDecode,
-  validateOnlinePrefill,
-  validateResetSlots,
-  validateWritePrefix,
-} from "./validate.js";
+import type { OnlinePrefillParams, StateBuffer } from "./backend.js";
+import { SEGMENT_FIELDS } from "./backend.js";
+import { type BackendKernels, type BackendStorage, CheckedBackend } from "./checked-backend.js";
+import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, STATE_ROW_ELEMS } from "./constants.js";
+import { OnlineMtpError } from "./errors.js";
+import { HandleStore } from "./handles.js";
+import { bf16BitsOf, bf16ValueOf, updateChannel } from "./math.js";
 
-const DATA = Symbol("cpu-data");
 const H = HEAD_DIM;
 const f = Math.fround;
 
-class CpuIndex implements IndexVector {
-  readonly kind = "index" as const;
-  readonly [DATA]: Int32Array;
-  constructor(data: Int32Array) {
-    this[DATA] = data;
-  }
-  get length(): number {
-    return this[DATA].length;
-  }
-}
-class CpuMatrix implements MatrixF32 {
-  readonly kind = "matrix" as const;
-  readonly [DATA]: Float32Array;
-  constructor(
-    data: Float32Array,
-    readonly rows: number,
-    readonly cols: number,
-  ) {
-    this[DATA] = data;
-  }
-}
-class CpuState implements StateBuffer {
-  readonly kind = "state" as const;
-  readonly [DATA]: Float32Array | Uint16Array;
-  constructor(
-    readonly rows: number,
-    readonly dtype: StateDtype,
-  ) {
-    // Uninitialized like torch.empty: filled with NaN so a read of a never-written row poisons the result.
-    if (dtype === "fp32") this[DATA] = new Float32Array(rows * STATE_ROW_ELEMS).fill(Number.NaN);
-    else this[DATA] = new Uint16Array(rows * STATE_ROW_ELEMS).fill(0x7fc0);
-  }
-}
-
-function idx(v: IndexVector): Int32Array {
-  check(v instanceof CpuIndex, "BACKEND", "indexVector", typeof v, "must come from this CpuBackend");
-  return (v as CpuIndex)[DATA];
-}
-function mat(m: MatrixF32): Float32Array {
-  check(m instanceof CpuMatrix, "BACKEND", "matrix", typeof m, "must come from this CpuBackend");
-  return (m as CpuMatrix)[DATA];
-}
-function st(s: StateBuffer): CpuState {
-  check(s instanceof CpuState, "BACKEND", "state", typeof s, "must come from this CpuBackend");
-  return s as CpuState;
-}
+const indexes = new HandleStore<Int32Array>("CpuBackend");
+const matrices = new HandleStore<Float32Array>("CpuBackend");
+const states = new HandleStore<Float32Array | Uint16Array>("CpuBackend");
 
 /**
- * Deliberately wrong variants, for tests that prove the invariants catch them (mutation testing). Never set in
- * production code.
+ * Deliberately wrong kernel variants, for mutation tests that prove the invariants catch them. Set only through
+ * `FaultyCpuBackend` of the testing subpath; a production `CpuBackend` has none.
  */
 export interface CpuFaults {
   /** writePrefix stores step i into bank i (instead of i + 1); commit copies bank a − 1. */
@@ -89,330 +29,304 @@ export interface CpuFaults {
   ignoreBoundaryRule?: boolean;
 }
 
-export class CpuBackend implements OnlineMtpBackend {
+const NO_FAULTS: CpuFaults = {};
+const faultsOf = new WeakMap<CpuBackend, CpuFaults>();
+
+/** The testing subpath's seam: not exported from the package root, so production code cannot reach it. */
+export function injectCpuFaults(be: CpuBackend, faults: CpuFaults): void {
+  faultsOf.set(be, { ...faults });
+}
+
+/** Calls `fn(b, r)` for each batch row b whose request slot r = rpi[b] is in [0, N) (others are padding: no-ops). */
+function forEachSlot(rpi: Int32Array, count: number, N: number, fn: (b: number, r: number) => void): void {
+  for (let b = 0; b < count; b++) {
+    const r = rpi[b]!;
+    if (r >= 0 && r < N) fn(b, r);
+  }
+}
+
+type StateData = Float32Array | Uint16Array;
+
+function load(s: StateBuffer, d: StateData, row: number, e: number): number {
+  const i = row * STATE_ROW_ELEMS + e;
+  return s.dtype === "fp32" ? d[i]! : bf16ValueOf(d[i]!);
+}
+
+function store(s: StateBuffer, d: StateData, row: number, e: number, x: number): void {
+  const i = row * STATE_ROW_ELEMS + e;
+  d[i] = s.dtype === "fp32" ? x : bf16BitsOf(x);
+}
+
+/** Channel `ch` of a state row: (max, sum, acc). */
+function storeChannel(s: StateBuffer, d: StateData, row: number, ch: number, m: number, sg: number, a: number) {
+  store(s, d, row, ch, m);
+  store(s, d, row, H + ch, sg);
+  store(s, d, row, 2 * H + ch, a);
+}
+
+const storage: BackendStorage = {
+  newIndex: (values) => indexes.make({ kind: "index", length: values.length }, Int32Array.from(values)),
+  storeIndex: (dst, values) => indexes.get(dst, "dst").set(values),
+  newMatrix: (values, rows, cols) =>
+    matrices.make({ kind: "matrix", rows, cols }, values ? Float32Array.from(values) : new Float32Array(rows * cols)),
+  newState: (rows, dtype) => {
+    // Uninitialized like torch.empty: filled with NaN so a read of a never-written row poisons the result.
+    const data =
+      dtype === "fp32"
+        ? new Float32Array(rows * STATE_ROW_ELEMS).fill(Number.NaN)
+        : new Uint16Array(rows * STATE_ROW_ELEMS).fill(0x7fc0);
+    return states.make({ kind: "state", rows, dtype }, data);
+  },
+  loadIndex: (v) => Int32Array.from(indexes.get(v, "v")),
+  loadMatrix: (m) => Float32Array.from(matrices.get(m, "m")),
+  loadStateBits: (s, firstRow, count) => {
+    const sub = states.get(s, "s").slice(firstRow * STATE_ROW_ELEMS, (firstRow + count) * STATE_ROW_ELEMS);
+    return sub instanceof Float32Array ? new Uint32Array(sub.buffer) : sub;
+  },
+  loadStateRows: (s, firstRow, count) => {
+    const d = states.get(s, "s");
+    const out = new Float32Array(count * STATE_ROW_ELEMS);
+    const base = firstRow * STATE_ROW_ELEMS;
+    for (let i = 0; i < out.length; i++) out[i] = s.dtype === "fp32" ? d[base + i]! : bf16ValueOf(d[base + i]!);
+    return out;
+  },
+  storeStateRows: (s, firstRow, values) => {
+    const d = states.get(s, "s");
+    for (let i = 0; i < values.length; i++) {
+      store(s, d, firstRow + Math.floor(i / STATE_ROW_ELEMS), i % STATE_ROW_ELEMS, values[i]!);
+    }
+  },
+};
+
+/** The kernels with the CUDA kernels' control flow; `faults` (tests only) breaks a rule on purpose. */
+function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) => void): BackendKernels {
+  return {
+    writePrefix(p) {
+      const kv = matrices.get(p.kvScore, "kvScore");
+      const ape = matrices.get(p.ape, "ape");
+      const state = states.get(p.state, "state");
+      const seq = indexes.get(p.seqLens, "seqLens");
+      const D = p.numVerifyTokens;
+      const O = p.bankStrideRows;
+      const tmp = new Float64Array(3);
+      const faults = faultsNow();
+      const bankShift = faults.bankIndexOffByOne ? 0 : 1;
+      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+        const S = seq[b]!;
+        if (S < 0) return; // padding row (§6.1)
+        const start = S % CHUNK_TOKENS;
+        const hasPartial = S > 0 && start !== 0;
+        for (let d = 0; d < H; d++) {
+          let m = hasPartial ? load(p.state, state, r, d) : 0;
+          let sg = hasPartial ? load(p.state, state, r, H + d) : 0;
+          let a = hasPartial ? load(p.state, state, r, 2 * H + d) : 0;
+          for (let i = 0; i < D; i++) {
+            const pos = (start + i) % CHUNK_TOKENS;
+            const row = (b * D + i) * KV_SCORE_COLS;
+            const s = f(kv[row + H + d]! + ape[pos * H + d]!);
+            updateChannel(f, m, sg, a, kv[row + d]!, s, pos, tmp);
+            m = tmp[0]!;
+            sg = tmp[1]!;
+            a = tmp[2]!;
+            if ((S + i + 1) % CHUNK_TOKENS !== 0 || faults.ignoreBoundaryRule) {
+              storeChannel(p.state, state, r + (i + bankShift) * O, d, m, sg, a);
+            }
+            if (pos === CHUNK_TOKENS - 1) {
+              m = 0;
+              sg = 0;
+              a = 0;
+            }
+          }
+        }
+      });
+    },
+
+    markPending(p) {
+      const pend = indexes.get(p.pendingSeqLens, "pendingSeqLens");
+      const widths = indexes.get(p.pendingWidths, "pendingWidths");
+      if (p.clearAll) {
+        pend.fill(-1, 0, p.numReqSlots);
+        widths.fill(0, 0, p.numReqSlots);
+      }
+      const seq = indexes.get(p.seqLens, "seqLens");
+      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+        const S = seq[b]!;
+        pend[r] = S < 0 ? -1 : S;
+        widths[r] = S < 0 ? 0 : p.numVerifyTokens;
+      });
+    },
+
+    commitPending(p) {
+      const pend = indexes.get(p.pendingSeqLens, "pendingSeqLens");
+      const widths = indexes.get(p.pendingWidths, "pendingWidths");
+      const cur = indexes.get(p.curSeqLens, "curSeqLens");
+      const data = states.get(p.state, "state");
+      const mark = p.mark ? { seq: indexes.get(p.mark.seqLens, "mark.seqLens"), width: p.mark.width } : null;
+      const faults = faultsNow();
+      const srcBankShift = faults.bankIndexOffByOne ? 1 : 0;
+      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+        const S = pend[r]!;
+        const a = commitAccept(pend, widths, r, S, cur[b]!, p.clampWidth, p.maxDraftTokens, p.consume);
+        // (S + a) % 128 == 0: the next token re-initialises, bank 0 is never read
+        if (a > 0 && ((S + a) % CHUNK_TOKENS !== 0 || faults.ignoreBoundaryRule)) {
+          const src = (r + (a - srcBankShift) * p.bankStrideRows) * STATE_ROW_ELEMS;
+          data.copyWithin(r * STATE_ROW_ELEMS, src, src + STATE_ROW_ELEMS); // raw, bitwise
+        }
+        if (mark) {
+          const Snew = mark.seq[b]!;
+          pend[r] = Snew < 0 ? -1 : Snew;
+          widths[r] = Snew < 0 ? 0 : mark.width;
+        }
+      });
+    },
+
+    resetSlots(p) {
+      const data = states.get(p.state, "state");
+      const seqs = p.pending ? indexes.get(p.pending.seqLens, "pending.seqLens") : null;
+      const widths = p.pending ? indexes.get(p.pending.widths, "pending.widths") : null;
+      forEachSlot(indexes.get(p.slots, "slots"), p.count, p.numReqSlots, (_, r) => {
+        for (let b = 0; b <= p.maxDraftTokens; b++) {
+          const row = r + b * p.bankStrideRows;
+          for (let d = 0; d < H; d++) storeChannel(p.state, data, row, d, Number.NEGATIVE_INFINITY, 0, 0);
+        }
+        if (seqs && widths) {
+          seqs[r] = -1;
+          widths[r] = 0;
+        }
+      });
+    },
+
+    onlineDecode(p) {
+      const kv = matrices.get(p.kvScore, "kvScore");
+      const ape = matrices.get(p.ape, "ape");
+      const out = matrices.get(p.out, "out");
+      const state = states.get(p.state, "state");
+      const seq = indexes.get(p.seqLens, "seqLens");
+      const tmp = new Float64Array(3);
+      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+        const L = seq[b]!;
+        if (L <= 0) return;
+        const pos = (L - 1) % CHUNK_TOKENS;
+        const row = r + p.slotOffsetRows;
+        for (let d = 0; d < H; d++) {
+          const m = pos !== 0 ? load(p.state, state, row, d) : 0;
+          const sg = pos !== 0 ? load(p.state, state, row, H + d) : 0;
+          const a = pos !== 0 ? load(p.state, state, row, 2 * H + d) : 0;
+          const s = f(kv[b * KV_SCORE_COLS + H + d]! + ape[pos * H + d]!);
+          updateChannel(f, m, sg, a, kv[b * KV_SCORE_COLS + d]!, s, pos, tmp);
+          if (pos === CHUNK_TOKENS - 1) out[b * H + d] = tmp[2]!;
+          else storeChannel(p.state, state, row, d, tmp[0]!, tmp[1]!, tmp[2]!);
+        }
+      });
+    },
+
+    onlinePrefill(p) {
+      // Two passes in stream order (§4.2): closing segments only read state; trailing segments then read + write.
+      for (const pass of [0, 1]) {
+        for (let i = 0; i < p.numSegments; i++) {
+          const bad = prefillSegment(p, i, pass);
+          if (bad) report(bad);
+        }
+      }
+    },
+  };
+}
+
+/**
+ * §6.3 for one request slot r with marker S at current length c: returns the accepted count a (0: nothing to
+ * copy) and, with `consume`, clears the marker it read.
+ */
+function commitAccept(
+  pend: Int32Array,
+  widths: Int32Array,
+  r: number,
+  S: number,
+  c: number,
+  clampWidth: number | null,
+  maxDraftTokens: number,
+  consume: boolean,
+): number {
+  if (S < 0) return 0;
+  if (c < 0) return 0; // padding row: the marker stays for the request's real forward
+  const width = Math.min(clampWidth ?? widths[r]!, maxDraftTokens);
+  if (consume) {
+    pend[r] = -1;
+    widths[r] = 0;
+  }
+  return c - S < 0 ? 0 : Math.min(c - S, width); // a <= 0: no progress, rollback, bank 0 unchanged
+}
+
+/** One segment of a prefill pass; returns the device error it records, or null. */
+function prefillSegment(p: OnlinePrefillParams, i: number, pass: number): string | null {
+  const seg = indexes.get(p.segments, "segments").subarray(i * SEGMENT_FIELDS, (i + 1) * SEGMENT_FIELDS);
+  const [seqLen, lastRow, len, loadRow, storeRow] = [seg[0]!, seg[1]!, seg[2]!, seg[3]!, seg[4]!];
+  if (seqLen <= 0) return null; // invalid (padding) plan
+  const c1 = ((seqLen - 1) % CHUNK_TOKENS) + 1; // chunk offset one past the segment's last token
+  const closes = c1 === CHUNK_TOKENS;
+  if ((pass === 0) !== closes) return null;
+  const c0 = c1 - len;
+  const rows = p.state.rows;
+  const needLoad = c0 !== 0 && loadRow >= 0;
+  const bad =
+    len < 1 || len > CHUNK_TOKENS || c0 < 0
+      ? "len"
+      : lastRow - len + 1 < 0 || lastRow >= p.kvScore.rows
+        ? "lastRow"
+        : needLoad && loadRow >= rows
+          ? "loadRow"
+          : !closes && (storeRow < 0 || storeRow >= rows)
+            ? "storeRow"
+            : null;
+  if (bad) {
+    const fields = `seqLen ${seqLen}, lastRow ${lastRow}, len ${len}, loadRow ${loadRow}, storeRow ${storeRow}`;
+    return `onlinePrefill: segment ${i} has ${bad} out of range (${fields}); skipped`;
+  }
+  const state = states.get(p.state, "state");
+  const kv = matrices.get(p.kvScore, "kvScore");
+  const ape = matrices.get(p.ape, "ape");
+  const out = matrices.get(p.out, "out");
+  const first = lastRow - len + 1;
+  for (let d = 0; d < H; d++) {
+    let m2 = Number.NEGATIVE_INFINITY;
+    for (let j = 0; j < len; j++)
+      m2 = Math.max(m2, f(kv[(first + j) * KV_SCORE_COLS + H + d]! + ape[(c0 + j) * H + d]!));
+    let sum = 0;
+    let num = 0;
+    for (let j = 0; j < len; j++) {
+      const e = f(Math.exp(f(f(kv[(first + j) * KV_SCORE_COLS + H + d]! + ape[(c0 + j) * H + d]!) - m2)));
+      sum = f(sum + e);
+      num = f(num + f(e * kv[(first + j) * KV_SCORE_COLS + d]!));
+    }
+    let m = m2;
+    let sg = sum;
+    let a = f(num / sum);
+    if (needLoad) {
+      const m1 = load(p.state, state, loadRow, d);
+      const mm = Math.max(m1, m2);
+      const w1 = f(load(p.state, state, loadRow, H + d) * f(Math.exp(f(m1 - mm))));
+      const w2 = f(sg * f(Math.exp(f(m2 - mm))));
+      const s = f(w1 + w2);
+      a = f(f(f(load(p.state, state, loadRow, 2 * H + d) * w1) + f(a * w2)) / s);
+      m = mm;
+      sg = s;
+    }
+    if (closes) out[i * H + d] = a;
+    else storeChannel(p.state, state, storeRow, d, m, sg, a);
+  }
+  return null;
+}
+
+export class CpuBackend extends CheckedBackend {
   readonly name = "cpu";
   private deviceError: string | null = null;
-  constructor(private readonly faults: CpuFaults = {}) {}
+  protected readonly storage = storage;
+  protected readonly kernels = cpuKernels(
+    () => faultsOf.get(this) ?? NO_FAULTS,
+    (e) => {
+      this.deviceError ??= e;
+    },
+  );
 
-  uploadIndex(values: Int32Array): IndexVector {
-    return new CpuIndex(Int32Array.from(values));
-  }
-  writeIndex(dst: IndexVector, values: Int32Array): void {
-    const d = idx(dst);
-    check(values.length <= d.length, "SHAPE", "values.length", values.length, `must be <= ${d.length}`);
-    d.set(values);
-  }
-  allocIndex(length: number, value: number): IndexVector {
-    return new CpuIndex(new Int32Array(length).fill(value));
-  }
-  uploadMatrix(values: Float32Array, rows: number, cols: number): MatrixF32 {
-    check(values.length === rows * cols, "SHAPE", "values.length", values.length, `must be rows·cols = ${rows * cols}`);
-    return new CpuMatrix(Float32Array.from(values), rows, cols);
-  }
-  allocMatrix(rows: number, cols: number): MatrixF32 {
-    return new CpuMatrix(new Float32Array(rows * cols), rows, cols);
-  }
-  allocState(rows: number, dtype: StateDtype): StateBuffer {
-    return new CpuState(rows, dtype);
-  }
-
-  private load(s: CpuState, row: number, e: number): number {
-    const d = s[DATA];
-    const i = row * STATE_ROW_ELEMS + e;
-    return s.dtype === "fp32" ? d[i]! : fromBf16Bits(d[i]!);
-  }
-  private store(s: CpuState, row: number, e: number, x: number): void {
-    const d = s[DATA];
-    const i = row * STATE_ROW_ELEMS + e;
-    if (s.dtype === "fp32") d[i] = x;
-    else d[i] = toBf16Bits(x);
-  }
-
-  writePrefix(p: WritePrefixParams): void {
-    if (!validateWritePrefix(p)) return;
-    const kv = mat(p.kvScore);
-    const ape = mat(p.ape);
-    const state = st(p.state);
-    const seq = idx(p.seqLens);
-    const rpi = idx(p.reqPoolIndices);
-    const D = p.numVerifyTokens;
-    const O = p.bankStrideRows;
-    const tmp = new Float64Array(3);
-    const bankShift = this.faults.bankIndexOffByOne ? 0 : 1;
-    for (let b = 0; b < p.batchSize; b++) {
-      const S = seq[b]!;
-      const r = rpi[b]!;
-      if (S < 0 || r < 0 || r >= p.numReqSlots) continue; // padding / invalid rows are no-ops (§6.1)
-      const start = S % CHUNK_TOKENS;
-      const hasPartial = S > 0 && start !== 0;
-      for (let d = 0; d < H; d++) {
-        let m = hasPartial ? this.load(state, r, d) : 0;
-        let sg = hasPartial ? this.load(state, r, H + d) : 0;
-        let a = hasPartial ? this.load(state, r, 2 * H + d) : 0;
-        for (let i = 0; i < D; i++) {
-          const pos = (start + i) % CHUNK_TOKENS;
-          const row = (b * D + i) * KV_SCORE_COLS;
-          const k = kv[row + d]!;
-          const s = f(kv[row + H + d]! + ape[pos * H + d]!);
-          updateChannelF32(m, sg, a, k, s, pos, tmp);
-          m = tmp[0]!;
-          sg = tmp[1]!;
-          a = tmp[2]!;
-          if ((S + i + 1) % CHUNK_TOKENS !== 0 || this.faults.ignoreBoundaryRule) {
-            const dst = r + (i + bankShift) * O;
-            this.store(state, dst, d, m);
-            this.store(state, dst, H + d, sg);
-            this.store(state, dst, 2 * H + d, a);
-          }
-          if (pos === CHUNK_TOKENS - 1) {
-            m = 0;
-            sg = 0;
-            a = 0;
-          }
-        }
-      }
-    }
-  }
-
-  markPending(p: MarkPendingParams): void {
-    if (!validateMarkPending(p)) return;
-    const pend = idx(p.pendingSeqLens);
-    const widths = idx(p.pendingWidths);
-    if (p.clearAll) {
-      pend.fill(-1, 0, p.numReqSlots);
-      widths.fill(0, 0, p.numReqSlots);
-    }
-    const seq = idx(p.seqLens);
-    const rpi = idx(p.reqPoolIndices);
-    for (let i = 0; i < p.batchSize; i++) {
-      const r = rpi[i]!;
-      if (r < 0 || r >= p.numReqSlots) continue;
-      const S = seq[i]!;
-      pend[r] = S < 0 ? -1 : S;
-      widths[r] = S < 0 ? 0 : p.numVerifyTokens;
-    }
-  }
-
-  commitPending(p: CommitPendingParams): void {
-    if (!validateCommitPending(p)) return;
-    const pend = idx(p.pendingSeqLens);
-    const widths = idx(p.pendingWidths);
-    const cur = idx(p.curSeqLens);
-    const rpi = idx(p.reqPoolIndices);
-    const state = st(p.state);
-    const data = state[DATA];
-    const markSeq = p.mark ? idx(p.mark.seqLens) : null;
-    for (let b = 0; b < p.batchSize; b++) {
-      const r = rpi[b]!;
-      if (r < 0 || r >= p.numReqSlots) continue;
-      this.commitRow(p, b, r, pend, widths, cur, data);
-      if (markSeq) {
-        const Snew = markSeq[b]!;
-        pend[r] = Snew < 0 ? -1 : Snew;
-        widths[r] = Snew < 0 ? 0 : p.mark!.width;
-      }
-    }
-  }
-
-  private commitRow(
-    p: CommitPendingParams,
-    b: number,
-    r: number,
-    pend: Int32Array,
-    widths: Int32Array,
-    cur: Int32Array,
-    data: Float32Array | Uint16Array,
-  ): void {
-    {
-      const S = pend[r]!;
-      if (S < 0) return;
-      const c = cur[b]!;
-      if (c < 0) return; // padding row: the marker stays for the request's real forward
-      const width = Math.min(p.clampWidth ?? widths[r]!, p.maxDraftTokens);
-      if (p.consume) {
-        pend[r] = -1;
-        widths[r] = 0;
-      }
-      const a = c - S < 0 ? 0 : Math.min(c - S, width);
-      if (a <= 0) return; // no progress: rollback, bank 0 unchanged
-      if ((S + a) % CHUNK_TOKENS === 0 && !this.faults.ignoreBoundaryRule) return; // next token re-inits
-      const src = (r + (a - (this.faults.bankIndexOffByOne ? 1 : 0)) * p.bankStrideRows) * STATE_ROW_ELEMS;
-      data.copyWithin(r * STATE_ROW_ELEMS, src, src + STATE_ROW_ELEMS); // raw, bitwise
-    }
-  }
-
-  resetSlots(p: ResetSlotsParams): void {
-    if (!validateResetSlots(p)) return;
-    const slots = idx(p.slots);
-    const state = st(p.state);
-    for (let i = 0; i < p.count; i++) {
-      const r = slots[i]!;
-      if (r < 0 || r >= p.numReqSlots) continue;
-      for (let b = 0; b <= p.maxDraftTokens; b++) {
-        const row = r + b * p.bankStrideRows;
-        for (let d = 0; d < H; d++) {
-          this.store(state, row, d, Number.NEGATIVE_INFINITY);
-          this.store(state, row, H + d, 0);
-          this.store(state, row, 2 * H + d, 0);
-        }
-      }
-      if (p.pending) {
-        idx(p.pending.seqLens)[r] = -1;
-        idx(p.pending.widths)[r] = 0;
-      }
-    }
-  }
-
-  onlineDecode(p: OnlineDecodeParams): void {
-    if (!validateOnlineDecode(p)) return;
-    const kv = mat(p.kvScore);
-    const ape = mat(p.ape);
-    const out = mat(p.out);
-    const state = st(p.state);
-    const seq = idx(p.seqLens);
-    const rpi = idx(p.reqPoolIndices);
-    const tmp = new Float64Array(3);
-    for (let b = 0; b < p.batchSize; b++) {
-      const L = seq[b]!;
-      const r = rpi[b]!;
-      if (L <= 0 || r < 0 || r >= p.numReqSlots) continue;
-      const pos = (L - 1) % CHUNK_TOKENS;
-      const row = r + p.slotOffsetRows;
-      for (let d = 0; d < H; d++) {
-        const m = pos !== 0 ? this.load(state, row, d) : 0;
-        const sg = pos !== 0 ? this.load(state, row, H + d) : 0;
-        const a = pos !== 0 ? this.load(state, row, 2 * H + d) : 0;
-        const s = f(kv[b * KV_SCORE_COLS + H + d]! + ape[pos * H + d]!);
-        updateChannelF32(m, sg, a, kv[b * KV_SCORE_COLS + d]!, s, pos, tmp);
-        if (pos === CHUNK_TOKENS - 1) {
-          out[b * H + d] = tmp[2]!;
-        } else {
-          this.store(state, row, d, tmp[0]!);
-          this.store(state, row, H + d, tmp[1]!);
-          this.store(state, row, 2 * H + d, tmp[2]!);
-        }
-      }
-    }
-  }
-
-  onlinePrefill(p: OnlinePrefillParams): void {
-    if (!validateOnlinePrefill(p)) return;
-    // Two passes in stream order (§4.2): closing segments only read state; trailing segments then read + write.
-    for (const pass of [0, 1]) {
-      for (let i = 0; i < p.numSegments; i++) this.prefillSegment(p, i, pass);
-    }
-  }
-
-  private prefillSegment(p: OnlinePrefillParams, i: number, pass: number): void {
-    const seg = idx(p.segments).subarray(i * SEGMENT_FIELDS, (i + 1) * SEGMENT_FIELDS);
-    const [seqLen, lastRow, len, loadRow, storeRow] = [seg[0]!, seg[1]!, seg[2]!, seg[3]!, seg[4]!];
-    if (seqLen <= 0) return; // invalid (padding) plan
-    const c1 = ((seqLen - 1) % CHUNK_TOKENS) + 1; // chunk offset one past the segment's last token
-    const closes = c1 === CHUNK_TOKENS;
-    if ((pass === 0) !== closes) return;
-    const c0 = c1 - len;
-    const state = st(p.state);
-    const needLoad = c0 !== 0 && loadRow >= 0;
-    const bad =
-      len < 1 || len > CHUNK_TOKENS || c0 < 0
-        ? "len"
-        : lastRow - len + 1 < 0 || lastRow >= p.kvScore.rows
-          ? "lastRow"
-          : needLoad && loadRow >= state.rows
-            ? "loadRow"
-            : !closes && (storeRow < 0 || storeRow >= state.rows)
-              ? "storeRow"
-              : null;
-    if (bad) {
-      this.deviceError ??= `onlinePrefill: segment ${i} has ${bad} out of range (seqLen ${seqLen}, lastRow ${lastRow}, len ${len}, loadRow ${loadRow}, storeRow ${storeRow}); skipped`;
-      return;
-    }
-    const kv = mat(p.kvScore);
-    const ape = mat(p.ape);
-    const out = mat(p.out);
-    const first = lastRow - len + 1;
-    for (let d = 0; d < H; d++) {
-      let m2 = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j < len; j++)
-        m2 = Math.max(m2, f(kv[(first + j) * KV_SCORE_COLS + H + d]! + ape[(c0 + j) * H + d]!));
-      let sum = 0;
-      let num = 0;
-      for (let j = 0; j < len; j++) {
-        const e = f(Math.exp(f(f(kv[(first + j) * KV_SCORE_COLS + H + d]! + ape[(c0 + j) * H + d]!) - m2)));
-        sum = f(sum + e);
-        num = f(num + f(e * kv[(first + j) * KV_SCORE_COLS + d]!));
-      }
-      let m = m2;
-      let sg = sum;
-      let a = f(num / sum);
-      if (needLoad) {
-        const m1 = this.load(state, loadRow, d);
-        const mm = Math.max(m1, m2);
-        const w1 = f(this.load(state, loadRow, H + d) * f(Math.exp(f(m1 - mm))));
-        const w2 = f(sg * f(Math.exp(f(m2 - mm))));
-        const s = f(w1 + w2);
-        a = f(f(f(this.load(state, loadRow, 2 * H + d) * w1) + f(a * w2)) / s);
-        m = mm;
-        sg = s;
-      }
-      if (closes) out[i * H + d] = a;
-      else {
-        this.store(state, storeRow, d, m);
-        this.store(state, storeRow, H + d, sg);
-        this.store(state, storeRow, 2 * H + d, a);
-      }
-    }
-  }
-
-  readIndex(v: IndexVector): Int32Array {
-    return Int32Array.from(idx(v));
-  }
-  readMatrix(m: MatrixF32): Float32Array {
-    return Float32Array.from(mat(m));
-  }
-  readStateRows(s: StateBuffer, firstRow: number, count: number): Float32Array {
-    const state = st(s);
-    check(
-      firstRow >= 0 && firstRow + count <= s.rows,
-      "STATE_ROWS",
-      "rows",
-      [firstRow, count],
-      `must lie in [0, ${s.rows})`,
-    );
-    const out = new Float32Array(count * STATE_ROW_ELEMS);
-    const d = state[DATA];
-    const base = firstRow * STATE_ROW_ELEMS;
-    for (let i = 0; i < out.length; i++) out[i] = s.dtype === "fp32" ? d[base + i]! : fromBf16Bits(d[base + i]!);
-    return out;
-  }
-  readStateBits(s: StateBuffer, firstRow: number, count: number): Uint32Array | Uint16Array {
-    const state = st(s);
-    check(
-      firstRow >= 0 && firstRow + count <= s.rows,
-      "STATE_ROWS",
-      "rows",
-      [firstRow, count],
-      `must lie in [0, ${s.rows})`,
-    );
-    const d = state[DATA];
-    const sub = d.slice(firstRow * STATE_ROW_ELEMS, (firstRow + count) * STATE_ROW_ELEMS);
-    return sub instanceof Float32Array ? new Uint32Array(sub.buffer) : sub;
-  }
-  writeStateRows(s: StateBuffer, firstRow: number, values: Float32Array): void {
-    const state = st(s);
-    const count = values.length / STATE_ROW_ELEMS;
-    check(
-      Number.isInteger(count) && firstRow >= 0 && firstRow + count <= s.rows,
-      "STATE_ROWS",
-      "rows",
-      [firstRow, count],
-      `must lie in [0, ${s.rows})`,
-    );
-    for (let i = 0; i < values.length; i++) {
-      const row = firstRow + Math.floor(i / STATE_ROW_ELEMS);
-      this.store(state, row, i % STATE_ROW_ELEMS, values[i]!);
-    }
-  }
   synchronize(): void {
     const e = this.deviceError;
     this.deviceError = null;

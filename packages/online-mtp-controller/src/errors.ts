@@ -10,25 +10,3 @@ export type OnlineMtpErrorCode = ErrorCode;
 export class OnlineMtpError extends FieldError {
   static override readonly kind = "OnlineMtpError";
 }
-
-/** Throws `OnlineMtpError(code, field, value, rule)` unless `ok`. */
-export function check(ok: boolean, code: OnlineMtpErrorCode, field: string, value: unknown, rule: string): asserts ok {
-  if (!ok) throw new OnlineMtpError(code, field, value, rule);
-}
-
-export function checkInt(
-  value: number,
-  lo: number,
-  hi: number,
-  code: OnlineMtpErrorCode,
-  field: string,
-  rule?: string,
-): void {
-  check(
-    Number.isInteger(value) && value >= lo && value <= hi,
-    code,
-    field,
-    value,
-    rule ?? `must be an integer in [${lo}, ${hi}]`,
-  );
-}

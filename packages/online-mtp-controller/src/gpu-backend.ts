@@ -20,69 +20,34 @@ import {
   type GpuContext,
   type OnlineMtpNative,
 } from "@dsv4-kv/kernels-cuda";
-import { STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
-import { OnlineMtpError, check } from "./errors.js";
-import { toBf16Bits } from "./math.js";
-import type {
-  CommitPendingParams,
-  IndexVector,
-  MarkPendingParams,
-  MatrixF32,
-  OnlineDecodeParams,
-  OnlineMtpBackend,
-  OnlinePrefillParams,
-  ResetSlotsParams,
-  StateBuffer,
-  WritePrefixParams,
-} from "./backend.js";
-import {
-  validateCommitPending,
-  validateMarkPending,
-  validateOnlineDecode,
-  validateOnlinePrefill,
-  validateResetSlots,
-  validateWritePrefix,
-} from "./validate.js";
+import type { IndexVector, MatrixF32, StateBuffer } from "./backend.js";
+import { type BackendKernels, type BackendStorage, CheckedBackend } from "./checked-backend.js";
+import { STATE_ROW_ELEMS } from "./constants.js";
+import { OnlineMtpError } from "./errors.js";
+import { HandleStore } from "./handles.js";
+import { bf16BitsOf } from "./math.js";
 
-const BUF = Symbol("gpu-buffer");
+type Handle = IndexVector | MatrixF32 | StateBuffer;
 
-class GpuIndex implements IndexVector {
-  readonly kind = "index" as const;
-  constructor(
-    readonly length: number,
-    b: DeviceBuffer,
-  ) {
-    this[BUF] = b;
-  }
-  readonly [BUF]: DeviceBuffer;
-}
-class GpuMatrix implements MatrixF32 {
-  readonly kind = "matrix" as const;
-  constructor(
-    readonly rows: number,
-    readonly cols: number,
-    b: DeviceBuffer,
-  ) {
-    this[BUF] = b;
-  }
-  readonly [BUF]: DeviceBuffer;
-}
-class GpuState implements StateBuffer {
-  readonly kind = "state" as const;
-  constructor(
-    readonly rows: number,
-    readonly dtype: StateDtype,
-    b: DeviceBuffer,
-  ) {
-    this[BUF] = b;
-  }
-  readonly [BUF]: DeviceBuffer;
+const buffers = new HandleStore<DeviceBuffer>("GpuBackend");
+
+/** The device buffers behind the handle fields `keys` of `p`, under the same names (what the addon takes). */
+function buffersOf<const K extends string>(
+  p: Readonly<Record<NoInfer<K>, Handle>>,
+  keys: readonly K[],
+): Record<K, DeviceBuffer> {
+  const out = {} as Record<K, DeviceBuffer>;
+  for (const k of keys) out[k] = buffers.get(p[k], k);
+  return out;
 }
 
-function buf(x: IndexVector | MatrixF32 | StateBuffer, field: string): DeviceBuffer {
-  const b = (x as unknown as Record<symbol, DeviceBuffer | undefined>)[BUF];
-  check(b !== undefined, "BACKEND", field, typeof x, "must come from this GpuBackend");
-  return b;
+/** Like `buffersOf` for an optional handle: null when absent. */
+function bufferOrNull(h: Handle | null | undefined, field: string): DeviceBuffer | null {
+  return h ? buffers.get(h, field) : null;
+}
+
+function stateType(s: StateBuffer): 0 | 1 {
+  return ONLINE_MTP_STATE_TYPE[s.dtype];
 }
 
 const SEGMENT_ERR_FIELDS = ["none", "len", "lastRow", "loadRow", "storeRow"];
@@ -93,13 +58,14 @@ export function probeGpuBackend(): { ok: boolean; reason: string } {
   return { ok: p.ok, reason: p.reason };
 }
 
-export class GpuBackend implements OnlineMtpBackend {
+export class GpuBackend extends CheckedBackend {
   readonly name = "gpu";
   readonly native: OnlineMtpNative;
   readonly context: GpuContext;
   private readonly err: DeviceBuffer;
 
   constructor(context?: GpuContext) {
+    super();
     this.native = onlineMtpNative();
     this.context = context ?? createContext(0);
     this.err = this.fill(createDeviceBuffer(16, this.context), 0);
@@ -118,181 +84,112 @@ export class GpuBackend implements OnlineMtpBackend {
     if (view.byteLength > 0) this.native.copyToHost(this.context, b, view, byteOffset);
     return view;
   }
-
-  uploadIndex(values: Int32Array): IndexVector {
+  private uploaded(values: ArrayBufferView): DeviceBuffer {
     const b = this.alloc(values.byteLength);
     this.upload(b, values);
-    return new GpuIndex(values.length, b);
-  }
-  writeIndex(dst: IndexVector, values: Int32Array): void {
-    check(values.length <= dst.length, "SHAPE", "values.length", values.length, `must be <= ${dst.length}`);
-    this.upload(buf(dst, "dst"), values);
-  }
-  allocIndex(length: number, value: number): IndexVector {
-    return this.uploadIndex(new Int32Array(length).fill(value));
-  }
-  uploadMatrix(values: Float32Array, rows: number, cols: number): MatrixF32 {
-    check(values.length === rows * cols, "SHAPE", "values.length", values.length, `must be rows·cols = ${rows * cols}`);
-    const b = this.alloc(values.byteLength);
-    this.upload(b, values);
-    return new GpuMatrix(rows, cols, b);
-  }
-  allocMatrix(rows: number, cols: number): MatrixF32 {
-    return new GpuMatrix(rows, cols, this.fill(this.alloc(rows * cols * 4), 0));
-  }
-  allocState(rows: number, dtype: StateDtype): StateBuffer {
-    // uninitialized like torch.empty; 0xFF bytes are NaN in fp32 and bf16, so reading a never-written row shows
-    return new GpuState(rows, dtype, this.fill(this.alloc(rows * STATE_ROW_ELEMS * (dtype === "fp32" ? 4 : 2)), 0xff));
+    return b;
   }
 
-  private stateType(s: StateBuffer): 0 | 1 {
-    return ONLINE_MTP_STATE_TYPE[s.dtype];
-  }
+  protected readonly storage: BackendStorage = {
+    newIndex: (values) => buffers.make({ kind: "index", length: values.length }, this.uploaded(values)),
+    storeIndex: (dst, values) => this.upload(buffers.get(dst, "dst"), values),
+    newMatrix: (values, rows, cols) =>
+      buffers.make(
+        { kind: "matrix", rows, cols },
+        values ? this.uploaded(values) : this.fill(this.alloc(rows * cols * 4), 0),
+      ),
+    newState: (rows, dtype) => {
+      // uninitialized like torch.empty; 0xFF bytes are NaN in fp32 and bf16, so reading a never-written row shows
+      const b = this.fill(this.alloc(rows * STATE_ROW_ELEMS * (dtype === "fp32" ? 4 : 2)), 0xff);
+      return buffers.make({ kind: "state", rows, dtype }, b);
+    },
+    loadIndex: (v) => this.download(buffers.get(v, "v"), new Int32Array(v.length)),
+    loadMatrix: (m) => this.download(buffers.get(m, "m"), new Float32Array(m.rows * m.cols)),
+    loadStateBits: (s, firstRow, count) => {
+      const n = count * STATE_ROW_ELEMS;
+      const out = s.dtype === "fp32" ? new Uint32Array(n) : new Uint16Array(n);
+      return this.download(buffers.get(s, "s"), out, firstRow * STATE_ROW_ELEMS * out.BYTES_PER_ELEMENT);
+    },
+    loadStateRows: (s, firstRow, count) => {
+      const bits = this.storage.loadStateBits(s, firstRow, count);
+      if (bits instanceof Uint32Array) return new Float32Array(bits.buffer);
+      const wide = new Uint32Array(bits.length);
+      for (let i = 0; i < bits.length; i++) wide[i] = bits[i]! << 16;
+      return new Float32Array(wide.buffer);
+    },
+    storeStateRows: (s, firstRow, values) => {
+      const bits = s.dtype === "fp32" ? values : Uint16Array.from(values, (x) => bf16BitsOf(x));
+      this.upload(buffers.get(s, "s"), bits, firstRow * STATE_ROW_ELEMS * bits.BYTES_PER_ELEMENT);
+    },
+  };
 
-  writePrefix(p: WritePrefixParams): void {
-    if (!validateWritePrefix(p)) return;
-    this.native.writePrefix(this.context, {
-      kvScore: buf(p.kvScore, "kvScore"),
-      seqLens: buf(p.seqLens, "seqLens"),
-      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
-      ape: buf(p.ape, "ape"),
-      state: buf(p.state, "state"),
-      batch: p.batchSize,
-      numVerify: p.numVerifyTokens,
-      bankStrideRows: p.bankStrideRows,
-      numReqSlots: p.numReqSlots,
-      stateType: this.stateType(p.state),
-    });
-  }
-  markPending(p: MarkPendingParams): void {
-    if (!validateMarkPending(p)) return;
-    this.native.markPending(this.context, {
-      seqLens: buf(p.seqLens, "seqLens"),
-      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
-      pendingSeqLens: buf(p.pendingSeqLens, "pendingSeqLens"),
-      pendingWidths: buf(p.pendingWidths, "pendingWidths"),
-      batch: p.batchSize,
-      numVerify: p.numVerifyTokens,
-      numReqSlots: p.numReqSlots,
-      clearAll: p.clearAll ? 1 : 0,
-    });
-  }
-  commitPending(p: CommitPendingParams): void {
-    if (!validateCommitPending(p)) return;
-    this.native.commitPending(this.context, {
-      curSeqLens: buf(p.curSeqLens, "curSeqLens"),
-      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
-      pendingSeqLens: buf(p.pendingSeqLens, "pendingSeqLens"),
-      pendingWidths: buf(p.pendingWidths, "pendingWidths"),
-      state: buf(p.state, "state"),
-      batch: p.batchSize,
-      maxDraftTokens: p.maxDraftTokens,
-      clampWidth: p.clampWidth ?? 0,
-      bankStrideRows: p.bankStrideRows,
-      numReqSlots: p.numReqSlots,
-      consume: p.consume ? 1 : 0,
-      markSeqLens: p.mark ? buf(p.mark.seqLens, "mark.seqLens") : null,
-      markWidth: p.mark ? p.mark.width : 1,
-      stateType: this.stateType(p.state),
-    });
-  }
-  resetSlots(p: ResetSlotsParams): void {
-    if (!validateResetSlots(p)) return;
-    this.native.resetSlots(this.context, {
-      state: buf(p.state, "state"),
-      slots: buf(p.slots, "slots"),
-      pendingSeqLens: p.pending ? buf(p.pending.seqLens, "pending.seqLens") : null,
-      pendingWidths: p.pending ? buf(p.pending.widths, "pending.widths") : null,
-      count: p.count,
-      bankStrideRows: p.bankStrideRows,
-      maxDraftTokens: p.maxDraftTokens,
-      numReqSlots: p.numReqSlots,
-      stateType: this.stateType(p.state),
-    });
-  }
-  onlineDecode(p: OnlineDecodeParams): void {
-    if (!validateOnlineDecode(p)) return;
-    this.native.decode(this.context, {
-      state: buf(p.state, "state"),
-      kvScore: buf(p.kvScore, "kvScore"),
-      ape: buf(p.ape, "ape"),
-      seqLens: buf(p.seqLens, "seqLens"),
-      reqPoolIndices: buf(p.reqPoolIndices, "reqPoolIndices"),
-      out: buf(p.out, "out"),
-      batch: p.batchSize,
-      slotOffsetRows: p.slotOffsetRows,
-      numReqSlots: p.numReqSlots,
-      stateType: this.stateType(p.state),
-    });
-  }
-  onlinePrefill(p: OnlinePrefillParams): void {
-    if (!validateOnlinePrefill(p)) return;
-    this.native.prefill(this.context, {
-      state: buf(p.state, "state"),
-      kvScore: buf(p.kvScore, "kvScore"),
-      ape: buf(p.ape, "ape"),
-      segments: buf(p.segments, "segments"),
-      out: buf(p.out, "out"),
-      err: this.err,
-      numSegments: p.numSegments,
-      stateType: this.stateType(p.state),
-    });
-  }
+  protected readonly kernels: BackendKernels = {
+    writePrefix: (p) =>
+      this.native.writePrefix(this.context, {
+        ...buffersOf(p, ["kvScore", "seqLens", "reqPoolIndices", "ape", "state"]),
+        batch: p.batchSize,
+        numVerify: p.numVerifyTokens,
+        bankStrideRows: p.bankStrideRows,
+        numReqSlots: p.numReqSlots,
+        stateType: stateType(p.state),
+      }),
+    markPending: (p) =>
+      this.native.markPending(this.context, {
+        ...buffersOf(p, ["seqLens", "reqPoolIndices", "pendingSeqLens", "pendingWidths"]),
+        batch: p.batchSize,
+        numVerify: p.numVerifyTokens,
+        numReqSlots: p.numReqSlots,
+        clearAll: p.clearAll ? 1 : 0,
+      }),
+    commitPending: (p) =>
+      this.native.commitPending(this.context, {
+        ...buffersOf(p, ["curSeqLens", "reqPoolIndices", "pendingSeqLens", "pendingWidths", "state"]),
+        batch: p.batchSize,
+        maxDraftTokens: p.maxDraftTokens,
+        clampWidth: p.clampWidth ?? 0,
+        bankStrideRows: p.bankStrideRows,
+        numReqSlots: p.numReqSlots,
+        consume: p.consume ? 1 : 0,
+        markSeqLens: bufferOrNull(p.mark?.seqLens, "mark.seqLens"),
+        markWidth: p.mark ? p.mark.width : 1,
+        stateType: stateType(p.state),
+      }),
+    resetSlots: (p) =>
+      this.native.resetSlots(this.context, {
+        ...buffersOf(p, ["state", "slots"]),
+        pendingSeqLens: bufferOrNull(p.pending?.seqLens, "pending.seqLens"),
+        pendingWidths: bufferOrNull(p.pending?.widths, "pending.widths"),
+        count: p.count,
+        bankStrideRows: p.bankStrideRows,
+        maxDraftTokens: p.maxDraftTokens,
+        numReqSlots: p.numReqSlots,
+        stateType: stateType(p.state),
+      }),
+    onlineDecode: (p) =>
+      this.native.decode(this.context, {
+        ...buffersOf(p, ["state", "kvScore", "ape", "seqLens", "reqPoolIndices", "out"]),
+        batch: p.batchSize,
+        slotOffsetRows: p.slotOffsetRows,
+        numReqSlots: p.numReqSlots,
+        stateType: stateType(p.state),
+      }),
+    onlinePrefill: (p) =>
+      this.native.prefill(this.context, {
+        ...buffersOf(p, ["state", "kvScore", "ape", "segments", "out"]),
+        err: this.err,
+        numSegments: p.numSegments,
+        stateType: stateType(p.state),
+      }),
+  };
 
-  readIndex(v: IndexVector): Int32Array {
-    return this.download(buf(v, "index"), new Int32Array(v.length));
-  }
-  readMatrix(m: MatrixF32): Float32Array {
-    return this.download(buf(m, "matrix"), new Float32Array(m.rows * m.cols));
-  }
-  readStateBits(s: StateBuffer, firstRow: number, count: number): Uint32Array | Uint16Array {
-    check(
-      firstRow >= 0 && firstRow + count <= s.rows,
-      "STATE_ROWS",
-      "rows",
-      [firstRow, count],
-      `must lie in [0, ${s.rows})`,
-    );
-    const eb = s.dtype === "fp32" ? 4 : 2;
-    const out =
-      s.dtype === "fp32" ? new Uint32Array(count * STATE_ROW_ELEMS) : new Uint16Array(count * STATE_ROW_ELEMS);
-    return this.download(buf(s, "state"), out, firstRow * STATE_ROW_ELEMS * eb);
-  }
-  readStateRows(s: StateBuffer, firstRow: number, count: number): Float32Array {
-    const bits = this.readStateBits(s, firstRow, count);
-    if (bits instanceof Uint32Array) return new Float32Array(bits.buffer);
-    const wide = new Uint32Array(bits.length);
-    for (let i = 0; i < bits.length; i++) wide[i] = bits[i]! << 16;
-    return new Float32Array(wide.buffer);
-  }
-  writeStateRows(s: StateBuffer, firstRow: number, values: Float32Array): void {
-    const count = values.length / STATE_ROW_ELEMS;
-    check(
-      Number.isInteger(count) && firstRow >= 0 && firstRow + count <= s.rows,
-      "STATE_ROWS",
-      "rows",
-      [firstRow, count],
-      `must lie in [0, ${s.rows})`,
-    );
-    if (s.dtype === "fp32") this.upload(buf(s, "state"), values, firstRow * STATE_ROW_ELEMS * 4);
-    else
-      this.upload(
-        buf(s, "state"),
-        Uint16Array.from(values, (x) => toBf16Bits(x)),
-        firstRow * STATE_ROW_ELEMS * 2,
-      );
-  }
   synchronize(): void {
     this.context.synchronize();
     const e = this.download(this.err, new Int32Array(4));
     if (e[0] !== 0) {
       this.fill(this.err, 0);
-      throw new OnlineMtpError(
-        "BACKEND",
-        "device",
-        Array.from(e),
-        `onlinePrefill: segment ${e[1]} has ${SEGMENT_ERR_FIELDS[e[0]!] ?? "a field"} out of range (value ${e[2]}); skipped`,
-      );
+      const what = SEGMENT_ERR_FIELDS[e[0]!] ?? "a field";
+      const rule = `onlinePrefill: segment ${e[1]} has ${what} out of range (value ${e[2]}); skipped`;
+      throw new OnlineMtpError("BACKEND", "device", Array.from(e), rule);
     }
   }
 }

@@ -12,7 +12,10 @@
  * matches the float64 sequential fold of its open chunk (tolerance per dtype); (c) every compressed entry emitted
  * equals offline softmax pooling of its chunk.
  */
-import { SeededRandom } from "@dsv4-kv/planner";
+import { SeededRandom } from "@dsv4-kv/planner/internal";
+import type { MatrixF32, OnlineMtpBackend } from "./backend.js";
+import { SEGMENT_FIELDS } from "./backend.js";
+import { check, checkBoolean, checkFinite, checkInt, checkKeys, checkObject, checkOneOf } from "./check.js";
 import {
   CHUNK_TOKENS,
   HEAD_DIM,
@@ -21,10 +24,9 @@ import {
   STATE_ROW_ELEMS,
   type StateDtype,
 } from "./constants.js";
-import { checkInt } from "./errors.js";
-import { STATE_TOLERANCE, compareRows, offlinePool, updateRow, type ErrorStats, type TokenInput } from "./math.js";
-import { SEGMENT_FIELDS, type OnlineMtpBackend } from "./backend.js";
 import { OnlineMtpController, UpstreamOnlineMtpController } from "./controller.js";
+import { OnlineMtpError } from "./errors.js";
+import { STATE_TOLERANCE, type ErrorStats, type TokenInput, compareRows, offlinePool, updateRow } from "./math.js";
 
 export interface SimulationOptions {
   backend: OnlineMtpBackend;
@@ -70,12 +72,42 @@ interface Req {
   expectCommit: (Uint32Array | Uint16Array)[] | null;
 }
 
+/** A chunk closed by a prefill launch: its output row and its 128 tokens. */
+interface Closing {
+  outRow: number;
+  tokens: TokenInput[];
+}
+
 function gaussian(rng: SeededRandom): number {
   const u = Math.max(rng.next(), 1e-12);
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
 }
 
-export function runSimulation(opts: SimulationOptions): SimulationReport {
+const OPTION_KEYS = [
+  "backend",
+  "requests",
+  "steps",
+  "draftTokens",
+  "adaptive",
+  "seed",
+  "stateDtype",
+  "lifecycle",
+  "numLayers",
+  "extendProbability",
+  "finishProbability",
+];
+
+function checkProbability(p: number | undefined, field: string): void {
+  if (p === undefined) return;
+  checkFinite(p, field);
+  check(p >= 0 && p <= 1, "INVALID_ARGUMENT", field, p, "must be a probability in [0, 1]");
+}
+
+/** Every option checked before the scenario starts (the backend's methods are checked by the controller). */
+function checkSimulationOptions(opts: SimulationOptions): void {
+  checkObject(opts, "options");
+  checkKeys(opts, OPTION_KEYS, "options");
+  checkObject(opts.backend, "backend");
   checkInt(opts.requests, 1, 4096, "INVALID_ARGUMENT", "requests", "must be an integer in [1, 4096]");
   checkInt(opts.steps, 0, 1_000_000, "INVALID_ARGUMENT", "steps", "must be an integer in [0, 1e6]");
   checkInt(
@@ -86,6 +118,18 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     "draftTokens",
     `must be in [1, ${MAX_VERIFY_TOKENS}]`,
   );
+  if (opts.adaptive !== undefined) checkBoolean(opts.adaptive, "adaptive");
+  if (opts.seed !== undefined) checkInt(opts.seed, 0, 0xffffffff, "INVALID_ARGUMENT", "seed");
+  if (opts.stateDtype !== undefined) checkOneOf(opts.stateDtype, ["fp32", "bf16"], "DTYPE", "stateDtype");
+  if (opts.lifecycle !== undefined)
+    checkOneOf(opts.lifecycle, ["hardened", "upstream"], "INVALID_ARGUMENT", "lifecycle");
+  if (opts.numLayers !== undefined) checkInt(opts.numLayers, 1, 1024, "INVALID_ARGUMENT", "numLayers");
+  checkProbability(opts.extendProbability, "extendProbability");
+  checkProbability(opts.finishProbability, "finishProbability");
+}
+
+export function runSimulation(opts: SimulationOptions): SimulationReport {
+  checkSimulationOptions(opts);
   const rng = new SeededRandom(opts.seed ?? 1);
   const lifecycle = opts.lifecycle ?? "hardened";
   const stateDtype = opts.stateDtype ?? "fp32";
@@ -152,6 +196,21 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     err.violations += st.violations;
   };
 
+  /** One prefill compression launch on layer `l`; every chunk it closes is checked against offline pooling. */
+  const prefillAndCheck = (l: number, kvScore: MatrixF32, segs: number[], closing: Closing[]): void => {
+    const out = be.allocMatrix(Math.max(1, segs.length / SEGMENT_FIELDS), H);
+    be.onlinePrefill({
+      state: ctrl.layers[l]!,
+      kvScore,
+      ape: ape[l]!,
+      segments: be.uploadIndex(Int32Array.from(segs)),
+      numSegments: segs.length / SEGMENT_FIELDS,
+      out,
+    });
+    const outHost = be.readMatrix(out);
+    for (const c of closing) checkEmitted(outHost, c.outRow, c.tokens);
+  };
+
   /** After a forward containing `reqs` (commit done): lost-commit check, then bank 0 vs reference. */
   const checkAfterCommit = (reqs: Req[]): void => {
     for (const req of reqs) {
@@ -193,12 +252,12 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     const rpi = be.uploadIndex(Int32Array.from(reqs.map((r) => r.slot)));
     const seq = be.uploadIndex(Int32Array.from(reqs.map((r) => r.len)));
     const off = ctrl.prepareForward("extend", rpi, seq);
-    if (off !== 0) throw new Error(`prepareForward(extend) returned ${off}`);
+    if (off !== 0) throw new OnlineMtpError("INTERNAL", "prepareForward(extend)", off, "must return 0 for an extend");
     for (let l = 0; l < L; l++) {
       const total = reqs.reduce((s, r) => s + r.len, 0);
       const host = randomRows(total);
       const segs: number[] = [];
-      const closing: { outRow: number; tokens: TokenInput[] }[] = [];
+      const closing: Closing[] = [];
       let row0 = 0;
       for (const req of reqs) {
         for (let p = 0; p < req.len; p++) appendRef(req, l, token(l, p, host, row0 + p), p);
@@ -213,17 +272,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
         }
         row0 += req.len;
       }
-      const out = be.allocMatrix(segs.length / SEGMENT_FIELDS, H);
-      be.onlinePrefill({
-        state: ctrl.layers[l]!,
-        kvScore: be.uploadMatrix(host, total, KV_SCORE_COLS),
-        ape: ape[l]!,
-        segments: be.uploadIndex(Int32Array.from(segs)),
-        numSegments: segs.length / SEGMENT_FIELDS,
-        out,
-      });
-      const outHost = be.readMatrix(out);
-      for (const c of closing) checkEmitted(outHost, c.outRow, c.tokens);
+      prefillAndCheck(l, be.uploadMatrix(host, total, KV_SCORE_COLS), segs, closing);
     }
     be.synchronize();
     active.push(...reqs);
@@ -251,7 +300,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
       const kv = be.uploadMatrix(host, (bs + pad) * D, KV_SCORE_COLS);
       // verify-time prefill compression: load bank 0 (row r), trailing partial → bank 1 scratch (row r + off)
       const segs: number[] = [];
-      const closing: { outRow: number; tokens: TokenInput[] }[] = [];
+      const closing: Closing[] = [];
       batch.forEach((req, b) => {
         const S = req.len;
         let p = S;
@@ -267,17 +316,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
           p = end;
         }
       });
-      const out = be.allocMatrix(Math.max(1, segs.length / SEGMENT_FIELDS), H);
-      be.onlinePrefill({
-        state: ctrl.layers[l]!,
-        kvScore: kv,
-        ape: ape[l]!,
-        segments: be.uploadIndex(Int32Array.from(segs)),
-        numSegments: segs.length / SEGMENT_FIELDS,
-        out,
-      });
-      const outHost = be.readMatrix(out);
-      for (const c of closing) checkEmitted(outHost, c.outRow, c.tokens);
+      prefillAndCheck(l, kv, segs, closing);
       ctrl.writePrefixStates(l, kv, ape[l]!, "target_verify");
     }
     be.synchronize();

@@ -1,3 +1,4 @@
+import { onlineC128TotalRows } from "@dsv4-kv/memory-pool";
 import { describe, expect, test } from "vitest";
 import {
   CpuBackend,
@@ -7,12 +8,11 @@ import {
   STATE_ROW_ELEMS,
   UpstreamOnlineMtpController,
   logicalForwardMode,
-  onlineC128TotalRows,
   runSimulation,
   targetVerifyBatchSize,
   type OnlineMtpBackend,
 } from "../src/index.js";
-import { bitsEqual, randn, setup } from "./helpers.js";
+import { bitsEqual, randn, setup, verifyOne } from "./helpers.js";
 
 /** Wraps a backend: records every call in order and counts device → host reads. */
 function counting(inner: OnlineMtpBackend) {
@@ -54,7 +54,7 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     expect(c.calls).toContain("writePrefix");
   });
 
-  test("14/15: prepareForward returns O only for a verify with rows; commit before mark; idle/disabled/bs 0 launch nothing", () => {
+  test("14/15: O only for a verify with rows; commit before mark; idle/disabled/bs 0 launch nothing", () => {
     const c = counting(new CpuBackend());
     const s = setup(c.be, { N: 5, D: 4, L: 2 });
     const rpi = c.be.uploadIndex(Int32Array.of(1, 2));
@@ -130,25 +130,13 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
   test("18: a finishing request is flushed; a reused slot starts cleared; a stale marker is never consumed", () => {
     const s = setup(new CpuBackend(), { N: 4, D: 4 });
     const be = s.be;
-    s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(2)), be.uploadIndex(Int32Array.of(130)));
-    s.ctrl.writePrefixStates(
-      0,
-      be.uploadMatrix(randn(s.rng, 4 * KV_SCORE_COLS), 4, KV_SCORE_COLS),
-      s.ape,
-      "target_verify",
-    );
+    verifyOne(s, 2, 130);
     const bank2 = be.readStateBits(s.ctrl.layers[0]!, 2 + 2 * s.ctrl.bankStrideRows, 1);
     s.ctrl.flushFinishing([2], [132]);
     expect(bitsEqual(be.readStateBits(s.ctrl.layers[0]!, 2, 1), bank2)).toBe(true);
     expect(be.readIndex(s.ctrl.pendingSeqLens)[2]).toBe(-1);
     // a request that finished WITHOUT a flush leaves a marker; the slot's next owner must not consume it
-    s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(3)), be.uploadIndex(Int32Array.of(40)));
-    s.ctrl.writePrefixStates(
-      0,
-      be.uploadMatrix(randn(s.rng, 4 * KV_SCORE_COLS), 4, KV_SCORE_COLS),
-      s.ape,
-      "target_verify",
-    );
+    verifyOne(s, 3, 40);
     expect(be.readIndex(s.ctrl.pendingSeqLens)[3]).toBe(40);
     s.ctrl.onRequestSlotsAssigned([3]);
     expect(be.readIndex(s.ctrl.pendingSeqLens)[3]).toBe(-1);
@@ -166,13 +154,7 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
   test("adaptive D: a pending commit is clamped by the width of its own verify", () => {
     const s = setup(new CpuBackend(), { N: 3, Dmax: 8, D: 8 });
     const be = s.be;
-    s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(1)), be.uploadIndex(Int32Array.of(10)));
-    s.ctrl.writePrefixStates(
-      0,
-      be.uploadMatrix(randn(s.rng, 8 * KV_SCORE_COLS), 8, KV_SCORE_COLS),
-      s.ape,
-      "target_verify",
-    );
+    verifyOne(s, 1, 10);
     const bank6 = be.readStateBits(s.ctrl.layers[0]!, 1 + 6 * s.ctrl.bankStrideRows, 1);
     s.ctrl.setNumDraftTokens(2);
     s.ctrl.prepareForward("target_verify", be.uploadIndex(Int32Array.of(1)), be.uploadIndex(Int32Array.of(16)));
@@ -206,7 +188,7 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     expect(b.stateBytes / 2 ** 20).toBeCloseTo(1.92, 2);
   });
 
-  test("validation: D outside [1, min(8, Dmax)], bad sizes, slots out of range → OnlineMtpError naming field/value/rule", () => {
+  test("validation: D outside [1, min(8, Dmax)], bad sizes, slots out of range → OnlineMtpError", () => {
     const be = new CpuBackend();
     const mk = (o: Partial<ConstructorParameters<typeof OnlineMtpController>[0]>) => () =>
       new OnlineMtpController({

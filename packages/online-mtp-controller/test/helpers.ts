@@ -1,5 +1,5 @@
 /** Shared fixtures of the invariant suites (CPU always, GPU on a CUDA machine). */
-import { SeededRandom } from "@dsv4-kv/planner";
+import { SeededRandom } from "@dsv4-kv/planner/internal";
 import {
   CHUNK_TOKENS,
   HEAD_DIM,
@@ -10,6 +10,7 @@ import {
   type OnlineMtpBackend,
   type StateDtype,
   type TokenInput,
+  type WritePrefixParams,
 } from "../src/index.js";
 
 export const H = HEAD_DIM;
@@ -105,4 +106,28 @@ export function changedRows(a: ArrayLike<number>, b: ArrayLike<number>): number[
     }
   }
   return rows;
+}
+
+/** Valid writePrefix parameters for slots 1 and 2 of a setup with N = 4, D = 4 (8 random input rows). */
+export function writePrefixParams(s: Setup): WritePrefixParams {
+  const idx = s.be.uploadIndex(Int32Array.of(1, 2));
+  return {
+    kvScore: s.be.uploadMatrix(randn(s.rng, 8 * KV_SCORE_COLS), 8, KV_SCORE_COLS),
+    seqLens: idx,
+    reqPoolIndices: idx,
+    ape: s.ape,
+    state: s.ctrl.layers[0]!,
+    batchSize: 2,
+    numVerifyTokens: 4,
+    bankStrideRows: s.ctrl.bankStrideRows,
+    numReqSlots: 4,
+  };
+}
+
+/** A target verify of one request (slot, committed length S) with random input rows, then writePrefix on layer 0. */
+export function verifyOne(s: Setup, slot: number, S: number): void {
+  const D = s.ctrl.numVerifyTokens();
+  s.ctrl.prepareForward("target_verify", s.be.uploadIndex(Int32Array.of(slot)), s.be.uploadIndex(Int32Array.of(S)));
+  const kv = s.be.uploadMatrix(randn(s.rng, D * KV_SCORE_COLS), D, KV_SCORE_COLS);
+  s.ctrl.writePrefixStates(0, kv, s.ape, "target_verify");
 }

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "vitest";
 import { CpuBackend } from "../src/index.js";
+import { FaultyCpuBackend } from "../src/testing.js";
 import { INVARIANTS } from "./invariants.js";
 
 for (const dtype of ["fp32", "bf16"] as const) {
-  describe(`CPU backend, ${dtype} state: spec invariants`, () => {
+  describe(`CPU backend, ${dtype} state: invariants`, () => {
     for (const [name, inv] of Object.entries(INVARIANTS)) test(name, () => inv(new CpuBackend(), dtype));
   });
 }
@@ -24,7 +25,7 @@ describe("the invariants catch a wrong bank index or boundary rule (mutation tes
   ];
   for (const [fault, name] of mustFail) {
     test(`${fault} breaks invariant ${name.split(" ")[0]}`, () => {
-      const broken = new CpuBackend({ [fault]: true });
+      const broken = new FaultyCpuBackend({ [fault]: true });
       expect(() => INVARIANTS[name]!(broken, "fp32")).toThrow();
       // and the correct backend passes the same check
       INVARIANTS[name]!(new CpuBackend(), "fp32");

@@ -1,10 +1,11 @@
 /**
- * The spec invariants on the GPU backend (CUDA kernels), plus GPU == CPU within the stated tolerances. Skipped with
+ * The invariants (docs/reference/online-mtp.md, section 15) on the GPU backend (CUDA kernels), plus GPU == CPU
+ * within the stated tolerances. Skipped with
  * the probe's reason where no GPU is usable (CI has nvcc but no GPU).
  */
 import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
 import { describe, expect } from "vitest";
-import { SeededRandom } from "@dsv4-kv/planner";
+import { SeededRandom } from "@dsv4-kv/planner/internal";
 import {
   CHUNK_TOKENS,
   CpuBackend,
@@ -19,19 +20,25 @@ import {
   type OnlineMtpBackend,
 } from "../src/index.js";
 import { INVARIANTS } from "./invariants.js";
+import { BACKEND_REFUSALS } from "./refusals.js";
 import { randn, randomStateRow } from "./helpers.js";
 
 let shared: GpuBackend | undefined;
 const gpuTest = createGpuTest(probeGpuBackend, () => (shared ??= new GpuBackend()));
 
 for (const dtype of ["fp32", "bf16"] as const) {
-  describe(`GPU backend, ${dtype} state: spec invariants`, () => {
+  describe(`GPU backend, ${dtype} state: invariants`, () => {
     for (const [name, inv] of Object.entries(INVARIANTS)) gpuTest(name, ({ gpu }) => inv(gpu, dtype));
   });
 }
 
+describe("GPU backend refusals (validated before anything is launched)", () => {
+  for (const [name, fn] of Object.entries(BACKEND_REFUSALS)) gpuTest(name, ({ gpu }) => fn(gpu));
+});
+
 describe("GPU == CPU", () => {
-  // fp32: 2e-4 (spec); bf16: outputs are rounded to bf16, so one ulp (2^-8 relative) of disagreement is allowed.
+  // fp32: 2e-4 (the invariants' bound); bf16: outputs are rounded to bf16, so one ulp (2^-8 relative) of
+  // disagreement is allowed.
   const TOL = { fp32: { atol: 2e-4, rtol: 2e-4 }, bf16: { atol: 1e-2, rtol: 8e-3 } } as const;
   for (const dtype of ["fp32", "bf16"] as const) {
     gpuTest(`writePrefix + commit, batch 64, D 1..8, ${dtype}: within ${TOL[dtype].atol}`, ({ gpu }) => {
@@ -81,9 +88,8 @@ describe("GPU == CPU", () => {
         const a = gpu.readStateRows(gc.layers[0]!, 0, gc.stateRows);
         const b = cpu.readStateRows(cc.layers[0]!, 0, cc.stateRows);
         const st = compareRows(a, b, TOL[dtype]);
-        console.log(
-          `GPU vs CPU ${dtype} D=${D}: max abs ${st.maxAbsError.toExponential(2)}, max rel ${st.maxRelError.toExponential(2)}`,
-        );
+        const [abs, rel] = [st.maxAbsError.toExponential(2), st.maxRelError.toExponential(2)];
+        console.log(`GPU vs CPU ${dtype} D=${D}: max abs ${abs}, max rel ${rel}`);
         expect(st.violations).toBe(0);
       }
     });
@@ -109,7 +115,7 @@ describe("GPU == CPU", () => {
 
 describe("GPU backend: stream-ordered copies", () => {
   gpuTest(
-    "the verify loop (index uploads, commit+mark, writePrefix on 2 layers) never synchronises the stream, and equals the CPU run",
+    "the verify loop (index uploads, commit+mark, writePrefix on 2 layers) never synchronises; equals the CPU run",
     ({ gpu }) => {
       const ctx = gpu.context as unknown as { synchronize(): void };
       const orig = ctx.synchronize;

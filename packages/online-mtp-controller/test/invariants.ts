@@ -1,5 +1,5 @@
 /**
- * The spec's invariants (§ "Invariants a test suite should assert", numbered 1–20) as backend-generic checks.
+ * The invariants of docs/reference/online-mtp.md (section 15, numbered 1–20) as backend-generic checks.
  * Each throws (vitest `expect`) when violated; suites register them for the CPU backend and, on a CUDA machine,
  * for the GPU backend. Mutation tests run some of them against deliberately broken backends and expect throws.
  */
@@ -12,6 +12,7 @@ import {
   STATE_TOLERANCE,
   SEGMENT_FIELDS,
   UpstreamOnlineMtpController,
+  type MatrixF32,
   clearedRow,
   compareRows,
   foldRow,
@@ -21,7 +22,7 @@ import {
   type StateDtype,
   type TokenInput,
 } from "../src/index.js";
-import { H, bitsEqual, changedRows, randn, setup, snapshot, tokenOf } from "./helpers.js";
+import { H, bitsEqual, changedRows, randn, setup, snapshot, tokenOf, writePrefixParams } from "./helpers.js";
 
 export type Invariant = (be: OnlineMtpBackend, dtype: StateDtype) => void;
 
@@ -118,10 +119,37 @@ function verify(
   const seq = s.be.uploadIndex(Int32Array.from(lens));
   const off = s.ctrl.prepareForward("target_verify", rpi, seq);
   const kv = s.be.uploadMatrix(kvHost, kvHost.length / KV_SCORE_COLS, KV_SCORE_COLS);
-  if (withPrefill) slots.forEach((r, b) => prefillRange(s, r, lens[b]!, D, kvHost.subarray(0), b * D, r, r + off));
+  if (withPrefill) {
+    for (const [b, r] of slots.entries()) prefillRange(s, r, lens[b]!, D, kvHost.subarray(0), b * D, r, r + off);
+  }
   s.ctrl.writePrefixStates(0, kv, s.ape, "target_verify");
   s.be.synchronize();
   return off;
+}
+
+/** Decodes positions [from, to) of `kvHost` into bank 0 of `slot`, one token per launch; entries go to `out`. */
+function decodeTokens(
+  s: ReturnType<typeof setup>,
+  slot: number,
+  kvHost: Float32Array,
+  from: number,
+  to: number,
+  out: MatrixF32,
+): void {
+  for (let p = from; p < to; p++) {
+    s.be.onlineDecode({
+      state: s.ctrl.layers[0]!,
+      kvScore: s.be.uploadMatrix(kvHost.slice(p * KV_SCORE_COLS, (p + 1) * KV_SCORE_COLS), 1, KV_SCORE_COLS),
+      ape: s.ape,
+      seqLens: s.be.uploadIndex(Int32Array.of(p + 1)),
+      reqPoolIndices: s.be.uploadIndex(Int32Array.of(slot)),
+      batchSize: 1,
+      slotOffsetRows: 0,
+      numReqSlots: s.ctrl.numReqSlots,
+      out,
+    });
+  }
+  s.be.synchronize();
 }
 
 function bank0(s: ReturnType<typeof setup>, r: number, layer = 0): Float32Array {
@@ -136,20 +164,7 @@ export const INVARIANTS: Record<string, Invariant> = {
     const expected = offlinePool(tokens, H).subarray(2 * H);
     // (a) decode token by token in slot 1
     const out = be.allocMatrix(1, H);
-    for (let p = 0; p < CHUNK_TOKENS; p++) {
-      be.onlineDecode({
-        state: s.ctrl.layers[0]!,
-        kvScore: be.uploadMatrix(kvHost.slice(p * KV_SCORE_COLS, (p + 1) * KV_SCORE_COLS), 1, KV_SCORE_COLS),
-        ape: s.ape,
-        seqLens: be.uploadIndex(Int32Array.of(p + 1)),
-        reqPoolIndices: be.uploadIndex(Int32Array.of(1)),
-        batchSize: 1,
-        slotOffsetRows: 0,
-        numReqSlots: 4,
-        out,
-      });
-    }
-    be.synchronize();
+    decodeTokens(s, 1, kvHost, 0, CHUNK_TOKENS, out);
     expectClose(be.readMatrix(out), expected, emitTol(dtype), "decode");
     // (b) prefill with random cut points, then (c) mixed: prefill a prefix, decode the rest
     for (const cuts of [[], [1], [37, 38, 100], [64], [5, 17, 29, 41, 53, 65, 77, 89, 101, 113, 125, 127]]) {
@@ -164,20 +179,7 @@ export const INVARIANTS: Record<string, Invariant> = {
       );
     }
     prefillRange(s, 3, 0, 90, kvHost, 0, 3, 3);
-    for (let p = 90; p < CHUNK_TOKENS; p++) {
-      be.onlineDecode({
-        state: s.ctrl.layers[0]!,
-        kvScore: be.uploadMatrix(kvHost.slice(p * KV_SCORE_COLS, (p + 1) * KV_SCORE_COLS), 1, KV_SCORE_COLS),
-        ape: s.ape,
-        seqLens: be.uploadIndex(Int32Array.of(p + 1)),
-        reqPoolIndices: be.uploadIndex(Int32Array.of(3)),
-        batchSize: 1,
-        slotOffsetRows: 0,
-        numReqSlots: 4,
-        out,
-      });
-    }
-    be.synchronize();
+    decodeTokens(s, 3, kvHost, 90, CHUNK_TOKENS, out);
     expectClose(be.readMatrix(out), expected, emitTol(dtype), "mixed prefill + decode");
   },
 
@@ -294,13 +296,13 @@ export const INVARIANTS: Record<string, Invariant> = {
     );
     // sequential decode of the same tokens on a scratch slot bank (slots copied into a fresh controller)
     const t = setup(be, { dtype, N: 5, D: 8, seed: 99 });
-    slots.forEach((r, b) => be.writeStateRows(t.ctrl.layers[0]!, r, start[b]!));
+    for (const [b, r] of slots.entries()) be.writeStateRows(t.ctrl.layers[0]!, r, start[b]!);
     const out = be.allocMatrix(4, H);
     for (let i = 0; i < 8; i++) {
       const rows = new Float32Array(4 * KV_SCORE_COLS);
-      slots.forEach((_, b) =>
-        rows.set(kvHost.subarray((b * 8 + i) * KV_SCORE_COLS, (b * 8 + i + 1) * KV_SCORE_COLS), b * KV_SCORE_COLS),
-      );
+      for (let b = 0; b < slots.length; b++) {
+        rows.set(kvHost.subarray((b * 8 + i) * KV_SCORE_COLS, (b * 8 + i + 1) * KV_SCORE_COLS), b * KV_SCORE_COLS);
+      }
       const seq = lens.map((S, b) => (i < accepts[b]! ? S + i + 1 : -1));
       be.onlineDecode({
         state: t.ctrl.layers[0]!,
@@ -456,19 +458,8 @@ export const INVARIANTS: Record<string, Invariant> = {
 
   "12 shape/dtype guards raise typed errors naming field, value, rule; bs = 0 is a no-op": (be, dtype) => {
     const s = setup(be, { dtype, N: 4, Dmax: 4, D: 4, seed: 22 });
-    const kv = be.uploadMatrix(randn(s.rng, 8 * KV_SCORE_COLS), 8, KV_SCORE_COLS);
-    const idx = be.uploadIndex(Int32Array.of(1, 2));
-    const base = {
-      kvScore: kv,
-      seqLens: idx,
-      reqPoolIndices: idx,
-      ape: s.ape,
-      state: s.ctrl.layers[0]!,
-      batchSize: 2,
-      numVerifyTokens: 4,
-      bankStrideRows: s.ctrl.bankStrideRows,
-      numReqSlots: 4,
-    };
+    const base = writePrefixParams(s);
+    const { kvScore: kv, seqLens: idx } = base;
     const cases: [Partial<typeof base>, string][] = [
       [{ numVerifyTokens: 0 }, "numVerifyTokens"],
       [{ numVerifyTokens: 9 }, "numVerifyTokens"],
@@ -507,24 +498,20 @@ export const INVARIANTS: Record<string, Invariant> = {
     be.synchronize();
     expect(changedRows(before, snapshot(be, s.ctrl))).toEqual([]);
     // device-resident out-of-range segment rows are reported as an error, never written out of bounds
-    be.onlinePrefill({
-      state: s.ctrl.layers[0]!,
-      kvScore: kv,
-      ape: s.ape,
-      segments: be.uploadIndex(Int32Array.of(10, 50, 3, -1, 1)),
-      numSegments: 1,
-      out: be.allocMatrix(1, H),
-    });
-    expect(() => be.synchronize()).toThrow(/lastRow/);
-    be.onlinePrefill({
-      state: s.ctrl.layers[0]!,
-      kvScore: kv,
-      ape: s.ape,
-      segments: be.uploadIndex(Int32Array.of(10, 5, 3, -1, 100000)),
-      numSegments: 1,
-      out: be.allocMatrix(1, H),
-    });
-    expect(() => be.synchronize()).toThrow(/storeRow/);
+    for (const [segment, bad] of [
+      [[10, 50, 3, -1, 1], /lastRow/],
+      [[10, 5, 3, -1, 100000], /storeRow/],
+    ] as const) {
+      be.onlinePrefill({
+        state: s.ctrl.layers[0]!,
+        kvScore: kv,
+        ape: s.ape,
+        segments: be.uploadIndex(Int32Array.from(segment)),
+        numSegments: 1,
+        out: be.allocMatrix(1, H),
+      });
+      expect(() => be.synchronize()).toThrow(bad);
+    }
     expect(changedRows(before, snapshot(be, s.ctrl))).toEqual([]);
   },
 

@@ -7,7 +7,8 @@ import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { CompressPlanTable, WritePlanTable, planPrefill, stage0Into, writePad } from "../dist/index.js";
+import { CompressPlanTable, WritePlanTable, planPrefill, writePad } from "../dist/index.js";
+import { stage0Into } from "../dist/internal.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "..", ".cache");

@@ -30,6 +30,94 @@ export function legacyPage(compressRatio: number, rid: number, position: number)
 }
 
 /**
+ * The slot maps after validation: what `SlotResolver` and the GPU planner address with. Request-style addressing
+ * (c128, or c4 with `useReqRing`) reads no table, so it carries none and describes the identity's rows.
+ */
+export interface SlotMapGeometry {
+  /** `rid * ringSize + p % ringSize` (c128, or c4 with a request ring): no table is read. */
+  readonly requestStyle: boolean;
+  /** Tokens per `reqToToken` row. */
+  readonly stride: number;
+  /** Rows of `reqToToken` (for the identity, or request-style, the most that fit int32). */
+  readonly rows: number;
+  /**
+   * Dense `reqToToken` data as given (null for the identity or request-style). Not validated here: the CPU
+   * planner checks each element it reads, `reqToTokenInt32` checks a whole table for the device.
+   */
+  readonly reqToToken: ArrayLike<number> | null;
+  /** `fullToState` as int32 (null for the identity or request-style). */
+  readonly fullToState: Int32Array | null;
+  /** Length of `fullToState` (0 when null). */
+  readonly fullToStateLength: number;
+}
+
+/** Validates and normalises the slot maps of one ring configuration (the one copy of these checks). */
+export function slotMapGeometry(compressRatio: number, useReqRing: boolean, maps: SlotMaps): SlotMapGeometry {
+  const requestStyle = compressRatio === 128 || useReqRing;
+  const r2t = maps.reqToToken ?? { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
+  let stride: number;
+  let rows: number;
+  let data: ArrayLike<number> | null = null;
+  if ("identity" in r2t) {
+    stride = requirePositive("reqToToken.identity.tokensPerReq", r2t.identity.tokensPerReq);
+    rows = Math.floor(INT32_MAX / stride);
+  } else {
+    stride = requirePositive("reqToToken.stride", r2t.stride);
+    if (r2t.data.length % stride !== 0) {
+      throw new PlannerError(
+        "INVALID_ARGUMENT",
+        "reqToToken.data.length",
+        r2t.data.length,
+        `must be a multiple of reqToToken.stride ${stride}`,
+      );
+    }
+    rows = requestStyle ? Math.floor(INT32_MAX / stride) : r2t.data.length / stride;
+    if (!requestStyle) data = r2t.data;
+  }
+  const f2s = maps.fullToState ?? "identity";
+  // Upstream narrows full_to_state to int32 inside loc(); values beyond int32 are refused here.
+  const fullToState =
+    requestStyle || f2s === "identity" ? null : (toIntArray("fullToState", f2s, 0, INT32_MAX) as Int32Array);
+  return { requestStyle, stride, rows, reqToToken: data, fullToState, fullToStateLength: fullToState?.length ?? 0 };
+}
+
+function requirePositive(field: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new PlannerError("INVALID_ARGUMENT", field, value, "must be a positive integer");
+  }
+  return value;
+}
+
+/**
+ * Refuses element `index` of `reqToToken.data` when it is not an int32 integer (NaN, Infinity, a fraction, or a
+ * value that int32 narrowing would wrap). Negative integers are left to the slot math's range checks.
+ */
+export function reqToTokenElementError(index: number, value: unknown): PlannerError {
+  const integer = typeof value === "number" && Number.isInteger(value);
+  return new PlannerError(
+    integer ? "INT32_OVERFLOW" : "INVALID_ARGUMENT",
+    `reqToToken.data[${index}]`,
+    value,
+    `must be an integer in [0, ${INT32_MAX}] (a full-pool location, int32 upstream)`,
+  );
+}
+
+/**
+ * A dense `reqToToken` table as int32 for the device, every element checked (an Int32Array is used as it is:
+ * it cannot hold anything else). The device reads elements the host does not see, so the whole table is checked.
+ */
+export function reqToTokenInt32(data: ArrayLike<number>): Int32Array {
+  if (data instanceof Int32Array) return data;
+  const out = new Int32Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i]!;
+    if ((v | 0) !== v) throw reqToTokenElementError(i, v);
+    out[i] = v;
+  }
+  return out;
+}
+
+/**
  * Resolves (request-pool index, position) to a state slot for one ring configuration. Built once per plan
  * call; `slot()` is the hot path.
  */
@@ -38,7 +126,7 @@ export class SlotResolver {
   private readonly r2t: ArrayLike<number> | null;
   private readonly r2tStride: number;
   private readonly r2tRows: number;
-  private readonly f2s: Int32Array | Float64Array | null;
+  private readonly f2s: Int32Array | null;
 
   constructor(
     readonly compressRatio: number,
@@ -47,33 +135,12 @@ export class SlotResolver {
     useReqRing: boolean,
     maps: SlotMaps,
   ) {
-    this.requestStyle = compressRatio === 128 || useReqRing;
-    const r2t = maps.reqToToken ?? { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
-    if ("identity" in r2t) {
-      const t = r2t.identity.tokensPerReq;
-      if (!Number.isInteger(t) || t < 1)
-        throw new PlannerError("INVALID_ARGUMENT", "reqToToken.identity.tokensPerReq", t, "must be a positive integer");
-      this.r2t = null;
-      this.r2tStride = t;
-      this.r2tRows = Math.floor(INT32_MAX / t);
-    } else {
-      if (!Number.isInteger(r2t.stride) || r2t.stride < 1)
-        throw new PlannerError("INVALID_ARGUMENT", "reqToToken.stride", r2t.stride, "must be a positive integer");
-      if (r2t.data.length % r2t.stride !== 0) {
-        throw new PlannerError(
-          "INVALID_ARGUMENT",
-          "reqToToken.data.length",
-          r2t.data.length,
-          `must be a multiple of reqToToken.stride ${r2t.stride}`,
-        );
-      }
-      this.r2t = r2t.data;
-      this.r2tStride = r2t.stride;
-      this.r2tRows = r2t.data.length / r2t.stride;
-    }
-    const f2s = maps.fullToState ?? "identity";
-    // Upstream narrows full_to_state to int32 inside loc(); values beyond int32 are refused here.
-    this.f2s = this.requestStyle || f2s === "identity" ? null : toIntArray("fullToState", f2s, 0, INT32_MAX);
+    const g = slotMapGeometry(compressRatio, useReqRing, maps);
+    this.requestStyle = g.requestStyle;
+    this.r2t = g.reqToToken;
+    this.r2tStride = g.stride;
+    this.r2tRows = g.rows;
+    this.f2s = g.fullToState;
   }
 
   /** Slot of position `p` of the request at pool index `rid`. */
@@ -106,7 +173,16 @@ export class SlotResolver {
         `position must be < ${this.r2tStride} (tokens per request row)`,
       );
     }
-    const full = this.r2t === null ? rid * this.r2tStride + p : this.r2t[rid * this.r2tStride + p]!;
+    // reqToToken data is checked per element read, not up front: a plan reads O(rows) elements, so a large table
+    // (1024 x 16384) costs nothing extra; `(v | 0) === v` is an integer inside int32 (no NaN, Infinity, wrap).
+    let full: number;
+    if (this.r2t === null) {
+      full = rid * this.r2tStride + p;
+    } else {
+      const index = rid * this.r2tStride + p;
+      full = this.r2t[index]!;
+      if ((full | 0) !== full) throw reqToTokenElementError(index, full);
+    }
     let swa: number;
     if (this.f2s === null) {
       swa = full;

@@ -4,9 +4,12 @@
  * signatures, so the case format and its validation live here once for both.
  */
 import { planDecode, planDecodeLegacy, type DecodePlanOptions, type LegacyDecodePlanOptions } from "./decode.js";
+import { closestMatch } from "@dsv4-kv/errors";
+import { z } from "zod";
 import { PlannerError } from "./errors.js";
 import type { ReqToToken } from "./inputs.js";
 import {
+  type PlannerPath,
   planPrefill,
   planPrefillLegacy,
   type LegacyPrefillPlanOptions,
@@ -52,39 +55,190 @@ export interface PlanCaseTables {
   planD?: DecodePlanTable;
 }
 
+/** Form only: types, integer-ness and which keys each kind takes. Ranges and rules are the planner's to check. */
+const int = z.int();
+const intList = z.array(int);
+const ringFields = { ringSize: int, swaPageSize: int, useReqRing: z.boolean().optional() };
+const mapFields = {
+  reqToToken: z
+    .union([z.array(z.array(z.int32())), z.strictObject({ identity: z.strictObject({ tokensPerReq: int }) })])
+    .optional(),
+  fullToState: z.union([z.array(z.int32()), z.literal("identity")]).optional(),
+};
+const batchFields = { compressRatio: int, seqLens: intList, reqPoolIndices: intList.optional() };
+const prefillFields = { extendLens: intList, numQTokens: int.optional(), useCudaGraph: z.boolean().optional() };
+
+const CASE_SCHEMAS = {
+  prefill: z.strictObject({
+    kind: z.literal("prefill"),
+    ...batchFields,
+    ...ringFields,
+    ...mapFields,
+    ...prefillFields,
+    path: z.string().optional(),
+  }),
+  decode: z.strictObject({ kind: z.literal("decode"), ...batchFields, ...ringFields, ...mapFields }),
+  "prefill-legacy": z.strictObject({ kind: z.literal("prefill-legacy"), ...batchFields, ...prefillFields }),
+  "decode-legacy": z.strictObject({ kind: z.literal("decode-legacy"), ...batchFields }),
+} as const;
+const planCaseSchema = z.discriminatedUnion("kind", [
+  CASE_SCHEMAS.prefill,
+  CASE_SCHEMAS.decode,
+  CASE_SCHEMAS["prefill-legacy"],
+  CASE_SCHEMAS["decode-legacy"],
+]);
+
+/** Every key some kind takes: a key outside it is unknown, a key inside it but not in the case's kind misplaced. */
+const ALL_CASE_KEYS = new Set(Object.values(CASE_SCHEMAS).flatMap((schema) => Object.keys(schema.shape)));
+
+/** The rule for a value that matched no form of a union field. */
+const UNION_RULES: Readonly<Record<string, string>> = {
+  reqToToken: 'must be an int[][] or {"identity": {"tokensPerReq": N}}',
+  fullToState: 'must be an int[] or "identity"',
+};
+
+const TYPE_RULES: Readonly<Record<string, string>> = {
+  number: "must be a number",
+  int: "must be an integer",
+  int32: "must be an integer",
+  boolean: "must be true or false (a string is not a boolean)",
+  array: "must be an array",
+  object: "must be an object",
+  string: "must be a string",
+};
+
+const NUMERIC_TYPES: ReadonlySet<string> = new Set(["number", "int", "int32"]);
+
+type PathKey = PropertyKey;
+
+/** A field path as users write it: `seqLens[3]`, `reqToToken[1][2]`, `reqToToken.identity.tokensPerReq`. */
+function fieldOf(path: readonly PathKey[]): string {
+  let out = "";
+  for (const key of path) out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`;
+  return out === "" ? "case" : out;
+}
+
+function valueAt(input: unknown, path: readonly PathKey[]): unknown {
+  let v = input;
+  for (const key of path)
+    v = typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[key] : undefined;
+  return v;
+}
+
+/** The issue to report for a union field: the form the value took (the branch that got past the top). */
+function unionIssue(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue | null {
+  for (const branch of issue.errors) {
+    const first = branch.find((i) => i.code === "unrecognized_keys") ?? branch[0];
+    if (first !== undefined && first.path.length > 0) {
+      return { ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue;
+    }
+  }
+  return null;
+}
+
+/** One zod issue as a PlannerError naming the field as the user wrote it. */
+function issueError(input: unknown, kind: string, issue: z.core.$ZodIssue): PlannerError {
+  const field = fieldOf(issue.path);
+  const value = valueAt(input, issue.path);
+  switch (issue.code) {
+    case "unrecognized_keys": {
+      const key = issue.keys[0]!;
+      const keyField = fieldOf([...issue.path, key]);
+      const keyValue = valueAt(input, [...issue.path, key]);
+      if (issue.path.length === 0 && ALL_CASE_KEYS.has(key)) {
+        const schema = CASE_SCHEMAS[kind as PlanCaseKind];
+        const takers = Object.entries(CASE_SCHEMAS)
+          .filter(([, s]) => key in s.shape)
+          .map(([k]) => k);
+        return new PlannerError(
+          "NOT_APPLICABLE",
+          keyField,
+          keyValue,
+          `does not apply to a ${kind} case (only ${takers.join(", ")} cases take it); remove it`,
+          { kind, keys: Object.keys(schema.shape) },
+        );
+      }
+      const known = Object.keys(
+        issue.path.length === 0 ? CASE_SCHEMAS[kind as PlanCaseKind].shape : (valueAt(input, issue.path) ?? {}),
+      ).filter((k) => !issue.keys.includes(k));
+      const suggestion = closestMatch(key, issue.path.length === 0 ? known : ["identity", "tokensPerReq"]);
+      return new PlannerError(
+        "UNKNOWN_KEY",
+        keyField,
+        keyValue,
+        "is not a key of the plan case format",
+        suggestion === null ? undefined : { suggestion },
+      );
+    }
+    case "invalid_union": {
+      if (issue.path.length === 1 && issue.path[0] === "kind" && "discriminator" in issue) {
+        return new PlannerError("INVALID_CASE", "kind", value, `must be one of ${PLAN_CASE_KINDS.join(", ")}`);
+      }
+      const inner = unionIssue(issue);
+      if (inner !== null) return issueError(input, kind, inner);
+      return new PlannerError("INVALID_TYPE", field, value, UNION_RULES[field] ?? "has the wrong form");
+    }
+    case "invalid_type": {
+      if (issue.path.length === 0) return new PlannerError("INVALID_CASE", "case", value, "must be a JSON object");
+      if (value === undefined) return new PlannerError("INVALID_CASE", field, value, `is required in a ${kind} case`);
+      if (typeof value === "number" && NUMERIC_TYPES.has(issue.expected)) {
+        if (!Number.isFinite(value)) return new PlannerError("INVALID_CASE", field, value, "must be a finite number");
+        return new PlannerError("INVALID_CASE", field, value, "must be an integer");
+      }
+      return new PlannerError("INVALID_TYPE", field, value, TYPE_RULES[issue.expected] ?? `must be ${issue.expected}`);
+    }
+    case "too_big":
+    case "too_small":
+      // int32 table entries (reqToToken, fullToState) or integers past 2^53: refused, never wrapped
+      return new PlannerError(
+        issue.origin === "number" ? "INT32_OVERFLOW" : "INVALID_CASE",
+        field,
+        value,
+        issue.origin === "number" ? "must fit int32 (table entries are int32)" : "must be a safe integer (|v| < 2^53)",
+      );
+    case "invalid_value":
+      return new PlannerError(
+        "INVALID_CASE",
+        field,
+        value,
+        UNION_RULES[field] ?? "has a value the format does not take",
+      );
+    default:
+      return new PlannerError("INVALID_CASE", field, value, "does not match the plan case format");
+  }
+}
+
 function caseError(field: string, value: unknown, rule: string): PlannerError {
   return new PlannerError("INVALID_CASE", field, value, rule);
 }
 
-function intList(field: string, v: unknown): number[] {
-  if (!Array.isArray(v)) throw caseError(field, v, "must be an array of integers");
-  return v.map((x, i) => {
-    if (typeof x !== "number" || !Number.isInteger(x)) throw caseError(`${field}[${i}]`, x, "must be an integer");
-    return x;
+function reqToTokenOf(v: number[][] | { identity: { tokensPerReq: number } } | undefined): ReqToToken | undefined {
+  if (v === undefined || !Array.isArray(v)) return v;
+  const stride = v[0]?.length ?? 0;
+  if (stride === 0) throw caseError("reqToToken", v, "must be a non-empty matrix (int[][])");
+  const data = new Int32Array(v.length * stride);
+  v.forEach((row, r) => {
+    if (row.length !== stride) {
+      throw caseError(
+        `reqToToken[${r}].length`,
+        row.length,
+        `every row must have ${stride} entries (rows are equally long)`,
+      );
+    }
+    data.set(row, r * stride);
   });
+  return { data, stride };
 }
 
-function reqToTokenOf(v: unknown): ReqToToken | undefined {
-  if (v === undefined) return undefined;
-  if (Array.isArray(v)) {
-    const first: unknown = v[0];
-    const stride = Array.isArray(first) ? first.length : 0;
-    if (stride === 0) throw caseError("reqToToken", v, "must be a non-empty matrix (int[][])");
-    const data = new Int32Array(v.length * stride);
-    v.forEach((row: unknown, r) => {
-      const ints = intList(`reqToToken[${r}]`, row);
-      if (ints.length !== stride)
-        throw caseError(
-          `reqToToken[${r}].length`,
-          ints.length,
-          `every row must have ${stride} entries (rows are equally long)`,
-        );
-      data.set(ints, r * stride);
-    });
-    return { data, stride };
-  }
-  if (typeof v === "object" && v !== null && "identity" in v) return v as ReqToToken;
-  throw caseError("reqToToken", v, 'must be an int[][] or {"identity": {"tokensPerReq": N}}');
+/** The case, checked against its kind's schema (form only; the planner then checks the values). */
+function parseCase(input: unknown): z.infer<typeof planCaseSchema> {
+  const result = planCaseSchema.safeParse(input);
+  if (result.success) return result.data;
+  const kind = (input as { kind?: unknown } | null)?.kind;
+  // A misspelt key explains a missing one ("use_req_ring" for "useReqRing"): report unknown keys first.
+  const issues = result.error.issues;
+  const issue = issues.find((i) => i.code === "unrecognized_keys") ?? issues[0]!;
+  throw issueError(input, typeof kind === "string" ? kind : "", issue);
 }
 
 /**
@@ -92,52 +246,24 @@ function reqToTokenOf(v: unknown): ReqToToken | undefined {
  * that is not of the format above, the planner's own codes for inputs the planner refuses.
  */
 export function planCase(input: unknown, engine: PlanEngine = cpuPlanEngine): PlanCaseTables {
-  if (typeof input !== "object" || input === null || Array.isArray(input))
-    throw caseError("case", input, "must be a JSON object");
-  const c = input as PlanCase;
-  if (!PLAN_CASE_KINDS.includes(c.kind))
-    throw caseError("kind", c.kind, `must be one of ${PLAN_CASE_KINDS.join(", ")}`);
-  const seqLens = intList("seqLens", c.seqLens);
-  const reqPoolIndices = c.reqPoolIndices === undefined ? undefined : intList("reqPoolIndices", c.reqPoolIndices);
-  const ring = {
-    compressRatio: c.compressRatio,
-    ringSize: c.ringSize as number,
-    swaPageSize: c.swaPageSize as number,
-    useReqRing: c.useReqRing ?? false,
-  };
-  const fullToState =
-    c.fullToState === undefined || c.fullToState === "identity" ? c.fullToState : intList("fullToState", c.fullToState);
-  const maps = { reqToToken: reqToTokenOf(c.reqToToken), fullToState };
+  const c = parseCase(input);
+  const { compressRatio, seqLens, reqPoolIndices } = c;
   switch (c.kind) {
     case "prefill": {
-      const extendLens = intList("extendLens", c.extendLens);
-      const p = engine.planPrefill({
-        ...ring,
-        ...maps,
-        seqLens,
-        extendLens,
-        reqPoolIndices,
-        numQTokens: c.numQTokens,
-        useCudaGraph: c.useCudaGraph,
-        path: c.path,
-      });
+      const { kind: _, reqToToken, ...options } = c;
+      const p = engine.planPrefill({ ...options, reqToToken: reqToTokenOf(reqToToken), path: c.path as PlannerPath });
       return { planC: p.planC, planW: p.planW };
     }
     case "prefill-legacy": {
-      const extendLens = intList("extendLens", c.extendLens);
-      const p = engine.planPrefillLegacy({
-        compressRatio: c.compressRatio,
-        seqLens,
-        extendLens,
-        reqPoolIndices,
-        numQTokens: c.numQTokens,
-        useCudaGraph: c.useCudaGraph,
-      });
+      const { kind: _, ...options } = c;
+      const p = engine.planPrefillLegacy(options);
       return { planC: p.planC, planW: p.planW };
     }
-    case "decode":
-      return { planD: engine.planDecode({ ...ring, ...maps, seqLens, reqPoolIndices }) };
+    case "decode": {
+      const { kind: _, reqToToken, ...options } = c;
+      return { planD: engine.planDecode({ ...options, reqToToken: reqToTokenOf(reqToToken) }) };
+    }
     case "decode-legacy":
-      return { planD: engine.planDecodeLegacy({ compressRatio: c.compressRatio, seqLens, reqPoolIndices }) };
+      return { planD: engine.planDecodeLegacy({ compressRatio, seqLens, reqPoolIndices }) };
   }
 }

@@ -5,7 +5,15 @@
  */
 import { SlotResolver, legacyPage, legacySlot, type SlotMaps } from "./addressing.js";
 import { PlannerError } from "./errors.js";
-import { INT32_MAX, toIntArray, validateRing, type IntegerArray, type RingOptions } from "./inputs.js";
+import {
+  INT32_MAX,
+  requireBatchLength,
+  requireOptionsObject,
+  toIntArray,
+  validateRing,
+  type IntegerArray,
+  type RingOptions,
+} from "./inputs.js";
 import { DecodePlanTable } from "./records.js";
 
 export interface DecodePlanOptions extends RingOptions, SlotMaps {
@@ -25,14 +33,7 @@ function decodeInputs(
     ridsIn === undefined
       ? Int32Array.from({ length: seqLens.length }, (_, i) => i)
       : toIntArray("reqPoolIndices", ridsIn, 0, Number.MAX_SAFE_INTEGER);
-  if (rids.length !== seqLens.length) {
-    throw new PlannerError(
-      "INVALID_ARGUMENT",
-      "reqPoolIndices.length",
-      rids.length,
-      `must equal seqLens.length ${seqLens.length}`,
-    );
-  }
+  requireBatchLength("reqPoolIndices", rids.length, seqLens.length);
   return { seqLens, rids };
 }
 
@@ -49,7 +50,7 @@ export function planDecode(options: DecodePlanOptions): DecodePlanTable {
     const seqLen = seqLens[i]!;
     const rid = rids[i]!;
     const p1 = seqLen - 1;
-    const p0 = p1 - cr > 0 ? p1 - cr : 0;
+    const p0 = Math.max(p1 - cr, 0);
     const writeLoc = resolver.slot(rid, p1);
     w[i * 4] = seqLen;
     s[i * 4 + 1] = writeLoc;
@@ -67,6 +68,7 @@ export interface LegacyDecodePlanOptions {
 
 /** Legacy decode (§7): `{S, legacySlot(rid, S-1), legacyPage(rid, max(S-1-cr, 0)), legacyPage(rid, S-1)}`. */
 export function planDecodeLegacy(options: LegacyDecodePlanOptions): DecodePlanTable {
+  requireOptionsObject(options);
   const cr = options.compressRatio;
   if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
   const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
@@ -83,7 +85,7 @@ export function planDecodeLegacy(options: LegacyDecodePlanOptions): DecodePlanTa
       );
     }
     const p1 = seqLen - 1;
-    const p0 = p1 - cr > 0 ? p1 - cr : 0;
+    const p0 = Math.max(p1 - cr, 0);
     plan.set(i, {
       seqLen,
       writeLoc: legacySlot(cr, rid, p1),

@@ -39,7 +39,7 @@ export {
   UPSTREAM_DEVICE_BATCH_LIMIT,
   validateRing,
 } from "./inputs.js";
-export { type SlotMaps, SlotResolver, pagedRingSlot, requestRingSlot, legacySlot, legacyPage } from "./addressing.js";
+export { type SlotMaps, pagedRingSlot, requestRingSlot, legacySlot, legacyPage } from "./addressing.js";
 export {
   type PlannerPath,
   type PrefillPlanOptions,
@@ -48,10 +48,6 @@ export {
   planPrefill,
   planPrefillStage0,
   planPrefillLegacy,
-  normalizePrefillOptions,
-  type NormalizedPrefillOptions,
-  stage0Into,
-  devicePathOf,
 } from "./prefill.js";
 export { type DecodePlanOptions, type LegacyDecodePlanOptions, planDecode, planDecodeLegacy } from "./decode.js";
 export {
@@ -62,8 +58,19 @@ export {
   type ResidencyReport,
   RingResidencySimulator,
   runResidencyScenario,
+  ResidencyScenarioRun,
+  KEPT_VIOLATIONS,
 } from "./residency.js";
-export { SeededRandom } from "./random.js";
+export {
+  type ResidencyProof,
+  type MaxDraftTokens,
+  proveResidency,
+  findMaxDraftTokens,
+} from "./prove/prove.js";
+export { type ResidencyProofOptions, type ProofProgress, ProofCache, proofCacheFor } from "./prove/search.js";
+export { type ResidencyBatch, type ReplayResult, replayResidency, describeBatches } from "./prove/replay.js";
+export { type ShippedResidencyProof, SHIPPED_RESIDENCY_PROOFS, shippedResidencyProof } from "./prove/table.js";
+export { type ResidencyProofStatus, LIVE_PROOF_PLAN_BUDGET, residencyProofStatus } from "./prove/status.js";
 export {
   type PlanCase,
   type PlanCaseKind,

@@ -51,6 +51,27 @@ export function requireInteger(field: string, value: unknown, min: number, max: 
   return value;
 }
 
+/** Refuses a per-request array whose length differs from the batch (`seqLens.length`). */
+export function requireBatchLength(field: string, length: number, batch: number): void {
+  if (length !== batch) {
+    throw new PlannerError("INVALID_ARGUMENT", `${field}.length`, length, `must equal seqLens.length ${batch}`);
+  }
+}
+
+/** Refuses options that are not a plain object (an array, null, a string) before any field is read. */
+export function requireOptionsObject(options: unknown): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new PlannerError("INVALID_TYPE", "options", options, "must be an options object");
+  }
+}
+
+/** An optional boolean flag: absent, true or false; never a string or number read for its truthiness. */
+export function optionalBoolean(field: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") throw new PlannerError("INVALID_TYPE", field, value, "must be true or false");
+  return value;
+}
+
 export interface RingOptions {
   /** 4 or 128. */
   compressRatio: number;
@@ -64,6 +85,7 @@ export interface RingOptions {
 
 /** §5.2 checks 2, 3 and 5: ratio, req-ring only for c4, ring divides the SWA page and is a whole number of chunks. */
 export function validateRing(o: RingOptions): void {
+  requireOptionsObject(o);
   if (o.compressRatio !== 4 && o.compressRatio !== 128) {
     throw new PlannerError(
       "INVALID_RATIO",
@@ -72,7 +94,7 @@ export function validateRing(o: RingOptions): void {
       "must be 4 or 128 (the compress planner serves c4 and c128 only)",
     );
   }
-  if (o.useReqRing && o.compressRatio !== 4) {
+  if (optionalBoolean("useReqRing", o.useReqRing) && o.compressRatio !== 4) {
     throw new PlannerError(
       "REQ_RING_NEEDS_C4",
       "useReqRing",

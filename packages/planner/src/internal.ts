@@ -1,2 +1,11 @@
 // What other packages of this repository need from this one; not for users (no semver promise).
-export {};
+export { INT32_MAX, requireInteger, toIntArray } from "./inputs.js";
+export {
+  reqToTokenElementError,
+  reqToTokenInt32,
+  type SlotMapGeometry,
+  SlotResolver,
+  slotMapGeometry,
+} from "./addressing.js";
+export { devicePathOf, type NormalizedPrefillOptions, normalizePrefillOptions, stage0Into } from "./prefill.js";
+export { SeededRandom } from "./random.js";

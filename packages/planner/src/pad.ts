@@ -1,7 +1,10 @@
 /**
  * The write pad: the single source of truth for how many trailing positions a plan always writes.
  * memory-pool, server-config and the CUDA addon import these functions; nothing else restates the formula.
+ * Every function validates its arguments (they are cheap and called once per plan, never per row).
  */
+import { PlannerError } from "./errors.js";
+import { INT32_MAX, requireInteger } from "./inputs.js";
 
 /** Compression ratios the compress planner serves. (The memory pool also knows ratio 2; see `windowSize`.) */
 export type CompressRatio = 4 | 128;
@@ -12,11 +15,25 @@ export const SUPPORTED_RATIOS: readonly CompressRatio[] = [4, 128];
 export const SPECULATIVE_RING_SIZE = { 4: 16, 128: 256 } as const;
 export const NON_SPECULATIVE_RING_SIZE = { 4: 8, 128: 128 } as const;
 
+/** Ratios with a compress-state ring: the compress planner's two, and ratio 2 of the memory pool. */
+const STATE_RATIOS: readonly number[] = [2, 4, 128];
+
+function requireRatio(compressRatio: number, served: readonly number[]): void {
+  if (!served.includes(compressRatio)) {
+    throw new PlannerError("INVALID_RATIO", "compressRatio", compressRatio, `must be one of ${served.join(", ")}`);
+  }
+}
+
+function requireRing(ringSize: number): void {
+  requireInteger("ringSize", ringSize, 1, INT32_MAX);
+}
+
 /**
  * Raw tokens one compression consumes. c4 overlaps consecutive chunks (each window is the previous chunk plus
  * the current one), so its window is two chunks; every other ratio consumes exactly one chunk.
  */
 export function windowSize(compressRatio: number): number {
+  requireRatio(compressRatio, STATE_RATIOS);
   return compressRatio * (compressRatio === 4 ? 2 : 1);
 }
 
@@ -33,6 +50,7 @@ export function windowSize(compressRatio: number): number {
  */
 export function writePad(compressRatio: number, ringSize: number): number {
   const window = windowSize(compressRatio);
+  requireRing(ringSize);
   return ringSize > window ? ringSize - window + 2 : 0;
 }
 
@@ -43,6 +61,7 @@ export function maxServedDraftTokens(compressRatio: number, ringSize: number): n
 
 /** Historical and injectable pad formulas, for the residency checker and its regression tests. */
 export type PadFormula = "derived" | "pre-fix-device" | "pre-fix-host";
+const PAD_FORMULAS: readonly string[] = ["derived", "pre-fix-device", "pre-fix-host"];
 
 /**
  * - `derived`: the current rule, `writePad` above.
@@ -50,6 +69,11 @@ export type PadFormula = "derived" | "pre-fix-device" | "pre-fix-host";
  * - `pre-fix-host`: the CPU host loop before that PR, which had no pad at all.
  */
 export function padForFormula(formula: PadFormula, compressRatio: number, ringSize: number): number {
+  if (!PAD_FORMULAS.includes(formula)) {
+    throw new PlannerError("INVALID_ARGUMENT", "formula", formula, `must be one of ${PAD_FORMULAS.join(", ")}`);
+  }
+  requireRatio(compressRatio, SUPPORTED_RATIOS);
+  requireRing(ringSize);
   switch (formula) {
     case "derived":
       return writePad(compressRatio, ringSize);
@@ -65,11 +89,15 @@ export function padForFormula(formula: PadFormula, compressRatio: number, ringSi
  * chunk, minus one chunk for c4's overlap half.
  */
 export function earliestFutureRead(compressRatio: number, seqLen: number): number {
+  requireRatio(compressRatio, SUPPORTED_RATIOS);
+  requireInteger("seqLen", seqLen, 0, INT32_MAX);
   const lastCompressPos = Math.trunc(seqLen / compressRatio) * compressRatio;
   return lastCompressPos - (compressRatio === 4 ? compressRatio : 0);
 }
 
 /** First position of a batch ending at `seqLen` that must be written: the future-read bound or the pad. */
 export function firstWritePos(compressRatio: number, seqLen: number, pad: number): number {
-  return Math.min(earliestFutureRead(compressRatio, seqLen), seqLen - pad);
+  const futureRead = earliestFutureRead(compressRatio, seqLen);
+  requireInteger("pad", pad, 0, INT32_MAX);
+  return Math.min(futureRead, seqLen - pad);
 }

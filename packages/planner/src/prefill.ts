@@ -14,13 +14,16 @@ import {
   MAX_NUM_Q_TOKENS,
   INT32_MAX,
   UPSTREAM_DEVICE_BATCH_LIMIT,
+  optionalBoolean,
+  requireBatchLength,
   requireInteger,
+  requireOptionsObject,
   toIntArray,
   validateRing,
   type IntegerArray,
   type RingOptions,
 } from "./inputs.js";
-import { writePad as derivedWritePad } from "./pad.js";
+import { writePad as derivedWritePad, windowSize } from "./pad.js";
 import { CompressPlanTable, INVALID_RAGGED_ID, INVALID_SEQ_LEN, WritePlanTable } from "./records.js";
 
 export type PlannerPath = "host" | "device";
@@ -92,6 +95,7 @@ export function normalizePrefillOptions(
 
 /** §5.2 validation, with the device-path checks upstream skipped (§16) added. */
 function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPrefill {
+  requireOptionsObject(o);
   const path = o.path ?? "host";
   if (path !== "host" && path !== "device")
     throw new PlannerError("INVALID_ARGUMENT", "path", path, 'must be "host" or "device"');
@@ -105,26 +109,12 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
   const seqLens = toIntArray("seqLens", o.seqLens, 0, INT32_MAX) as Int32Array;
   const extendLens = toIntArray("extendLens", o.extendLens, -INT32_MAX - 1, INT32_MAX) as Int32Array;
   const batch = seqLens.length;
-  if (extendLens.length !== batch) {
-    throw new PlannerError(
-      "INVALID_ARGUMENT",
-      "extendLens.length",
-      extendLens.length,
-      `must equal seqLens.length ${batch}`,
-    );
-  }
+  requireBatchLength("extendLens", extendLens.length, batch);
   const rids =
     o.reqPoolIndices === undefined
       ? Int32Array.from({ length: batch }, (_, i) => i)
       : toIntArray("reqPoolIndices", o.reqPoolIndices, 0, Number.MAX_SAFE_INTEGER);
-  if (rids.length !== batch) {
-    throw new PlannerError(
-      "INVALID_ARGUMENT",
-      "reqPoolIndices.length",
-      rids.length,
-      `must equal seqLens.length ${batch}`,
-    );
-  }
+  requireBatchLength("reqPoolIndices", rids.length, batch);
   let extendSum = 0;
   for (let b = 0; b < batch; b++) extendSum += Math.max(0, extendLens[b]!);
   const numQ = o.numQTokens ?? extendSum;
@@ -170,7 +160,10 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
     );
   }
   if (path === "device" && !legacy) {
-    const limit = o.deviceBatchLimit ?? UPSTREAM_DEVICE_BATCH_LIMIT;
+    const limit =
+      o.deviceBatchLimit === undefined
+        ? UPSTREAM_DEVICE_BATCH_LIMIT
+        : requireInteger("deviceBatchLimit", o.deviceBatchLimit, 1, INT32_MAX);
     if (batch > limit) {
       throw new PlannerError(
         "BATCH_SIZE",
@@ -211,7 +204,7 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
     batch,
     pad,
     path,
-    useCudaGraph: o.useCudaGraph ?? false,
+    useCudaGraph: optionalBoolean("useCudaGraph", o.useCudaGraph),
   };
 }
 
@@ -232,7 +225,7 @@ export function stage0Into(
   cWords: Int32Array,
   wWords: Int32Array,
 ): [number, number] {
-  const window = cr === 4 ? 8 : cr;
+  const window = windowSize(cr);
   const overlap = cr === 4 ? cr : 0;
   let nc = 0;
   let nw = 0;
@@ -243,7 +236,7 @@ export function stage0Into(
     const e = extendLens[b]! | 0;
     const prefix = s - e;
     const lastCompressPos = ((s / cr) | 0) * cr;
-    const firstW = lastCompressPos - overlap < s - pad ? lastCompressPos - overlap : s - pad;
+    const firstW = Math.min(lastCompressPos - overlap, s - pad);
     // compress events: first p >= prefix with (p + 1) % cr == 0. Rows whose window reaches into the ring
     // (bufferLen > 0, only the first W/cr events of a request) come first; after them every row has
     // bufferLen 0 and its fields advance by cr, so that loop runs on a precomputed trip count, two rows per turn.
@@ -283,14 +276,14 @@ export function stage0Into(
     nc = i >> 2;
     // ragged | batch << 16 equals ragged + (batch << 16): ragged < 2^16. `rowBase + p` is that value for p.
     const rowBase = ((b & 0xffff) << 16) + base - prefix;
-    const mainStart = firstW > prefix ? firstW : prefix;
+    const mainStart = Math.max(firstW, prefix);
     let k = nw << 1;
     if (tailClause) {
       // SWA-page tail clause: [m*SPS + SPS - cr, (m+1)*SPS) for every page m, below the main range
-      const limit = mainStart < s ? mainStart : s;
+      const limit = Math.min(mainStart, s);
       for (let t = ((prefix / swaPageSize) | 0) * swaPageSize + swaPageSize - cr; t < limit; t += swaPageSize) {
-        const hi = t + cr < limit ? t + cr : limit;
-        for (let p = t > prefix ? t : prefix; p < hi; p++) {
+        const hi = Math.min(t + cr, limit);
+        for (let p = Math.max(t, prefix); p < hi; p++) {
           wWords[k] = rowBase + p;
           wWords[k + 1] = p + 1;
           k += 2;
@@ -327,7 +320,7 @@ function stage1(
     if (bufferLen === 0) continue;
     const rid = rids[cs[i * 4 + 3]!]!;
     const q = cw[i * 4]! - 1;
-    const q0 = q - cr > 0 ? q - cr : 0;
+    const q0 = Math.max(q - cr, 0);
     cs[i * 4 + 2] = Math.trunc(resolver.slot(rid, q0) / cr);
     cs[i * 4 + 3] = Math.trunc(resolver.slot(rid, q) / cr);
   }
@@ -425,6 +418,7 @@ export interface LegacyPrefillPlanOptions {
  * no tail clause, host path only, and stage 1 fills both pages of every valid compress row.
  */
 export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPlan {
+  requireOptionsObject(options);
   const cr = options.compressRatio;
   const ringSize = cr === 4 ? 8 : 128;
   // The legacy layout is a request ring with no pad and no tail clause: stage 0 is the shared host loop.
@@ -435,7 +429,7 @@ export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPla
   for (let i = 0; i < nc; i++) {
     const rid = legacyRid(n.rids[cs[i * 4 + 3]!]!);
     const q = cw[i * 4]! - 1;
-    const q0 = q - cr > 0 ? q - cr : 0;
+    const q0 = Math.max(q - cr, 0);
     cs[i * 4 + 2] = legacyPage(cr, rid, q0);
     cs[i * 4 + 3] = legacyPage(cr, rid, q);
   }

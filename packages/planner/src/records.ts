@@ -9,6 +9,7 @@
  * underneath (`table.bytes`), so they can be copied to a device or hashed as they are.
  */
 import { PlannerError } from "./errors.js";
+import { INT32_MAX, requireInteger } from "./inputs.js";
 
 export const COMPRESS_PLAN_BYTES = 16;
 export const WRITE_PLAN_BYTES = 8;
@@ -49,12 +50,19 @@ export const INVALID_WRITE_PLAN: Readonly<WritePlanRecord> = Object.freeze({
   writeLoc: -1,
 });
 
+const U16_MAX = 0xffff;
+const U32_MAX = 0xffffffff;
+const INT32_MIN = -INT32_MAX - 1;
+
 /** Stage-0 packing of a write row's ragged id: ragged row in the low 16 bits, batch index in the high 16. */
 export function packWriteRaggedId(raggedId: number, batchId: number): number {
-  return ((raggedId & 0xffff) | ((batchId & 0xffff) << 16)) >>> 0;
+  requireInteger("raggedId", raggedId, 0, U16_MAX);
+  requireInteger("batchId", batchId, 0, U16_MAX);
+  return (raggedId | (batchId << 16)) >>> 0;
 }
 export function unpackWriteRaggedId(packed: number): { raggedId: number; batchId: number } {
-  return { raggedId: packed & 0xffff, batchId: (packed >>> 16) & 0xffff };
+  requireInteger("packed", packed, 0, U32_MAX);
+  return { raggedId: packed & U16_MAX, batchId: (packed >>> 16) & U16_MAX };
 }
 
 const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -71,14 +79,40 @@ function assertLittleEndianHost(): void {
   }
 }
 
+/** A table class: what the shared statics construct. */
+interface PlanTableClass<T> {
+  new (bytes: Uint8Array): T;
+  readonly ROW_BYTES: number;
+}
+
 abstract class PlanTable<R> {
+  /** A zeroed table of `rows` rows. */
+  static allocate<T>(this: PlanTableClass<T>, rows: number): T {
+    requireInteger("rows", rows, 0, Math.floor(Number.MAX_SAFE_INTEGER / this.ROW_BYTES));
+    return new this(new Uint8Array(rows * this.ROW_BYTES));
+  }
+  /** A table holding `records`, in order (each record validated as `set` does). */
+  static fromRecords<T extends PlanTable<R>, R>(this: PlanTableClass<T>, records: readonly R[]): T {
+    if (!Array.isArray(records)) throw new PlannerError("INVALID_TYPE", "records", records, "must be an array");
+    const t = new this(new Uint8Array(records.length * this.ROW_BYTES));
+    for (let i = 0; i < records.length; i++) t.set(i, records[i]!);
+    return t;
+  }
+
   readonly bytes: Uint8Array;
   readonly rowCount: number;
   protected readonly u32: Uint32Array;
   protected readonly i32: Int32Array;
 
-  protected constructor(bytes: Uint8Array, rowBytes: number, what: string) {
+  protected constructor(
+    bytes: Uint8Array,
+    rowBytes: number,
+    protected readonly what: string,
+  ) {
     assertLittleEndianHost();
+    if (!(bytes instanceof Uint8Array)) {
+      throw new PlannerError("INVALID_TYPE", `${what} bytes`, bytes, "must be a Uint8Array");
+    }
     if (bytes.byteLength % rowBytes !== 0) {
       throw new PlannerError(
         "RECORD_LAYOUT",
@@ -103,8 +137,25 @@ abstract class PlanTable<R> {
     }
   }
 
+  /** Field `name` of a record given to `set`, refused unless an integer in [min, max] (never wrapped). */
+  protected recordField(index: number, r: object, name: string, min: number, max: number): number {
+    if (typeof r !== "object" || r === null) {
+      throw new PlannerError("INVALID_TYPE", `${this.what}[${index}]`, r, "must be a record object");
+    }
+    return requireInteger(`${this.what}[${index}].${name}`, (r as Record<string, unknown>)[name], min, max);
+  }
+
   abstract row(index: number): R;
   abstract isInvalid(index: number): boolean;
+  abstract set(index: number, r: R): void;
+
+  /** Word view (4 words per compress/decode row, 2 per write row) for hot loops; callers own the layout. */
+  get words(): Uint32Array {
+    return this.u32;
+  }
+  get signedWords(): Int32Array {
+    return this.i32;
+  }
 
   /** Every row, decoded (invalid rows included, as their sentinel values). */
   records(): R[] {
@@ -140,14 +191,7 @@ export class CompressPlanTable extends PlanTable<CompressPlanRecord> {
   constructor(bytes: Uint8Array) {
     super(bytes, COMPRESS_PLAN_BYTES, "CompressPlan");
   }
-  static allocate(rows: number): CompressPlanTable {
-    return new CompressPlanTable(new Uint8Array(rows * COMPRESS_PLAN_BYTES));
-  }
-  static fromRecords(records: readonly CompressPlanRecord[]): CompressPlanTable {
-    const t = CompressPlanTable.allocate(records.length);
-    records.forEach((r, i) => t.set(i, r));
-    return t;
-  }
+  static readonly ROW_BYTES = COMPRESS_PLAN_BYTES;
   row(index: number): CompressPlanRecord {
     this.checkRow(index);
     const w = index * 4;
@@ -167,20 +211,14 @@ export class CompressPlanTable extends PlanTable<CompressPlanRecord> {
   set(index: number, r: CompressPlanRecord): void {
     this.checkRow(index);
     const w = index * 4;
-    this.u32[w] = r.seqLen >>> 0;
-    this.u32[w + 1] = ((r.raggedId & 0xffff) | ((r.bufferLen & 0xffff) << 16)) >>> 0;
-    this.i32[w + 2] = r.readPage0 | 0;
-    this.i32[w + 3] = r.readPage1 | 0;
+    this.u32[w] = this.recordField(index, r, "seqLen", 0, U32_MAX);
+    const raggedId = this.recordField(index, r, "raggedId", 0, U16_MAX);
+    this.u32[w + 1] = (raggedId | (this.recordField(index, r, "bufferLen", 0, U16_MAX) << 16)) >>> 0;
+    this.i32[w + 2] = this.recordField(index, r, "readPage0", INT32_MIN, INT32_MAX);
+    this.i32[w + 3] = this.recordField(index, r, "readPage1", INT32_MIN, INT32_MAX);
   }
   setInvalid(index: number): void {
     this.set(index, INVALID_COMPRESS_PLAN);
-  }
-  /** Word view (4 words per row) for hot loops; callers own the layout. */
-  get words(): Uint32Array {
-    return this.u32;
-  }
-  get signedWords(): Int32Array {
-    return this.i32;
   }
 }
 
@@ -188,14 +226,7 @@ export class WritePlanTable extends PlanTable<WritePlanRecord> {
   constructor(bytes: Uint8Array) {
     super(bytes, WRITE_PLAN_BYTES, "WritePlan");
   }
-  static allocate(rows: number): WritePlanTable {
-    return new WritePlanTable(new Uint8Array(rows * WRITE_PLAN_BYTES));
-  }
-  static fromRecords(records: readonly WritePlanRecord[]): WritePlanTable {
-    const t = WritePlanTable.allocate(records.length);
-    records.forEach((r, i) => t.set(i, r));
-    return t;
-  }
+  static readonly ROW_BYTES = WRITE_PLAN_BYTES;
   row(index: number): WritePlanRecord {
     this.checkRow(index);
     return { raggedId: this.u32[index * 2]!, writeLoc: this.i32[index * 2 + 1]! };
@@ -206,17 +237,11 @@ export class WritePlanTable extends PlanTable<WritePlanRecord> {
   }
   set(index: number, r: WritePlanRecord): void {
     this.checkRow(index);
-    this.u32[index * 2] = r.raggedId >>> 0;
-    this.i32[index * 2 + 1] = r.writeLoc | 0;
+    this.u32[index * 2] = this.recordField(index, r, "raggedId", 0, U32_MAX);
+    this.i32[index * 2 + 1] = this.recordField(index, r, "writeLoc", INT32_MIN, INT32_MAX);
   }
   setInvalid(index: number): void {
     this.set(index, INVALID_WRITE_PLAN);
-  }
-  get words(): Uint32Array {
-    return this.u32;
-  }
-  get signedWords(): Int32Array {
-    return this.i32;
   }
 }
 
@@ -224,14 +249,7 @@ export class DecodePlanTable extends PlanTable<DecodePlanRecord> {
   constructor(bytes: Uint8Array) {
     super(bytes, DECODE_PLAN_BYTES, "DecodePlan");
   }
-  static allocate(rows: number): DecodePlanTable {
-    return new DecodePlanTable(new Uint8Array(rows * DECODE_PLAN_BYTES));
-  }
-  static fromRecords(records: readonly DecodePlanRecord[]): DecodePlanTable {
-    const t = DecodePlanTable.allocate(records.length);
-    records.forEach((r, i) => t.set(i, r));
-    return t;
-  }
+  static readonly ROW_BYTES = DECODE_PLAN_BYTES;
   row(index: number): DecodePlanRecord {
     this.checkRow(index);
     const w = index * 4;
@@ -249,15 +267,9 @@ export class DecodePlanTable extends PlanTable<DecodePlanRecord> {
   set(index: number, r: DecodePlanRecord): void {
     this.checkRow(index);
     const w = index * 4;
-    this.u32[w] = r.seqLen >>> 0;
-    this.i32[w + 1] = r.writeLoc | 0;
-    this.i32[w + 2] = r.readPage0 | 0;
-    this.i32[w + 3] = r.readPage1 | 0;
-  }
-  get words(): Uint32Array {
-    return this.u32;
-  }
-  get signedWords(): Int32Array {
-    return this.i32;
+    this.u32[w] = this.recordField(index, r, "seqLen", 0, U32_MAX);
+    this.i32[w + 1] = this.recordField(index, r, "writeLoc", INT32_MIN, INT32_MAX);
+    this.i32[w + 2] = this.recordField(index, r, "readPage0", INT32_MIN, INT32_MAX);
+    this.i32[w + 3] = this.recordField(index, r, "readPage1", INT32_MIN, INT32_MAX);
   }
 }

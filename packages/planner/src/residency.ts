@@ -5,12 +5,17 @@
  * pre-batch ring, then its writes land. Every ring read must return the committed value of its position
  * (invariant R1); the first violation is explained in words.
  *
+ * Memory is O(ring + window), not O(batches): what a later batch can read is the window of committed positions
+ * (`earliestFutureRead` on) and, for a radix resume, the last chunk of every completed SWA page; everything else
+ * is dropped, and the facts an explanation needs (which batch wrote or committed a position) live with the entry.
+ *
  * The write pad is injectable so the regression tests can replay the pre-fix planners.
  */
+import { SlotResolver } from "./addressing.js";
+import { planDecode } from "./decode.js";
 import { PlannerError } from "./errors.js";
 import { requireInteger, validateRing } from "./inputs.js";
 import { padForFormula, windowSize, type PadFormula } from "./pad.js";
-import { planDecode } from "./decode.js";
 import { planPrefill } from "./prefill.js";
 import { SeededRandom } from "./random.js";
 
@@ -28,14 +33,22 @@ export interface ResidencyConfig {
 interface SlotContent {
   position: number;
   version: number;
+  writtenBy: string;
+  /** The writing batch committed the position (false: a rejected draft). */
+  committed: boolean;
 }
 
-interface BatchRecord {
-  step: number;
-  description: string;
-  prefix: number;
-  /** positions the batch's plan wrote to the ring (to say whether a lost position was ever written) */
-  writtenPositions: Set<number>;
+interface CommitInfo {
+  version: number;
+  by: string;
+  /** The committing batch's plan wrote the position to the ring. */
+  wroteIt: boolean;
+}
+
+/** A completed SWA page's last chunk, kept for radix resumes (paged c4). Absent from the map: all valid. */
+interface FrozenTail {
+  slots: Array<[number, SlotContent | undefined]>;
+  commits: Array<[number, CommitInfo]>;
 }
 
 export type ViolationKind = "stale-read" | "never-written" | "in-batch-collision";
@@ -59,6 +72,18 @@ export interface ResidencyViolation {
   message: string;
 }
 
+/** Violations kept in full (the count goes on): enough to explain a run without growing with it. */
+export const KEPT_VIOLATIONS = 1000;
+
+/** Version of a position restored from a frozen page tail that was intact: slot and commit agree. */
+const RESTORED_VERSION = -1;
+
+/** Slot a compression reads for window element `e` (the kernels' rule, §9). */
+export function compressReadSlot(cr: number, e: number, readPage0: number, readPage1: number): number {
+  if (cr === 4) return e < 4 ? readPage0 * 4 + e : readPage1 * 4 + (e - 4);
+  return readPage1 * cr + e;
+}
+
 /** Stepwise simulator over one request (pool index 0, identity token maps). */
 export class RingResidencySimulator {
   readonly compressRatio: number;
@@ -71,10 +96,16 @@ export class RingResidencySimulator {
   prefix = 0;
   step = 0;
   verifies = 0;
+  /** The first KEPT_VIOLATIONS violations; `violationCount` counts them all. */
   readonly violations: ResidencyViolation[] = [];
+  violationCount = 0;
+  private readonly paged: boolean;
+  private readonly resolver: SlotResolver;
   private readonly slots = new Map<number, SlotContent>();
-  private readonly commitVersion = new Map<number, number>();
-  private readonly batches: BatchRecord[] = [];
+  private readonly commits = new Map<number, CommitInfo>();
+  /** Paged c4: completed pages whose tail is not intact (by page index), and the first page not yet frozen. */
+  private readonly frozenTails = new Map<number, FrozenTail>();
+  private frozenPages = 0;
 
   constructor(config: ResidencyConfig) {
     validateRing(config);
@@ -82,11 +113,15 @@ export class RingResidencySimulator {
     this.ringSize = config.ringSize;
     this.swaPageSize = config.swaPageSize;
     this.useReqRing = config.useReqRing ?? false;
+    this.paged = this.compressRatio === 4 && !this.useReqRing;
     this.window = windowSize(config.compressRatio);
     this.writePad =
       config.writePad !== undefined
         ? requireInteger("writePad", config.writePad, 0, 0x7fffffff)
         : padForFormula(config.padFormula ?? "derived", config.compressRatio, config.ringSize);
+    this.resolver = new SlotResolver(this.compressRatio, this.ringSize, this.swaPageSize, this.useReqRing, {
+      reqToToken: { identity: { tokensPerReq: 0x7fffffff } },
+    });
   }
 
   private ringOptions() {
@@ -98,6 +133,10 @@ export class RingResidencySimulator {
       reqPoolIndices: [0],
       reqToToken: { identity: { tokensPerReq: 0x7fffffff } },
     };
+  }
+
+  get firstViolation(): ResidencyViolation | null {
+    return this.violations[0] ?? null;
   }
 
   /** A plain prefill or chunk of `tokens` tokens, all committed. */
@@ -119,25 +158,19 @@ export class RingResidencySimulator {
     const step = ++this.step;
     const p = this.prefix;
     const seqLen = p + 1;
-    const record: BatchRecord = {
-      step,
-      description: `decode at position ${p}`,
-      prefix: p,
-      writtenPositions: new Set([p]),
-    };
-    this.batches.push(record);
+    const description = `decode at position ${p}`;
     const plan = planDecode({ ...this.ringOptions(), seqLens: [seqLen] }).row(0);
-    this.slots.set(plan.writeLoc, { position: p, version: step });
-    this.commitVersion.set(p, step);
+    this.slots.set(plan.writeLoc, { position: p, version: step, writtenBy: description, committed: true });
+    this.commits.set(p, { version: step, by: description, wroteIt: true });
     if (seqLen % this.compressRatio === 0) {
       const q = seqLen - 1;
       for (let e = 0; e < this.window; e++) {
         const x = q - this.window + 1 + e;
         if (x < 0) continue; // c4's overlap half is masked at q == 3
-        this.checkRead(record, q, x, this.readSlot(e, plan.readPage0, plan.readPage1));
+        this.checkRead(step, description, q, x, compressReadSlot(this.compressRatio, e, plan.readPage0, plan.readPage1));
       }
     }
-    this.prefix = seqLen;
+    this.advanceTo(seqLen);
   }
 
   /**
@@ -163,16 +196,42 @@ export class RingResidencySimulator {
         `must be a multiple of swaPageSize ${this.swaPageSize}`,
       );
     }
+    const page = prefix / this.swaPageSize;
+    // Pages from `page` on are rewritten by the resumed request: what they held is stale for it.
+    for (const slot of [...this.slots.keys()]) {
+      if (Math.trunc(slot / this.ringSize) >= page) this.slots.delete(slot);
+    }
+    for (const x of [...this.commits.keys()]) if (x >= prefix) this.commits.delete(x);
+    if (page >= 1 && page - 1 < this.frozenPages) this.thaw(page - 1);
+    for (const m of [...this.frozenTails.keys()]) if (m >= page - 1) this.frozenTails.delete(m);
+    this.frozenPages = Math.min(this.frozenPages, Math.max(page - 1, 0));
     this.prefix = prefix;
   }
 
   get clean(): boolean {
-    return this.violations.length === 0;
+    return this.violationCount === 0;
   }
 
-  private readSlot(e: number, readPage0: number, readPage1: number): number {
-    if (this.compressRatio === 4) return e < 4 ? readPage0 * 4 + e : readPage1 * 4 + (e - 4);
-    return readPage1 * this.compressRatio + e;
+  /** Entries held (slots, commits, frozen page tails): bounded by the ring and window, not by the batches run. */
+  retainedEntries(): number {
+    let frozen = 0;
+    for (const t of this.frozenTails.values()) frozen += t.slots.length + t.commits.length;
+    return this.slots.size + this.commits.size + frozen;
+  }
+
+  /** Validity of each position of [earliestFutureRead(prefix), prefix), the state the residency prover keeps. */
+  windowValidity(): boolean[] {
+    const cr = this.compressRatio;
+    const start = Math.floor(this.prefix / cr) * cr - (cr === 4 ? cr : 0);
+    const out: boolean[] = [];
+    for (let x = start; x < this.prefix; x++) out.push(x < 0 || this.holdsCommitted(x));
+    return out;
+  }
+
+  private holdsCommitted(x: number): boolean {
+    const need = this.commits.get(x);
+    const held = this.slots.get(this.resolver.slot(0, x));
+    return need !== undefined && held !== undefined && held.position === x && held.version === need.version;
   }
 
   private extend(tokens: number, accept: number, description: string): void {
@@ -185,8 +244,6 @@ export class RingResidencySimulator {
       extendLens: [tokens],
       writePadOverride: this.writePad,
     });
-    const record: BatchRecord = { step, description, prefix, writtenPositions: new Set() };
-    this.batches.push(record);
     // compress kernel first: it sees the pre-batch ring (§9.3)
     for (let i = 0; i < numCompress; i++) {
       const c = planC.row(i);
@@ -195,11 +252,12 @@ export class RingResidencySimulator {
         const x = q - this.window + 1 + e;
         if (x < 0) continue;
         // buffer_len == 0 rows keep (-1, batch) pages; they read nothing from the ring.
-        this.checkRead(record, q, x, this.readSlot(e, c.readPage0, c.readPage1));
+        this.checkRead(step, description, q, x, compressReadSlot(this.compressRatio, e, c.readPage0, c.readPage1));
       }
     }
     // then the write kernel
     const writtenSlots = new Map<number, number>();
+    const written = new Set<number>();
     for (let i = 0; i < numWrite; i++) {
       const w = planW.row(i);
       const p = prefix + w.raggedId;
@@ -219,58 +277,104 @@ export class RingResidencySimulator {
         });
       }
       writtenSlots.set(w.writeLoc, p);
-      this.slots.set(w.writeLoc, { position: p, version: step });
-      record.writtenPositions.add(p);
+      this.slots.set(w.writeLoc, { position: p, version: step, writtenBy: description, committed: p < prefix + accept });
+      written.add(p);
     }
-    for (let p = prefix; p < prefix + accept; p++) this.commitVersion.set(p, step);
-    this.prefix = prefix + accept;
+    for (let p = prefix; p < prefix + accept; p++) {
+      this.commits.set(p, { version: step, by: description, wroteIt: written.has(p) });
+    }
+    this.advanceTo(prefix + accept);
   }
 
-  private checkRead(record: BatchRecord, q: number, x: number, slot: number): void {
-    const needVersion = this.commitVersion.get(x);
+  /** Moves the prefix on and drops what no later batch can read. */
+  private advanceTo(prefix: number): void {
+    this.prefix = prefix;
+    const cr = this.compressRatio;
+    const start = Math.floor(prefix / cr) * cr - (cr === 4 ? cr : 0);
+    if (this.paged) {
+      while ((this.frozenPages + 1) * this.swaPageSize <= start) this.freeze(this.frozenPages++);
+    } else {
+      for (const x of this.commits.keys()) if (x < start) this.commits.delete(x);
+    }
+  }
+
+  /** Paged c4: page `m` is complete and out of the window; keep its tail (what a resume at its end reads). */
+  private freeze(m: number): void {
+    const sps = this.swaPageSize;
+    const tailStart = (m + 1) * sps - this.compressRatio;
+    let intact = true;
+    const tail: FrozenTail = { slots: [], commits: [] };
+    for (let x = tailStart; x < (m + 1) * sps; x++) {
+      const slot = this.resolver.slot(0, x);
+      tail.slots.push([slot, this.slots.get(slot)]);
+      const c = this.commits.get(x);
+      if (c !== undefined) tail.commits.push([x, c]);
+      if (!this.holdsCommitted(x)) intact = false;
+    }
+    if (!intact) this.frozenTails.set(m, tail);
+    for (let s = m * this.ringSize; s < (m + 1) * this.ringSize; s++) this.slots.delete(s);
+    for (let x = m * sps; x < (m + 1) * sps; x++) this.commits.delete(x);
+  }
+
+  /** Paged c4: a resume at the end of frozen page `m` reads its tail again. */
+  private thaw(m: number): void {
+    const tail = this.frozenTails.get(m);
+    const sps = this.swaPageSize;
+    if (tail === undefined) {
+      for (let x = (m + 1) * sps - this.compressRatio; x < (m + 1) * sps; x++) {
+        const by = `a batch before page ${m + 1}`;
+        this.slots.set(this.resolver.slot(0, x), { position: x, version: RESTORED_VERSION, writtenBy: by, committed: true });
+        this.commits.set(x, { version: RESTORED_VERSION, by, wroteIt: true });
+      }
+      return;
+    }
+    for (const [slot, content] of tail.slots) if (content !== undefined) this.slots.set(slot, content);
+    for (const [x, c] of tail.commits) this.commits.set(x, c);
+  }
+
+  private checkRead(step: number, batch: string, q: number, x: number, slot: number): void {
+    const need = this.commits.get(x);
     const held = this.slots.get(slot);
-    if (needVersion === undefined) {
+    if (need === undefined) {
       throw new PlannerError(
         "SIMULATION",
         "position",
         x,
-        `read at step ${record.step} of a position that was never committed (simulator bug)`,
+        `read at step ${step} of a position that was never committed (simulator bug)`,
       );
     }
-    if (held !== undefined && held.position === x && held.version === needVersion) return;
-    const committer = this.batches[needVersion - 1]!;
-    const committedBatchWroteIt = committer.writtenPositions.has(x);
+    if (held !== undefined && held.position === x && held.version === need.version) return;
     let found: ResidencyViolation["found"] = null;
     let what: string;
     if (held === undefined) {
       what = `slot ${slot} was never written`;
     } else {
-      const writer = this.batches[held.version - 1]!;
-      const heldCommitted = this.commitVersion.get(held.position);
-      const rejectedDraft = heldCommitted !== held.version;
-      found = { position: held.position, writtenAtStep: held.version, writtenBy: writer.description, rejectedDraft };
-      what = `slot ${slot} holds position ${held.position}${rejectedDraft ? " (a rejected draft)" : ""}, written by step ${held.version} (${writer.description})`;
+      const heldCommit = this.commits.get(held.position);
+      const rejectedDraft = heldCommit !== undefined ? heldCommit.version !== held.version : !held.committed;
+      found = { position: held.position, writtenAtStep: held.version, writtenBy: held.writtenBy, rejectedDraft };
+      what = `slot ${slot} holds position ${held.position}${rejectedDraft ? " (a rejected draft)" : ""}, written by step ${held.version} (${held.writtenBy})`;
     }
-    const why = committedBatchWroteIt
-      ? `it was written by step ${needVersion} (${committer.description}) and clobbered since`
-      : `step ${needVersion} (${committer.description}) committed it but its plan never wrote it to the ring`;
+    const why = need.wroteIt
+      ? `it was written by step ${need.version} (${need.by}) and clobbered since`
+      : `step ${need.version} (${need.by}) committed it but its plan never wrote it to the ring`;
     this.report({
-      kind: held === undefined || !committedBatchWroteIt ? "never-written" : "stale-read",
-      step: record.step,
-      batch: record.description,
+      kind: held === undefined || !need.wroteIt ? "never-written" : "stale-read",
+      step,
+      batch,
       compressAt: q,
       position: x,
       slot,
       found,
-      committedAtStep: needVersion,
-      committedBy: committer.description,
-      committedBatchWroteIt,
-      message: `step ${record.step} (${record.description}): the compression at position ${q} needs position ${x}, but ${what}; ${why}`,
+      committedAtStep: need.version,
+      committedBy: need.by,
+      committedBatchWroteIt: need.wroteIt,
+      message: `step ${step} (${batch}): the compression at position ${q} needs position ${x}, but ${what}; ${why}`,
     });
   }
 
   private report(v: ResidencyViolation): void {
-    this.violations.push(v);
+    this.violationCount++;
+    if (this.violations.length < KEPT_VIOLATIONS) this.violations.push(v);
   }
 }
 
@@ -299,37 +403,66 @@ export interface ResidencyReport {
   finalPrefix: number;
 }
 
+/**
+ * A random trajectory, run in slices so that a caller can show progress and stop it (Ctrl-C) between them:
+ * an initial prefill, then verifies with random accepts, plus chunks, decodes and resumes.
+ */
+export class ResidencyScenarioRun {
+  readonly total: number;
+  done = 0;
+  private readonly sim: RingResidencySimulator;
+  private readonly rng: SeededRandom;
+  private readonly mix: boolean;
+  private readonly paged: boolean;
+
+  constructor(private readonly s: ResidencyScenario) {
+    this.sim = new RingResidencySimulator(s);
+    requireInteger("draftTokens", s.draftTokens, 1, 65535);
+    this.total = requireInteger("steps", s.steps ?? 300, 0, 10_000_000);
+    this.rng = new SeededRandom(s.seed ?? 1);
+    this.mix = s.mixBatches ?? true;
+    this.paged = s.compressRatio === 4 && !s.useReqRing;
+    this.sim.prefill(s.initialPrefill ?? this.rng.int(1, 2 * s.swaPageSize));
+  }
+
+  /** Runs up to `batches` more batches; returns whether any are left. */
+  advance(batches: number): boolean {
+    const { sim, rng, s } = this;
+    const end = Math.min(this.total, this.done + batches);
+    for (; this.done < end; this.done++) {
+      const r = this.mix ? rng.next() : 1;
+      if (r < 0.05) {
+        sim.prefill(rng.int(1, 2 * sim.window + 3));
+      } else if (r < 0.1) {
+        sim.decode();
+      } else if (r < 0.12 && this.paged && sim.prefix >= s.swaPageSize) {
+        const k = rng.int(1, Math.floor(sim.prefix / s.swaPageSize));
+        sim.radixResume(k * s.swaPageSize);
+        sim.prefill(rng.int(1, 2 * sim.window + 3));
+      } else {
+        const d = s.adaptive ? rng.int(1, s.draftTokens) : s.draftTokens;
+        sim.verify(d, rng.int(1, d));
+      }
+      s.onStep?.(this.done + 1, this.total);
+    }
+    return this.done < this.total;
+  }
+
+  report(): ResidencyReport {
+    return {
+      steps: this.sim.step,
+      verifies: this.sim.verifies,
+      violations: this.sim.violationCount,
+      firstViolation: this.sim.firstViolation,
+      writePad: this.sim.writePad,
+      finalPrefix: this.sim.prefix,
+    };
+  }
+}
+
 /** Random trajectory: initial prefill, then verifies with random accepts, plus chunks, decodes and resumes. */
 export function runResidencyScenario(s: ResidencyScenario): ResidencyReport {
-  const sim = new RingResidencySimulator(s);
-  requireInteger("draftTokens", s.draftTokens, 1, 65535);
-  const steps = requireInteger("steps", s.steps ?? 300, 0, 10_000_000);
-  const rng = new SeededRandom(s.seed ?? 1);
-  const mix = s.mixBatches ?? true;
-  const paged = s.compressRatio === 4 && !s.useReqRing;
-  sim.prefill(s.initialPrefill ?? rng.int(1, 2 * s.swaPageSize));
-  for (let i = 0; i < steps; i++) {
-    const r = mix ? rng.next() : 1;
-    if (r < 0.05) {
-      sim.prefill(rng.int(1, 2 * sim.window + 3));
-    } else if (r < 0.1) {
-      sim.decode();
-    } else if (r < 0.12 && paged && sim.prefix >= s.swaPageSize) {
-      const k = rng.int(1, Math.floor(sim.prefix / s.swaPageSize));
-      sim.radixResume(k * s.swaPageSize);
-      sim.prefill(rng.int(1, 2 * sim.window + 3));
-    } else {
-      const d = s.adaptive ? rng.int(1, s.draftTokens) : s.draftTokens;
-      sim.verify(d, rng.int(1, d));
-    }
-    s.onStep?.(i + 1, steps);
-  }
-  return {
-    steps: sim.step,
-    verifies: sim.verifies,
-    violations: sim.violations.length,
-    firstViolation: sim.violations[0] ?? null,
-    writePad: sim.writePad,
-    finalPrefix: sim.prefix,
-  };
+  const run = new ResidencyScenarioRun(s);
+  run.advance(run.total);
+  return run.report();
 }

@@ -1,2 +1,47 @@
 // Test helpers for this package and the packages above it; not for production code.
-export {};
+import type { PrefillPlanOptions } from "./prefill.js";
+
+/**
+ * Worked example 8: a CUDA-graph bucket tail on the device path (c4 R8, extends [1, 2] in a 4-row bucket). The
+ * planner's worked examples and the CLI's `plan` tests read the same case.
+ */
+export const CUDA_GRAPH_TAIL_OPTIONS: Readonly<PrefillPlanOptions> = Object.freeze({
+  compressRatio: 4,
+  ringSize: 8,
+  swaPageSize: 256,
+  seqLens: [1, 3],
+  extendLens: [1, 2],
+  numQTokens: 4,
+  path: "device",
+});
+
+/** Upstream's ragged-extend regression batches (c128 R128, prefix 0, device path): extends per request. */
+export const RAGGED_EXTEND_PATTERNS: readonly (readonly number[])[] = Object.freeze([
+  [...Array<number>(72).fill(4), ...Array<number>(24).fill(3)],
+  [...Array<number>(104).fill(3), ...Array<number>(24).fill(2)],
+  Array<number>(96).fill(4),
+  [...Array<number>(30).fill(4), 3],
+  [...Array<number>(1023).fill(4), 3],
+  [...Array<number>(31).fill(4), 0],
+]);
+
+/** Options of one ragged batch of `RAGGED_EXTEND_PATTERNS` (every request starts at position 0). */
+export function raggedExtendOptions(extendLens: readonly number[]): PrefillPlanOptions {
+  return {
+    compressRatio: 128,
+    ringSize: 128,
+    swaPageSize: 256,
+    seqLens: [...extendLens],
+    extendLens: [...extendLens],
+    numQTokens: extendLens.reduce((a, b) => a + b, 0),
+    path: "device",
+  };
+}
+
+/** The seed of a seeded test: `DSV4KV_TEST_SEED` when set (a decimal integer), else `fallback`. */
+export function testSeed(fallback: number): number {
+  const raw = process.env.DSV4KV_TEST_SEED;
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new Error(`DSV4KV_TEST_SEED must be a decimal integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}

@@ -57,3 +57,13 @@ export function referenceStage0(
   });
   return { c, w };
 }
+
+/** What `fn` throws (undefined when it returns). */
+export function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}

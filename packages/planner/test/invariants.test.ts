@@ -1,8 +1,8 @@
 // §12 invariants as property tests over random batches.
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { SlotResolver } from "../src/internal.js";
 import {
-  SlotResolver,
   earliestFutureRead,
   planPrefill,
   planPrefillStage0,
@@ -11,7 +11,11 @@ import {
   windowSize,
   type PrefillPlanOptions,
 } from "../src/index.js";
+import { testSeed } from "../src/testing.js";
 import { referenceStage0 } from "./helpers.js";
+
+// Fixed seed (DSV4KV_TEST_SEED overrides); fast-check prints the seed and counterexample on failure.
+const SEED = testSeed(20260311);
 
 const NUM_RUNS = 300;
 
@@ -80,7 +84,7 @@ describe("§12 invariants (property tests)", () => {
         );
         expect(plan.planW.records().map((r) => [r.raggedId, r.writeLoc])).toEqual(ref.w);
       }),
-      { numRuns: NUM_RUNS },
+      { numRuns: NUM_RUNS, seed: SEED },
     );
   });
 
@@ -109,7 +113,7 @@ describe("§12 invariants (property tests)", () => {
         expect(host.planC.rowCount).toBe(host.numCompress);
         expect(host.planW.rowCount).toBe(host.numWrite);
       }),
-      { numRuns: NUM_RUNS },
+      { numRuns: NUM_RUNS, seed: SEED },
     );
   });
 
@@ -124,11 +128,9 @@ describe("§12 invariants (property tests)", () => {
         const rids = o.reqPoolIndices as number[];
         const window = windowSize(cr);
         const numQ = ext.reduce((a, b) => a + b, 0);
-        let base = 0;
-        const bases = ext.map((e) => ((base += e), base - e));
+        const bases = ext.map((_, b) => ext.slice(0, b).reduce((a, e) => a + e, 0));
         const batchOf = (ragged: number) => bases.findLastIndex((b0) => b0 <= ragged);
-        let expectedEvents = 0;
-        seq.forEach((s, b) => (expectedEvents += Math.floor(s / cr) - Math.floor((s - ext[b]!) / cr)));
+        const expectedEvents = seq.reduce((a, s, b) => a + Math.floor(s / cr) - Math.floor((s - ext[b]!) / cr), 0);
         expect(plan.numCompress).toBe(expectedEvents);
         for (const c of plan.planC.validRecords()) {
           expect(c.raggedId).toBeLessThan(numQ);
@@ -156,7 +158,7 @@ describe("§12 invariants (property tests)", () => {
         // rids are distinct and rings disjoint, so write slots never collide within a batch
         expect(locs.size).toBe(plan.numWrite);
       }),
-      { numRuns: NUM_RUNS },
+      { numRuns: NUM_RUNS, seed: SEED },
     );
   });
 
@@ -179,7 +181,7 @@ describe("§12 invariants (property tests)", () => {
         )
           expect(written.size).toBeLessThan(e);
       }),
-      { numRuns: NUM_RUNS },
+      { numRuns: NUM_RUNS, seed: SEED },
     );
   });
 
@@ -214,7 +216,7 @@ describe("§12 invariants (property tests)", () => {
           expect(got).toEqual(want);
         },
       ),
-      { numRuns: NUM_RUNS },
+      { numRuns: NUM_RUNS, seed: SEED },
     );
   });
 
@@ -238,7 +240,7 @@ describe("§12 invariants (property tests)", () => {
           });
         },
       ),
-      { numRuns: NUM_RUNS },
+      { numRuns: NUM_RUNS, seed: SEED },
     );
   });
 

@@ -1,6 +1,7 @@
 // Upstream's regression tests (spec §11), ported, and replayed with the pre-fix pads to show they catch the bug.
 import { describe, expect, test } from "vitest";
 import { padForFormula, planPrefill, writePad, windowSize, type PadFormula } from "../src/index.js";
+import { RAGGED_EXTEND_PATTERNS, raggedExtendOptions } from "../src/testing.js";
 import { range } from "./helpers.js";
 
 const RINGS = [
@@ -158,25 +159,10 @@ describe("§11.2 test_dsv4_compress_write_pad", () => {
 
 describe("§11.3 other regressions", () => {
   test("ragged extends on the device path: every ragged row written exactly once (c128 R128, prefix 0)", () => {
-    const patterns = [
-      [...Array(72).fill(4), ...Array(24).fill(3)],
-      [...Array(104).fill(3), ...Array(24).fill(2)],
-      Array(96).fill(4),
-      [...Array(30).fill(4), 3],
-      [...Array(1023).fill(4), 3],
-      [...Array(31).fill(4), 0],
-    ];
-    for (const ext of patterns) {
-      const numQ = ext.reduce((a, b) => a + b, 0);
-      const plan = planPrefill({
-        compressRatio: 128,
-        ringSize: 128,
-        swaPageSize: 256,
-        seqLens: ext,
-        extendLens: ext,
-        numQTokens: numQ,
-        path: "device",
-      });
+    for (const ext of RAGGED_EXTEND_PATTERNS) {
+      const options = raggedExtendOptions(ext);
+      const numQ = options.numQTokens!;
+      const plan = planPrefill(options);
       const ids = plan.planW
         .validRecords()
         .map((w) => w.raggedId)

@@ -9,9 +9,9 @@ import {
   planDecodeLegacy,
   planPrefill,
   planPrefillLegacy,
-  normalizePrefillOptions,
   type PrefillPlanOptions,
 } from "../src/index.js";
+import { normalizePrefillOptions } from "../src/internal.js";
 
 const base: PrefillPlanOptions = { compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [518], extendLens: [6] };
 

@@ -11,6 +11,7 @@ import {
   planPrefillLegacy,
   planPrefillStage0,
 } from "../src/index.js";
+import { CUDA_GRAPH_TAIL_OPTIONS } from "../src/testing.js";
 import { cTuples, hexOfRow, range, wTuples } from "./helpers.js";
 
 const c4 = { compressRatio: 4, ringSize: 16, swaPageSize: 256 } as const;
@@ -109,15 +110,7 @@ describe("§13 worked examples", () => {
   });
 
   test("Ex 8: CUDA-graph bucket tail on the device path (general path), and the host path refuses", () => {
-    const c4r8 = planPrefill({
-      compressRatio: 4,
-      ringSize: 8,
-      swaPageSize: 256,
-      seqLens: [1, 3],
-      extendLens: [1, 2],
-      numQTokens: 4,
-      path: "device",
-    });
+    const c4r8 = planPrefill(CUDA_GRAPH_TAIL_OPTIONS);
     expect(c4r8.devicePath).toBe("general");
     expect(c4r8.planC.rowCount).toBe(4);
     expect(c4r8.planC.validCount()).toBe(0);
@@ -127,45 +120,22 @@ describe("§13 worked examples", () => {
       { raggedId: 2, writeLoc: 66 },
       { raggedId: 0xffffffff, writeLoc: -1 },
     ]);
-    const stage0 = planPrefillStage0({
-      compressRatio: 4,
-      ringSize: 8,
-      swaPageSize: 256,
-      seqLens: [1, 3],
-      extendLens: [1, 2],
-      numQTokens: 4,
-      path: "device",
-    });
+    const stage0 = planPrefillStage0(CUDA_GRAPH_TAIL_OPTIONS);
     expect(stage0.planW.validRecords().map((w) => [w.raggedId, w.writeLoc])).toEqual([
       [0, 1],
       [65537, 2],
       [65538, 3],
     ]);
-    const c128r128 = planPrefill({
-      compressRatio: 128,
-      ringSize: 128,
-      swaPageSize: 256,
-      seqLens: [1, 3],
-      extendLens: [1, 2],
-      numQTokens: 4,
-      path: "device",
-    });
+    const c128r128 = planPrefill({ ...CUDA_GRAPH_TAIL_OPTIONS, compressRatio: 128, ringSize: 128 });
     expect(wTuples(c128r128.planW)).toEqual([
       [0, 0],
       [1, 129],
       [2, 130],
     ]);
     expect(hexOfRow(c128r128.planW, 3, 8)).toBe("ff ff ff ff ff ff ff ff");
-    expect(() =>
-      planPrefill({
-        compressRatio: 4,
-        ringSize: 8,
-        swaPageSize: 256,
-        seqLens: [1, 3],
-        extendLens: [1, 2],
-        numQTokens: 4,
-      }),
-    ).toThrow(expect.objectContaining({ code: "EXTEND_SUM", field: "numQTokens", value: 4 }));
+    expect(() => planPrefill({ ...CUDA_GRAPH_TAIL_OPTIONS, path: "host" })).toThrow(
+      expect.objectContaining({ code: "EXTEND_SUM", field: "numQTokens", value: 4 }),
+    );
   });
 
   test("Ex 9: c4 R16 prefix 254 D10 crossing an SWA page, paged and request ring", () => {

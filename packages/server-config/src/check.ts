@@ -3,6 +3,7 @@
  * checker on the resolved rings, and advise a ring when the draft count exceeds one. Every error and warning is
  * collected into one report (what `dsv4-kv check` prints).
  */
+import type { ErrorCode } from "@dsv4-kv/errors";
 import {
   GIB,
   MemoryPoolCapacityErrors,
@@ -16,8 +17,10 @@ import {
   type SizingResult,
 } from "@dsv4-kv/memory-pool";
 import { PlannerError, runResidencyScenario } from "@dsv4-kv/planner";
+import { requireBudget } from "./budget.js";
 import type { ModelPreset } from "./presets.js";
-import { resolveServerConfig, type ConfigIssue, type ConfigNote, type DerivedValues } from "./resolve.js";
+import { resolveServerConfig, ringDraftIssue, type ConfigNote, type DerivedValues } from "./resolve.js";
+import { type ConfigIssue, type RuleId, makeIssue } from "./rules.js";
 import type { ServerArgs } from "./schema.js";
 
 /** The KV budget per worker: given in bytes, or from device memory (§6.1). */
@@ -64,6 +67,11 @@ export interface CheckOptions {
   /** Batches per residency run (default 300). */
   residencySteps?: number;
   residencySeed?: number;
+  /**
+   * How a refused budget input is named: the CLI passes `flagName` so that `--weights-gib` is named as typed.
+   * Default: the camelCase field (`weightsGiB`).
+   */
+  fieldName?: (field: string) => string;
 }
 
 export interface CheckReport {
@@ -89,6 +97,7 @@ export function checkServerConfig(
   budgetInput: BudgetInput,
   options: CheckOptions = {},
 ): CheckReport {
+  requireBudget(budgetInput, args.memFractionStatic, options.fieldName ?? ((field) => field));
   const resolved = resolveServerConfig(args, model);
   const { derived, notes } = resolved;
   const issues: ConfigIssue[] = [...resolved.issues];
@@ -132,9 +141,9 @@ export function checkServerConfig(
       budget.restGiB = b.restGiB;
       budget.availableBytes = b.availableBytes;
     } catch (e) {
-      if (!(e instanceof MemoryPoolError)) throw e;
+      if (!MemoryPoolError.isInstance(e) || e.code !== "NO_MEMORY") throw e;
       budget.restGiB = postFreeGiB - preFreeGiB * (1 - memFractionStatic);
-      issues.push({ rule: "V-M1", severity: "error", field: e.field, value: e.value, message: e.message });
+      issues.push(noMemoryIssue(e as MemoryPoolError));
     }
   }
 
@@ -143,28 +152,38 @@ export function checkServerConfig(
   if (budget.availableBytes != null) {
     try {
       sizing = sizeKvCache({ ...resolved.sizing, mode: sizingMode }, budget.availableBytes);
-      for (const w of sizing.warnings)
-        issues.push({ rule: "V-W1", severity: "warning", field: "maxRunningRequests", value: null, message: w });
+      for (const text of sizing.warnings) {
+        const field = "maxRunningRequests";
+        issues.push(
+          makeIssue({ rule: "V-W1", severity: "warning", code: "CAPACITY_WARNING", field, value: null, text }),
+        );
+      }
       if (sizing.unusedBytes < 0) {
-        issues.push({
-          rule: "V-W1",
-          severity: "warning",
-          field: "sizing",
-          value: sizing.unusedBytes,
-          message: `the pools allocate ${fmtBytes(-sizing.unusedBytes)} more than the KV budget (upstream's estimate misses page padding and the draft pool); it comes out of the (1 − mem_fraction_static) slack. Use --sizing exact to size what is allocated.`,
-        });
+        const overBytes = -sizing.unusedBytes;
+        issues.push(
+          makeIssue({
+            rule: "V-W1",
+            severity: "warning",
+            code: "CAPACITY_WARNING",
+            field: "sizing",
+            value: sizing.unusedBytes,
+            text:
+              `the pools allocate ${fmtBytes(overBytes)} more than the KV budget (upstream's estimate misses page ` +
+              "padding and the draft pool); it comes out of the (1 − mem_fraction_static) slack. Use --sizing exact " +
+              "to size what is allocated.",
+            params: { overBytes },
+          }),
+        );
       }
     } catch (e) {
-      const errors = e instanceof MemoryPoolCapacityErrors ? e.errors : e instanceof MemoryPoolError ? [e] : null;
+      const errors = MemoryPoolCapacityErrors.isInstance(e)
+        ? (e as MemoryPoolCapacityErrors).errors
+        : MemoryPoolError.isInstance(e)
+          ? [e as MemoryPoolError]
+          : null;
       if (!errors) throw e;
-      for (const err of errors)
-        issues.push({
-          rule: ruleOf(err),
-          severity: "error",
-          field: err.field,
-          value: err.value,
-          message: withFraction(err, memFractionStatic, budgetInput.kind),
-        });
+      const fraction = budgetInput.kind === "gpu" ? memFractionStatic : null;
+      for (const err of errors) issues.push(sizingIssue(err, fraction));
     }
   }
 
@@ -194,32 +213,30 @@ export function checkServerConfig(
               };
             });
     for (const issue of exceeds) {
-      const a = advice.find((x) => issue.message.includes(`c${x.ratio} compress`));
+      const a = advice.find((x) => x.ratio === issue.params.ratio);
       if (!a) continue;
-      if (a.ringSize == null) issue.message += `. Advisor: ${a.reason}`;
-      else {
-        const cost =
-          a.stateBytesAdvised != null &&
-          a.stateBytesCurrent != null &&
-          a.capacityTokensAdvised != null &&
-          a.capacityTokensCurrent != null
-            ? `: c${a.ratio} state ${fmtBytes(a.stateBytesCurrent)} → ${fmtBytes(a.stateBytesAdvised)}, capacity ${a.capacityTokensCurrent.toLocaleString("en-US")} → ${a.capacityTokensAdvised.toLocaleString("en-US")} tokens`
-            : "";
-        issue.message += `. Advisor: a c${a.ratio} ring of ${a.ringSize} (write pad ${a.writePad}) would serve ${a.draftTokens} draft tokens${cost} (upstream has no ring-size option)`;
-      }
+      const withAdvice = ringDraftIssue({ ...(issue.params as { adaptive: boolean }), advice: adviceText(a) });
+      issues[issues.indexOf(issue)] = withAdvice;
     }
   }
 
   const residency = runResidency(derived, options);
   for (const r of residency) {
     if (r.violations > 0) {
-      issues.push({
-        rule: "R1",
-        severity: "error",
-        field: "speculativeNumDraftTokens",
-        value: r.draftTokens,
-        message: `residency check: c${r.ratio} ring ${r.ringSize} with ${r.draftTokens} draft tokens loses committed positions (${r.violations} violations in ${r.steps} batches); first: ${r.firstViolation}`,
-      });
+      const { ratio, ringSize, draftTokens, violations, steps } = r;
+      issues.push(
+        makeIssue({
+          rule: "R1",
+          severity: "error",
+          code: "RESIDENCY",
+          field: "speculativeNumDraftTokens",
+          value: draftTokens,
+          text:
+            `residency check: c${ratio} ring ${ringSize} with ${draftTokens} draft tokens loses committed positions ` +
+            `(${violations} violations in ${steps} batches); first: ${r.firstViolation}`,
+          params: { ratio, ringSize, draftTokens, violations, steps },
+        }),
+      );
     }
   }
 
@@ -286,32 +303,96 @@ function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyC
         skipped: null,
       });
     } catch (e) {
-      if (!(e instanceof PlannerError)) throw e;
+      if (!PlannerError.isInstance(e)) throw e;
       out.push({ ...base, skipped: `the planner refuses this ring: ${e.message}` });
     }
   }
   return out;
 }
 
-function ruleOf(e: MemoryPoolError): string {
+/** The advisor's words for a V-S8 issue: the ring that would serve the draft count, and its cost. */
+function adviceText(a: RingAdvice): string {
+  if (a.ringSize == null) return a.reason ?? "";
+  const cost =
+    a.stateBytesAdvised != null &&
+    a.stateBytesCurrent != null &&
+    a.capacityTokensAdvised != null &&
+    a.capacityTokensCurrent != null
+      ? `: c${a.ratio} state ${fmtBytes(a.stateBytesCurrent)} → ${fmtBytes(a.stateBytesAdvised)}, capacity ` +
+        `${a.capacityTokensCurrent.toLocaleString("en-US")} → ${a.capacityTokensAdvised.toLocaleString("en-US")} tokens`
+      : "";
+  return (
+    `a c${a.ratio} ring of ${a.ringSize} (write pad ${a.writePad}) would serve ${a.draftTokens} draft tokens${cost} ` +
+    "(upstream has no ring-size option)"
+  );
+}
+
+/** V-M1 in upstream's words, from the memory pool's NO_MEMORY params. */
+function noMemoryIssue(e: MemoryPoolError): ConfigIssue {
+  const p = e.params as Record<string, number>;
+  const gib = (v: number) => `${Number(v.toFixed(4))} GiB`;
+  const fraction = p.memFractionStatic!;
+  const raise =
+    e.params.weightsExceedDevice === true
+      ? "The weights alone exceed the device memory: no --mem-fraction-static can fit them; shard the weights " +
+        "(more tensor/pipeline parallel ranks) or use a larger device."
+      : `Raise --mem-fraction-static above ${p.minimumViableFractionRoundedUp} (minimum viable = 1 − available/pre = ` +
+        `1 − ${gib(p.postFreeGiB!)}/${gib(p.preFreeGiB!)} = ${p.minimumViableFraction!.toFixed(5)}).`;
+  const text =
+    `Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=${fraction} (rest = ` +
+    `${gib(p.postFreeGiB!)} − ${gib(p.preFreeGiB!)}·(1 − ${fraction}) = ${p.restGiB!.toFixed(2)} GiB). ${raise} ` +
+    "If using speculative decoding, draft weights are now counted.";
+  return makeIssue({
+    rule: "V-M1",
+    severity: "error",
+    code: "NO_MEMORY",
+    field: e.field,
+    value: e.value,
+    text,
+    params: { ...e.params },
+  });
+}
+
+/** A sizing error as a start-up issue: the rule from the code and params, upstream's words for V-M2 and V-P4. */
+function sizingIssue(e: MemoryPoolError, memFractionStatic: number | null): ConfigIssue {
+  const rule = ruleOf(e);
+  const params = { ...e.params };
+  let text = e.message;
+  if (rule === "V-M2") {
+    const current = memFractionStatic === null ? "" : ` Current value: mem_fraction_static=${memFractionStatic}`;
+    text = `Not enough memory. Please try to increase --mem-fraction-static.${current}`;
+  } else if (rule === "V-P4") {
+    const p = e.params as Record<string, number>;
+    text =
+      `SWA pool (${p.swaTokens} tokens) cannot hold even one request: the prefill admission floor is ` +
+      `sliding_window_size (${p.slidingWindow}) + page_size (${p.pageSize}). Need at least ${p.minimumSwaTokens} SWA ` +
+      `tokens: increase --swa-full-tokens-ratio (now ${p.swaFullTokensRatio}) or the total KV budget.`;
+  }
+  return makeIssue({
+    rule,
+    severity: "error",
+    code: e.code as ErrorCode,
+    field: e.field,
+    value: e.value,
+    text,
+    params,
+  });
+}
+
+function ruleOf(e: MemoryPoolError): RuleId {
   switch (e.code) {
     case "SWA_FLOOR":
       return "V-P4";
     case "NOT_ENOUGH_MEMORY":
       return "V-M2";
     case "PAGE_SIZE":
-      return e.message.includes("must be 256") ? "V-P3" : "V-P2";
+      // compositePool requires exactly 256 (params.required); sizeKvCache a multiple of 128 (params.multipleOf).
+      return e.params.required === 256 ? "V-P3" : "V-P2";
     case "HISPARSE_RATIO":
       return "V-H1";
     default:
       return "V-K1";
   }
-}
-
-function withFraction(e: MemoryPoolError, memFractionStatic: number, kind: BudgetInput["kind"]): string {
-  return e.code === "NOT_ENOUGH_MEMORY" && kind === "gpu"
-    ? `${e.message} Current value: mem_fraction_static=${memFractionStatic}`
-    : e.message;
 }
 
 export function fmtBytes(bytes: number): string {

@@ -14,11 +14,13 @@ export {
   camelCaseKey,
   normalizeArgKeys,
   parseServerArgs,
+  flagName,
   type ParseArgsResult,
+  type ParseServerArgsOptions,
 } from "./schema.js";
+export { ServerConfigError } from "./errors.js";
+export { type RuleId, type RuleInfo, type Severity, type ConfigIssue, RULES } from "./rules.js";
 export {
-  type RuleId,
-  type ConfigIssue,
   type ConfigNote,
   type DerivedValues,
   type ResolvedServerConfig,

@@ -3,6 +3,7 @@
  * and configurator validation rules of §8. Every problem is collected as a `ConfigIssue`; nothing throws for a
  * bad configuration.
  */
+import type { ErrorCode } from "@dsv4-kv/errors";
 import {
   MemoryPoolError,
   compressStateRingSize,
@@ -12,20 +13,8 @@ import {
   type SizingConfig,
 } from "@dsv4-kv/memory-pool";
 import type { ModelPreset } from "./presets.js";
+import { type ConfigIssue, type RuleRaising, makeIssue } from "./rules.js";
 import { SPECULATIVE_ALGORITHMS_ACCEPTED, type ServerArgs } from "./schema.js";
-
-export type RuleId = string;
-
-export interface ConfigIssue {
-  /** The rule of spec §8 (V-A1 …) that raised it. */
-  rule: RuleId;
-  severity: "error" | "warning";
-  /** The argument or value at fault (camelCase). */
-  field: string;
-  value: unknown;
-  /** What is wrong, the values, and what to change. */
-  message: string;
-}
 
 export interface ConfigNote {
   field: string;
@@ -90,10 +79,23 @@ const STATE_DTYPES: Record<string, 4 | 2> = { float32: 4, fp32: 4, bfloat16: 2, 
 export function resolveServerConfig(args: ServerArgs, model: ModelPreset): ResolvedServerConfig {
   const notes: ConfigNote[] = [];
   const issues: ConfigIssue[] = [];
-  const error = (rule: string, field: string, value: unknown, message: string) =>
-    issues.push({ rule, severity: "error", field, value, message });
-  const warn = (rule: string, field: string, value: unknown, message: string) =>
-    issues.push({ rule, severity: "warning", field, value, message });
+  type Params = Record<string, unknown>;
+  const error = (
+    rule: RuleRaising<"error">,
+    code: ErrorCode,
+    field: string,
+    value: unknown,
+    text: string,
+    params?: Params,
+  ) => issues.push(makeIssue({ rule, severity: "error", code, field, value, text, params }));
+  const warn = (
+    rule: RuleRaising<"warning">,
+    code: ErrorCode,
+    field: string,
+    value: unknown,
+    text: string,
+    params?: Params,
+  ) => issues.push(makeIssue({ rule, severity: "warning", code, field, value, text, params }));
   const arch = "DeepseekV4ForCausalLM";
 
   // --- Model overrides (run before the speculative hook upstream) ---
@@ -159,9 +161,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   } else if (kvCacheDtype !== "fp8_e4m3") {
     error(
       "V-A3",
+      "UNSUPPORTED_ARGUMENT",
       "kvCacheDtype",
       kvCacheDtype,
       `--kv-cache-dtype ${kvCacheDtype} is not supported for ${arch}: the DSV4 pools store fp8_e4m3 KV; use --kv-cache-dtype fp8_e4m3 (or auto)`,
+      { kvCacheDtype, supported: ["fp8_e4m3", "auto"] },
     );
   }
   const contextLen = args.contextLength ?? model.contextLen;
@@ -171,9 +175,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   if (stateDtypeBytes === undefined) {
     error(
       "V-D1",
+      "STATE_DTYPE",
       "compressStateDtype",
       args.compressStateDtype,
       `Unsupported SGLANG_DSV4_COMPRESS_STATE_DTYPE=${args.compressStateDtype}. Expected one of: float32, fp32, bfloat16, bf16.`,
+      { compressStateDtype: args.compressStateDtype, allowed: Object.keys(STATE_DTYPES) },
     );
   }
   let onlineC128 = args.onlineCompress;
@@ -190,9 +196,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   if (onlineC128 && stateDtypeBytes === 2) {
     error(
       "V-D1",
+      "STATE_DTYPE",
       "compressStateDtype",
       args.compressStateDtype,
       "bf16 is not supported when SGLANG_OPT_USE_ONLINE_COMPRESS=1; online c128 state must stay float32 (use --compress-state-dtype float32 or turn online compress off)",
+      { compressStateDtype: args.compressStateDtype, onlineCompress: true },
     );
   }
 
@@ -212,9 +220,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
           : "use --speculative-algorithm EAGLE or DSPARK, or drop speculative decoding";
       error(
         "V-A1",
+        "UNSUPPORTED_ARGUMENT",
         "speculativeAlgorithm",
         rawAlgorithm,
         `Only EAGLE (and DSPARK) speculative algorithms are supported for ${arch} (got --speculative-algorithm ${rawAlgorithm}); ${hint}`,
+        { speculativeAlgorithm: rawAlgorithm, supported: [...SPECULATIVE_ALGORITHMS_ACCEPTED] },
       );
     } else algorithm = rawAlgorithm as "EAGLE" | "DSPARK";
   } else {
@@ -225,7 +235,13 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       "speculativeDsparkBlockSize",
     ] as const) {
       if (args[field] != null)
-        warn("V-S0", field, args[field], `${field} = ${args[field]} is ignored: no --speculative-algorithm is set`);
+        warn(
+          "V-S0",
+          "IGNORED_ARGUMENT",
+          field,
+          args[field],
+          `${field} = ${args[field]} is ignored: no --speculative-algorithm is set`,
+        );
     }
   }
   if (algorithm === "EAGLE") {
@@ -233,9 +249,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     if (topk !== 1) {
       error(
         "V-A2",
+        "UNSUPPORTED_ARGUMENT",
         "speculativeEagleTopk",
         topk,
         `Only EAGLE with topk == 1 is supported for ${arch}; --speculative-eagle-topk is ${topk ?? "unset"}: set --speculative-eagle-topk 1`,
+        { speculativeEagleTopk: topk, required: 1 },
       );
     }
     if (args.speculativeAdaptive) {
@@ -255,9 +273,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       if (!adaptiveCandidates.includes(steps)) {
         error(
           "V-S3",
+          "SPECULATIVE_ARGUMENTS",
           "speculativeNumSteps",
           steps,
           `adaptive speculative decoding: --speculative-num-steps ${steps} is not one of the candidate steps [${adaptiveCandidates.join(", ")}]; pick one of them`,
+          { speculativeNumSteps: steps, candidates: adaptiveCandidates },
         );
       }
       maxDraft = Math.max(...adaptiveCandidates) + 1;
@@ -276,9 +296,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       if (steps == null || steps < 1) {
         error(
           "V-S2",
+          "SPECULATIVE_ARGUMENTS",
           "speculativeNumSteps",
           steps,
           "EAGLE needs --speculative-num-steps (≥ 1); with topk 1 the verify window is steps + 1 draft tokens, e.g. --speculative-num-steps 3",
+          { speculativeNumSteps: steps },
         );
         steps = steps ?? null;
       }
@@ -304,9 +326,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
         });
         warn(
           "V-S2",
+          "CORRECTED_ARGUMENT",
           "speculativeNumDraftTokens",
           given,
           `--speculative-num-draft-tokens ${given} was corrected to ${numDraftTokens} = --speculative-num-steps ${steps} + 1 (EAGLE with topk 1); to verify ${given} tokens set --speculative-num-steps ${given - 1}`,
+          { given, corrected: numDraftTokens, speculativeNumSteps: steps },
         );
       } else if (given !== numDraftTokens) numDraftTokens = given;
       if (!args.speculativeAdaptive) maxDraft = numDraftTokens;
@@ -342,16 +366,20 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     if (gamma == null) {
       error(
         "V-S1",
+        "SPECULATIVE_ARGUMENTS",
         "speculativeDsparkBlockSize",
         null,
         `DSpark cannot resolve its verify width: ${model.name} declares no dspark_block_size; pass --speculative-dspark-block-size (γ; the verify window is γ + 1)`,
+        { model: model.name },
       );
     } else if (gamma <= 0) {
       error(
         "V-S1",
+        "SPECULATIVE_ARGUMENTS",
         "speculativeDsparkBlockSize",
         gamma,
         `--speculative-dspark-block-size ${gamma}: γ must be ≥ 1 (the verify window γ + 1 must be at least 2)`,
+        { gamma },
       );
     } else {
       numDraftTokens = gamma + 1;
@@ -360,9 +388,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       if (given != null && given !== numDraftTokens) {
         error(
           "V-S1",
+          "SPECULATIVE_ARGUMENTS",
           "speculativeNumDraftTokens",
           given,
           `DSpark verify width --speculative-num-draft-tokens ${given} must equal gamma + 1 (= ${numDraftTokens} for gamma=${gamma}); drop the flag or set it to ${numDraftTokens}`,
+          { given, required: numDraftTokens, gamma },
         );
       } else if (given == null)
         notes.push({
@@ -379,9 +409,11 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     if (args.maxSpeculativeNumDraftTokens < numDraftTokens) {
       error(
         "V-S5",
+        "SPECULATIVE_ARGUMENTS",
         "maxSpeculativeNumDraftTokens",
         args.maxSpeculativeNumDraftTokens,
         `The speculative algorithm declared max_speculative_num_draft_tokens=${args.maxSpeculativeNumDraftTokens}, below the configured speculative_num_draft_tokens=${numDraftTokens}; raise the declared maximum to at least ${numDraftTokens}`,
+        { declared: args.maxSpeculativeNumDraftTokens, numDraftTokens },
       );
     }
     maxDraft = Math.max(maxDraft, args.maxSpeculativeNumDraftTokens);
@@ -396,23 +428,29 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     if (!(args.onlineC128Mtp && algorithm === "EAGLE")) {
       error(
         "V-S6",
+        "ONLINE_C128_MTP",
         "onlineCompress",
         true,
         `SGLANG_OPT_USE_ONLINE_COMPRESS does not support speculative decode (MTP) yet, except the experimental EAGLE topk=1 path gated by SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1 (algorithm ${rawAlgorithm}${args.onlineC128Mtp ? "" : ", experimental switch off"}); turn --online-compress off${algorithm === "EAGLE" ? " or add --online-c128-mtp" : ""}${args.onlineC128Mtp ? "" : " (V-S9: online c128 does not support MTP)"}`,
+        { algorithm: rawAlgorithm, onlineC128Mtp: args.onlineC128Mtp },
       );
     } else if (!maxDraft) {
       error(
         "V-S7",
+        "SPECULATIVE_ARGUMENTS",
         "maxSpeculativeNumDraftTokens",
         maxDraft,
         "SGLANG_EXPERIMENTAL_ONLINE_C128_MTP requires speculative_num_draft_tokens to be set (set --speculative-num-steps / --speculative-num-draft-tokens)",
+        { maxSpeculativeNumDraftTokens: maxDraft },
       );
     } else {
       warn(
         "V-S7",
+        "EXPERIMENTAL",
         "onlineC128Mtp",
         true,
         `experimental online c128 MTP is on (${maxDraft} draft banks): validate correctness carefully`,
+        { draftBanks: maxDraft },
       );
     }
   }
@@ -424,14 +462,16 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   if (args.enableHisparse && !(hisparseRatio >= 1)) {
     error(
       "V-H1",
+      "HISPARSE_RATIO",
       "hisparseHostToDeviceRatio",
       hisparseRatio,
       `HiSparse host_to_device_ratio = ${hisparseRatio} must be ≥ 1 (the device keeps 1/ratio of the c4 KV)`,
+      { hisparseRatio, min: 1 },
     );
   }
   if (args.dsv4AttnBackend === "trtllm") {
     const fail = (field: string, value: unknown, why: string) =>
-      error("V-A4", field, value, `--dsv4-attn-backend trtllm ${why}`);
+      error("V-A4", "UNSUPPORTED_ARGUMENT", field, value, `--dsv4-attn-backend trtllm ${why}`, { backend: "trtllm" });
     if (args.platform !== "cuda" || !/^sm10[03]/.test(args.gpuArch))
       fail(
         "gpuArch",
@@ -448,17 +488,21 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   } else if (args.dsv4AttnBackend != null) {
     warn(
       "V-A4",
+      "NOT_MODELLED",
       "dsv4AttnBackend",
       args.dsv4AttnBackend,
       `--dsv4-attn-backend ${args.dsv4AttnBackend} is not modelled; sizing uses the default separate-KV CUDA pools`,
+      { backend: args.dsv4AttnBackend },
     );
   }
   if (args.enableDeepseekV4Fp4Indexer && args.platform !== "hip") {
     warn(
       "V-K1",
+      "NOT_MODELLED",
       "enableDeepseekV4Fp4Indexer",
       true,
       "the FP4 indexer applies to ROCm/HIP only; the FP8 indexer (132 B/token) is sized",
+      { platform: args.platform },
     );
   }
 
@@ -477,7 +521,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     ppSize: args.ppSize,
     disaggregationMode: args.disaggregationMode,
     disaggregationDecodeExtraSlots: args.disaggregationDecodeExtraSlots,
-    hisparseRatio: hisparseRatio >= 1 ? hisparseRatio : 1,
+    hisparseRatio: Math.max(hisparseRatio, 1),
     onlineC128,
     // V-S6 already reports online + speculation without the switch; sizing proceeds so the report shows pools.
     onlineC128Mtp: true,
@@ -513,31 +557,28 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     ].filter((v): v is number => v != null);
     maxDraftTokensServed = served.length ? Math.min(...served) : null;
     if (isSpeculative && algorithm != null) {
-      const seen = new Set<string>();
+      const seenRatios = new Set<unknown>();
       for (const s of stages) {
         for (const e of ringDraftViolations(s, maxDraft, onlineC128)) {
-          if (seen.has(e.message)) continue;
-          seen.add(e.message);
-          error(
-            "V-S8",
-            "speculativeNumDraftTokens",
-            maxDraft,
-            e.message +
-              (args.speculativeAdaptive ? ` (the largest adaptive draft count, ${maxDraft}, is checked)` : ""),
-          );
+          if (seenRatios.has(e.params.ratio)) continue;
+          seenRatios.add(e.params.ratio);
+          issues.push(ringDraftIssue({ ...e.params, adaptive: args.speculativeAdaptive }));
         }
       }
     }
   } catch (e) {
-    if (!(e instanceof MemoryPoolError)) throw e;
-    error("V-K1", e.field, e.value, e.message);
+    if (!MemoryPoolError.isInstance(e)) throw e;
+    const pool = e as MemoryPoolError;
+    error("V-K1", pool.code, pool.field, pool.value, pool.message, { ...pool.params });
   }
   if (args.ppSize > model.numHiddenLayers)
     error(
       "V-K1",
+      "INVALID_ARGUMENT",
       "ppSize",
       args.ppSize,
       `--pp-size ${args.ppSize} exceeds the ${model.numHiddenLayers} layers of ${model.name}`,
+      { ppSize: args.ppSize, layers: model.numHiddenLayers },
     );
 
   const derived: DerivedValues = {
@@ -573,4 +614,33 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     issues,
     sizing: { ...sizing, model: { ...model, contextLen } },
   };
+}
+
+/** What V-S8 is built from: the memory pool's DRAFT_EXCEEDS_RING params, and the advisor's words once known. */
+export interface RingDraftParams {
+  ratio?: unknown;
+  ringSize?: unknown;
+  writePad?: unknown;
+  draftTokens?: unknown;
+  adaptive: boolean;
+  advice?: string;
+}
+
+/** The V-S8 issue (check.ts rebuilds it with the advisor's ring; matching is on `params.ratio`). */
+export function ringDraftIssue(params: RingDraftParams): ConfigIssue {
+  const { ratio, ringSize, writePad, draftTokens } = params;
+  const adaptive = params.adaptive ? ` (the largest adaptive draft count, ${draftTokens}, is checked)` : "";
+  const advice = params.advice === undefined ? "" : `. Advisor: ${params.advice}`;
+  return makeIssue({
+    rule: "V-S8",
+    severity: "error",
+    code: "DRAFT_EXCEEDS_RING",
+    field: "speculativeNumDraftTokens",
+    value: draftTokens,
+    text:
+      `speculative_num_draft_tokens=${draftTokens} exceeds what the c${ratio} compress state ring can keep resident ` +
+      `(ring_size=${ringSize} serves at most ${writePad} draft tokens); lower the draft count to ${writePad} or ` +
+      `enlarge the ring${adaptive}${advice}`,
+    params: { ...params },
+  });
 }

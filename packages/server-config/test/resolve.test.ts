@@ -76,7 +76,10 @@ describe("schema", () => {
     const bad = parseServerArgs({ "max-running-requests": -3, pageSizze: 1 });
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.issues.join("\n")).toMatch(/maxRunningRequests = -3/);
-    expect(!bad.ok && bad.issues.join("\n")).toMatch(/unknown argument\(s\): pageSizze/);
+    expect(!bad.ok && bad.errors.find((e) => e.code === "UNKNOWN_KEY")).toMatchObject({
+      field: "pageSizze",
+      params: { suggestion: "pageSize" },
+    });
   });
 });
 

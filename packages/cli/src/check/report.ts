@@ -3,7 +3,7 @@ import { fmtBytes, type CheckReport } from "@dsv4-kv/server-config";
 
 const GIB = 2 ** 30;
 const n = (v: number): string => v.toLocaleString("en-US");
-const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 export function toJson(report: CheckReport): unknown {
   return report;
@@ -151,5 +151,5 @@ export function formatReport(r: CheckReport): string {
     out.push("", "Warnings");
     for (const w of r.warnings) out.push(`  [${w.rule}] ${w.message}`);
   }
-  return out.join("\n") + "\n";
+  return `${out.join("\n")}\n`;
 }

@@ -3,7 +3,7 @@
  * many tokens fit, and which setting is wrong. Exit 0 valid, 1 invalid, 2 unusable input.
  */
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
+import { closestMatch } from "@dsv4-kv/errors";
 import {
   DEFAULT_MODEL,
   MODEL_PRESETS,
@@ -15,9 +15,10 @@ import {
   type ModelPreset,
 } from "@dsv4-kv/server-config";
 import { parse as parseYaml } from "yaml";
-import { ALL_FLAGS, ENV_SWITCHES, SERVER_FLAGS, helpTable } from "../check/flags.js";
+import { ALL_FLAGS, ENV_SWITCHES, SERVER_FLAGS } from "../check/flags.js";
 import { formatReport, toJson } from "../check/report.js";
-import { UsageError } from "./args.js";
+import { InputError, UsageError } from "./args.js";
+import { flagValueFromData, flagValueFromText, helpTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandIO } from "./registry.js";
 
 export const help = `Usage: dsv4-kv check [--model PRESET | --model-config FILE] [--config FILE] [server flags] [--json]
@@ -37,7 +38,7 @@ Environment switches may also come from SGLANG_OPT_USE_ONLINE_COMPRESS, SGLANG_E
 and SGLANG_DSV4_COMPRESS_STATE_DTYPE (flags and --config win).
 
 Options:
-${helpTable()}
+${helpTable(ALL_FLAGS, 40)}
 
 Exit codes: 0 the configuration is valid, 1 it is not, 2 unusable input.
 `;
@@ -45,39 +46,28 @@ Exit codes: 0 the configuration is valid, 1 it is not, 2 unusable input.
 const H200_GIB = 139;
 const DEFAULT_TP_SIZE = 8;
 const TRUE_WORDS = new Set(["1", "true", "yes", "on"]);
+const FALSE_WORDS = new Set(["0", "false", "no", "off"]);
 
-type Values = Record<string, string | boolean | number | number[] | undefined>;
+type Value = string | boolean | number | number[];
+type Values = Record<string, Value | undefined>;
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
-  let values: Values;
-  try {
-    const options = Object.fromEntries(
-      Object.entries(ALL_FLAGS).map(([name, spec]) => [
-        name,
-        { type: spec.kind === "bool" ? ("boolean" as const) : ("string" as const) },
-      ]),
-    );
-    const parsed = parseArgs({ args: argv, options, allowPositionals: false, strict: true });
-    values = parsed.values as Values;
-  } catch (error) {
-    io.stderr.write(
-      `dsv4-kv check: ${error instanceof Error ? error.message : String(error)}\n(see dsv4-kv check --help)\n`,
-    );
-    return 2;
-  }
+  const { values, rest } = parseFlags(argv, ALL_FLAGS);
+  refuseRest(rest);
   if (values.help) {
     io.stdout.write(help);
     return 0;
   }
-  try {
-    return await check(values, io);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr.write(`dsv4-kv check: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
+  return check(values, io);
+}
+
+/** An environment switch: a boolean word, or a value parsed like the flag it stands for. */
+function envValue(envName: string, flag: string, raw: string): Value {
+  const spec = ALL_FLAGS[flag]!;
+  if (spec.type !== "bool") return flagValueFromText(envName, spec, raw);
+  const word = raw.toLowerCase();
+  if (TRUE_WORDS.has(word) || FALSE_WORDS.has(word)) return TRUE_WORDS.has(word);
+  throw new UsageError(envName, raw, `must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(", ")}`);
 }
 
 async function check(flags: Values, io: CommandIO): Promise<number> {
@@ -86,26 +76,20 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
   for (const [envName, flag] of Object.entries(ENV_SWITCHES)) {
     const raw = io.env[envName];
     if (raw === undefined || raw === "") continue;
-    merged[flag] = ALL_FLAGS[flag]!.kind === "bool" ? TRUE_WORDS.has(raw.toLowerCase()) : raw;
+    merged[flag] = envValue(envName, flag, raw);
   }
   if (typeof flags.config === "string") Object.assign(merged, await readConfigFile(flags.config));
-  for (const [name, raw] of Object.entries(flags))
-    if (raw !== undefined && name !== "config") merged[name] = convert(name, raw, "--" + name);
+  for (const [name, value] of Object.entries(flags)) if (value !== undefined && name !== "config") merged[name] = value;
 
   // Model.
   let model: ModelPreset;
   if (typeof merged["model-config"] === "string") {
     model = await readModelFile(merged["model-config"]);
     if (merged.model !== undefined)
-      throw new UsageError("--model and --model-config are mutually exclusive: give a preset or a file");
+      throw new UsageError("--model", merged.model, "cannot be combined with --model-config: give a preset or a file");
   } else {
     const name = typeof merged.model === "string" ? merged.model : DEFAULT_MODEL;
-    const preset = MODEL_PRESETS[name];
-    if (!preset)
-      throw new UsageError(
-        `--model = ${JSON.stringify(name)}: unknown preset; use one of ${Object.keys(MODEL_PRESETS).join(", ")} or --model-config FILE`,
-      );
-    model = preset;
+    model = presetNamed(name);
   }
 
   // Default run: EAGLE 3 steps, top-k 1, 4 draft tokens (steps follow the draft count when only that is given).
@@ -147,7 +131,7 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
     if (name in SERVER_FLAGS && value !== undefined) serverRaw[name] = value;
   delete serverRaw.model;
   const parsed = parseServerArgs({ ...serverRaw, model: model.name });
-  if (!parsed.ok) throw new UsageError(parsed.issues.join("\n"));
+  if (!parsed.ok) throw serverArgsError(parsed.issues);
   const args = parsed.args;
 
   // Budget.
@@ -162,7 +146,9 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
     else {
       if (!Number.isFinite(model.checkpointGiB))
         throw new UsageError(
-          `the model config of ${model.name} has no checkpointGiB: give --weights-gib or --kv-budget-bytes`,
+          "--weights-gib",
+          undefined,
+          `is needed: the model config of ${model.name} has no checkpointGiB (or give --kv-budget-bytes)`,
         );
       weightsGiB = model.checkpointGiB / ranks;
       assumption = `${tpDefaulted ? "one rank of an 8×H200 tensor-parallel deployment (default): " : ""}each of the ${ranks} rank(s) (tp ${args.tpSize} × pp ${args.ppSize}) holds 1/${ranks} of the ${model.checkpointGiB.toFixed(2)} GiB checkpoint = ${weightsGiB.toFixed(2)} GiB of weights; KV is not sharded by TP (one KV head)`;
@@ -172,16 +158,15 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
     assumption += `; ${gpuMemoryGiB} GiB free before load${merged["gpu-memory-gib"] === undefined ? " (H200)" : ""}; ${runtimeGiB} GiB runtime overhead`;
     budget = { kind: "gpu", gpuMemoryGiB, weightsGiB, runtimeGiB, assumption };
   }
-  const sizing = merged.sizing ?? "exact";
-  if (sizing !== "exact" && sizing !== "sglang-gen-b")
-    throw new UsageError(`--sizing = ${JSON.stringify(sizing)}: must be exact or sglang-gen-b`);
+  // The flag table allows only these two.
+  const sizing = (merged.sizing ?? "exact") as "exact" | "sglang-gen-b";
 
   const report = checkServerConfig(args, model, budget, {
     sizing,
     residencySteps: merged["residency-steps"] as number | undefined,
   });
   report.notes.unshift(...cliNotes.filter((note) => !report.notes.some((other) => other.field === note.field)));
-  io.stdout.write(merged.json ? JSON.stringify(toJson(report), null, 2) + "\n" : formatReport(report));
+  io.stdout.write(merged.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : formatReport(report));
   if (!report.ok && !merged.json)
     io.stderr.write(
       `dsv4-kv check: the configuration is invalid (${report.errors.length} error${report.errors.length === 1 ? "" : "s"})\n`,
@@ -189,95 +174,118 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
-/** Converts a flag or config value to its kind; `where` names it in messages. */
-function convert(name: string, raw: unknown, where: string): string | boolean | number | number[] {
-  const spec = ALL_FLAGS[name];
-  if (!spec) throw new UsageError(`${where}: unknown setting`);
-  const fail = (rule: string) => new UsageError(`${where} = ${JSON.stringify(raw)}: ${rule}`);
-  switch (spec.kind) {
-    case "bool":
-      if (typeof raw === "boolean") return raw;
-      if (typeof raw === "string" && ["true", "false"].includes(raw)) return raw === "true";
-      throw fail("must be true or false");
-    case "string":
-      if (typeof raw === "string") return raw;
-      if (raw === null) return "null";
-      throw fail("must be a string");
-    case "int": {
-      const v =
-        typeof raw === "number"
-          ? raw
-          : typeof raw === "string" && /^-?\d+$/.test(raw.trim())
-            ? Number(raw)
-            : Number.NaN;
-      if (!Number.isSafeInteger(v)) throw fail("must be an integer");
-      return v;
-    }
-    case "float": {
-      const v = typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
-      if (!Number.isFinite(v)) throw fail("must be a number");
-      return v;
-    }
-    case "intList": {
-      const items = Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(",") : null;
-      if (!items || items.length === 0) throw fail("must be a comma-separated list of integers");
-      return items.map((item) => {
-        const v = typeof item === "number" ? item : Number(String(item).trim());
-        if (!Number.isSafeInteger(v)) throw fail("must be a comma-separated list of integers");
-        return v;
-      });
-    }
-  }
+function presetNamed(name: string): ModelPreset {
+  const preset = Object.hasOwn(MODEL_PRESETS, name) ? MODEL_PRESETS[name] : undefined;
+  if (preset) return preset;
+  const names = Object.keys(MODEL_PRESETS);
+  const suggestion = closestMatch(name, names);
+  throw new UsageError("--model", name, `unknown preset: use one of ${names.join(", ")} or --model-config FILE`, {
+    presets: names,
+    ...(suggestion === null ? {} : { suggestion }),
+  });
 }
 
-async function readText(path: string, what: string): Promise<string> {
+const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * server-config's schema refused the arguments (the flag table above catches types and ranges first, so this is
+ * rare). Its issues are shown as they come, the first one's field named as its flag.
+ */
+function issueText(issue: unknown): string {
+  return typeof issue === "string" ? issue : String((issue as { message?: unknown } | null)?.message ?? issue);
+}
+
+function serverArgsError(issues: readonly unknown[]): UsageError {
+  const first = issues[0] as { field?: unknown; path?: unknown; value?: unknown } | string | undefined;
+  const text = issues.map(issueText);
+  const field = typeof first === "object" && typeof first.field === "string" ? `--${kebab(first.field)}` : "";
+  const value = typeof first === "object" ? first.value : undefined;
+  return new UsageError(field, value, `server arguments refused: ${text.join("; ")}`, { issues: [...issues] });
+}
+
+async function readText(flag: string, path: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {
-    throw new UsageError(`${what} ${path}: cannot read (${error instanceof Error ? error.message : String(error)})`);
+    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+    throw new InputError(flag, path, `cannot read the file (${code})`, { errno: code });
   }
+}
+
+/** A file's parse error, first line only (YAML's next lines quote the file). */
+function parseFailure(flag: string, path: string, format: string, error: unknown): InputError {
+  const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 200);
+  return new InputError(flag, path, `is not valid ${format} (${reason})`);
 }
 
 async function readConfigFile(path: string): Promise<Values> {
-  const text = await readText(path, "--config");
+  const text = await readText("--config", path);
+  const isJson = /\.json$/i.test(path);
   let raw: unknown;
   try {
-    raw = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+    raw = isJson ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new UsageError(
-      `--config ${path}: not valid ${/\.json$/i.test(path) ? "JSON" : "YAML"} (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
-    );
+    throw parseFailure("--config", path, isJson ? "JSON" : "YAML", error);
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new UsageError(`--config ${path}: must hold an object of settings`);
+    throw new InputError("--config", path, "must hold an object of settings");
   const out: Values = {};
-  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
-    const name = key
-      .replace(/^-+/, "")
-      .replace(/_/g, "-")
-      .replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
-    if (name === "config" || name === "help")
-      throw new UsageError(`--config ${path}: key ${JSON.stringify(key)} is not allowed in a config file`);
-    if (!(name in ALL_FLAGS))
-      throw new UsageError(
-        `--config ${path}: unknown key ${JSON.stringify(key)} (keys are the check flags, e.g. speculative-num-draft-tokens)`,
-      );
-    out[name] = convert(name, value, `--config ${path}: ${key}`);
-  }
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>))
+    out[configKey(path, key, value)] = configValue(path, key, value);
   return out;
 }
 
+/** A config key in any spelling (`page-size`, `page_size`, `pageSize`) as its flag name. */
+function configKey(path: string, key: string, value: unknown): string {
+  const name = key
+    .replace(/^-+/, "")
+    .replace(/_/g, "-")
+    .replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  if (name === "config" || name === "help")
+    throw new InputError(key, value, `cannot be set in a config file (${path})`, { file: path });
+  if (!Object.hasOwn(ALL_FLAGS, name)) {
+    const suggestion = closestMatch(
+      name,
+      Object.keys(ALL_FLAGS).filter((k) => k !== "config" && k !== "help"),
+    );
+    throw new InputError(key, value, `is not a setting of dsv4-kv check (in ${path})`, {
+      file: path,
+      ...(suggestion === null ? {} : { suggestion }),
+    });
+  }
+  return name;
+}
+
+/** A config value is typed by its file (YAML/JSON): checked like the flag, but never coerced from a string. */
+function configValue(path: string, key: string, value: unknown): Value {
+  const spec = ALL_FLAGS[configKey(path, key, value)]!;
+  try {
+    // YAML `null` for a string setting means "unset upstream", which the schema spells "null".
+    return flagValueFromData(key, spec, spec.type === "string" && value === null ? "null" : value)!;
+  } catch (error) {
+    if (!UsageError.isInstance(error)) throw error;
+    throw new InputError(error.field, error.value, `${error.rule} (in ${path})`, { ...error.params, file: path });
+  }
+}
+
 async function readModelFile(path: string): Promise<ModelPreset> {
-  const text = await readText(path, "--model-config");
+  const text = await readText("--model-config", path);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(
-      `--model-config ${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-    );
+    throw parseFailure("--model-config", path, "JSON", error);
   }
   const result = parseCustomModel(raw);
-  if (!result.ok) throw new UsageError(`--model-config ${path}:\n  ${result.issues.join("\n  ")}`);
+  if (!result.ok) {
+    throw new InputError(
+      "--model-config",
+      path,
+      `is not a model config: ${result.issues.map(issueText).join("; ").slice(0, 500)}`,
+      {
+        issues: [...result.issues],
+      },
+    );
+  }
   return result.model;
 }

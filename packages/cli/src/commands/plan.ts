@@ -1,10 +1,8 @@
 /**
  * `dsv4-kv plan`: one case or a JSON array of cases in, the exact plan records out.
  */
-import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { Dsv4KvError, type ErrorJson, formatValue } from "@dsv4-kv/errors";
 import {
-  PlannerError,
   cpuPlanEngine,
   planCase,
   type CompressPlanTable,
@@ -13,8 +11,15 @@ import {
   type PlanEngine,
   type WritePlanTable,
 } from "@dsv4-kv/planner";
-import { UsageError, readAll } from "./args.js";
+import { type FlagTable, choice, helpTable, parseFlags, refuseRest } from "./flags.js";
+import { MAX_INPUT_DEPTH, readJsonInput } from "./input.js";
 import type { CommandIO } from "./registry.js";
+
+const FLAGS = {
+  input: { type: "string", arg: "FILE", help: "read cases from FILE instead of stdin" },
+  path: choice(["cpu", "gpu"], "plan with the TypeScript planner (cpu, default) or the CUDA planner (gpu)"),
+  pretty: { type: "bool", help: "indent the JSON" },
+} as const satisfies FlagTable;
 
 export const help = `Usage: dsv4-kv plan [--input FILE] [--path cpu|gpu] [--pretty]
 
@@ -35,14 +40,15 @@ Output per case:
     "bytes": { "planC": hex, "planW": hex, "planD": hex } }
   rows: {seqLen, raggedId, bufferLen, readPage0, readPage1} | {raggedId, writeLoc} |
         {seqLen, writeLoc, readPage0, readPage1}, or {"invalid": true} for a padding row.
-  A bad case prints {"error": {"code", "message"}} in its place.
+  A bad case prints {"error": {"code", "field", "value", "rule", "params", "message"}} in its place.
+  The case is checked as given: nothing is coerced ("false" is not false) and unknown keys are refused.
+
+Input: at most 256 MiB, nested at most ${MAX_INPUT_DEPTH} levels deep.
 
 Options:
-  --input FILE   read cases from FILE instead of stdin
-  --path cpu|gpu plan with the TypeScript planner (cpu, default) or the CUDA planner (gpu)
-  --pretty       indent the JSON
+${helpTable(FLAGS, 16)}
 
-Exit codes: 0 every case planned, 2 a case was refused or the input is not JSON.
+Exit codes: 0 every case planned, 2 a case was refused or the input is not usable JSON.
 
 Example:
   echo '{"kind":"prefill","compressRatio":4,"ringSize":16,"swaPageSize":256,"seqLens":[518],"extendLens":[6]}' | dsv4-kv plan
@@ -50,7 +56,7 @@ Example:
 
 export type PlanCaseResult =
   | { planC: Row[]; planW: Row[]; planD: Row[]; bytes: { planC: string; planW: string; planD: string } }
-  | { error: { code: string; message: string; field?: string } };
+  | { error: ErrorJson | { code: string; message: string } };
 
 type Row = Record<string, number> | { invalid: true };
 
@@ -74,15 +80,13 @@ export function renderTables(t: PlanCaseTables): PlanCaseResult {
 }
 
 function errorResult(err: unknown): PlanCaseResult {
-  if (err instanceof PlannerError) return { error: { code: err.code, message: err.message, field: err.field } };
-  // kernels-cuda errors (GPU unavailable, CUDA failures) carry a code too.
-  const e = err as { code?: unknown; message?: unknown };
-  return {
-    error: {
-      code: typeof e.code === "string" ? e.code : "INTERNAL",
-      message: typeof e.message === "string" ? e.message : String(err),
-    },
-  };
+  if (Dsv4KvError.isInstance(err)) return { error: err.toJSON() };
+  // kernels-cuda errors that are not Dsv4KvErrors yet (GPU unavailable, CUDA failures) carry a code too.
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.code === "string" && typeof e.message === "string")
+    return { error: { code: e.code, message: e.message } };
+  const what = err instanceof Error ? `${err.name}: ${err.message}` : formatValue(err);
+  return { error: { code: "INTERNAL", message: `internal error (${what.slice(0, 200)})` } };
 }
 
 /** The GPU engine of @dsv4-kv/kernels-cuda, loaded only when asked for (the addon stays unloaded otherwise). */
@@ -109,32 +113,25 @@ export async function runPlanCases(
 }
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      input: { type: "string" },
-      path: { type: "string", default: "cpu" },
-      pretty: { type: "boolean", default: false },
-    },
-    strict: true,
-  });
-  if (values.path !== "cpu" && values.path !== "gpu")
-    throw new UsageError(`--path = ${JSON.stringify(values.path)}: must be cpu or gpu`);
-  const text = values.input !== undefined ? readFileSync(values.input, "utf8") : await readAll(io.stdin);
+  const { values, rest } = parseFlags(argv, FLAGS);
+  refuseRest(rest);
   let input: unknown;
   try {
-    input = JSON.parse(text);
+    const source = values.input === undefined ? { field: "stdin" } : { field: "--input", path: values.input };
+    input = await readJsonInput(source, io.stdin);
   } catch (err) {
-    io.stdout.write(
-      `${JSON.stringify({ error: { code: "INVALID_JSON", message: `input is not JSON: ${(err as Error).message}` } })}\n`,
-    );
+    if (!Dsv4KvError.isInstance(err) || err.code !== "INPUT") throw err;
+    io.stdout.write(`${JSON.stringify({ error: err.toJSON() })}\n`);
+    io.stderr.write(`dsv4-kv plan: ${err.code}: ${err.message}\n`);
     return 2;
   }
   let outcome: { results: PlanCaseResult[]; ok: boolean };
   try {
-    outcome = await runPlanCases(input, values.path);
+    outcome = await runPlanCases(input, values.path ?? "cpu");
   } catch (err) {
-    io.stdout.write(`${JSON.stringify(errorResult(err))}\n`);
+    const result = errorResult(err);
+    io.stdout.write(`${JSON.stringify(result)}\n`);
+    if ("error" in result) io.stderr.write(`dsv4-kv plan: ${result.error.code}: ${result.error.message}\n`);
     return 2;
   }
   const out = Array.isArray(input) ? outcome.results : outcome.results[0];

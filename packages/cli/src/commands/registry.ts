@@ -41,6 +41,11 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import("./simulate-residency.js"),
   },
   {
+    path: ["prove", "residency"],
+    summary: "prove for every batch sequence that a ring and draft count never lose a committed position",
+    load: () => import("./prove-residency.js"),
+  },
+  {
     path: ["simulate", "online-mtp"],
     summary: "run the online c128 MTP controller against a sequential reference (lost commits, max errors)",
     load: () => import("./simulate-online-mtp.js"),

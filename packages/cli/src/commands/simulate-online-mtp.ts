@@ -1,9 +1,30 @@
 /**
  * `dsv4-kv simulate online-mtp`: the online c128 + MTP controller against a float64 sequential reference.
  */
-import { parseArgs } from "node:util";
+import { type FlagTable, choice, helpTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandIO } from "./registry.js";
-import { UsageError, intFlag } from "./args.js";
+
+const FLAGS = {
+  requests: { type: "int", min: 1, max: 4096, required: true, help: "concurrent request slots" },
+  steps: { type: "int", min: 0, max: 1_000_000, required: true, help: "batches (verify or extend)" },
+  "draft-tokens": {
+    type: "int",
+    min: 1,
+    max: 8,
+    arg: "D",
+    required: true,
+    help: "verify width (the maximum with --adaptive)",
+  },
+  adaptive: { type: "bool", help: "draw each verify's D from [1, D]" },
+  seed: { type: "int", min: 0, max: 0xffffffff, help: "random seed (default 1)" },
+  backend: choice(["cpu", "gpu"], "cpu (default) or gpu (CUDA kernels; needs a GPU)"),
+  "state-dtype": choice(["fp32", "bf16"], "fp32 (default, tolerance 2e-4) or bf16 (tolerance 5e-2)"),
+  lifecycle: choice(
+    ["hardened", "upstream"],
+    "hardened (default) or upstream (upstream's lifecycle, which loses commits)",
+  ),
+  json: { type: "bool", help: "print {steps, verifies, commits, lostCommits, maxAbsError, maxRelError}" },
+} as const satisfies FlagTable;
 
 export const help = `Usage: dsv4-kv simulate online-mtp --requests N --steps N --draft-tokens D [--adaptive] [--seed N]
                                    [--backend cpu|gpu] [--state-dtype fp32|bf16] [--lifecycle hardened|upstream]
@@ -16,60 +37,22 @@ after a verify, and slot reuse. After every forward, bank 0 of each request in i
 sequential fold of its accepted tokens, and every commit is checked to be the bitwise copy its accept selects.
 
 Options:
-  --requests N         concurrent request slots (1..4096)
-  --steps N            batches (verify or extend)
-  --draft-tokens D     verify width (the maximum with --adaptive), 1..8
-  --adaptive           draw each verify's D from [1, D]
-  --seed N             random seed (default 1)
-  --backend B          cpu (default) or gpu (CUDA kernels; needs a GPU)
-  --state-dtype T      fp32 (default, tolerance 2e-4) or bf16 (tolerance 5e-2)
-  --lifecycle L        hardened (default) or upstream (upstream's lifecycle, which loses commits)
-  --json               print {steps, verifies, commits, lostCommits, maxAbsError, maxRelError}
+${helpTable(FLAGS, 24)}
 
 Exit codes: 0 no lost commit and every error within tolerance, 1 otherwise, 2 bad input.
 `;
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      requests: { type: "string" },
-      steps: { type: "string" },
-      "draft-tokens": { type: "string" },
-      adaptive: { type: "boolean", default: false },
-      seed: { type: "string" },
-      backend: { type: "string", default: "cpu" },
-      "state-dtype": { type: "string", default: "fp32" },
-      lifecycle: { type: "string", default: "hardened" },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    io.stdout.write(help);
-    return 0;
-  }
-  const need = (name: string, v: number | undefined): number => {
-    if (v === undefined) throw new UsageError(`--${name} is required (see --help)`);
-    return v;
-  };
-  const requests = need("requests", intFlag("requests", values.requests, 1, 4096));
-  const steps = need("steps", intFlag("steps", values.steps, 0, 1_000_000));
-  const draftTokens = need("draft-tokens", intFlag("draft-tokens", values["draft-tokens"], 1, 8));
-  const seed = intFlag("seed", values.seed, 0, 0xffffffff) ?? 1;
-  const backendName = values.backend;
-  if (backendName !== "cpu" && backendName !== "gpu")
-    throw new UsageError(`--backend = ${JSON.stringify(backendName)}: must be cpu or gpu`);
-  const stateDtype = values["state-dtype"];
-  if (stateDtype !== "fp32" && stateDtype !== "bf16")
-    throw new UsageError(`--state-dtype = ${JSON.stringify(stateDtype)}: must be fp32 or bf16`);
-  const lifecycle = values.lifecycle;
-  if (lifecycle !== "hardened" && lifecycle !== "upstream")
-    throw new UsageError(`--lifecycle = ${JSON.stringify(lifecycle)}: must be hardened or upstream`);
+  const { values, rest } = parseFlags(argv, FLAGS);
+  refuseRest(rest);
+  const { requests, steps, "draft-tokens": draftTokens } = values as Required<typeof values>;
+  const seed = values.seed ?? 1;
+  const backendName = values.backend ?? "cpu";
+  const stateDtype = values["state-dtype"] ?? "fp32";
+  const lifecycle = values.lifecycle ?? "hardened";
 
   const mtp = await import("@dsv4-kv/online-mtp-controller");
-  let backend;
+  let backend: InstanceType<typeof mtp.CpuBackend> | ReturnType<typeof mtp.createGpuBackend>;
   if (backendName === "gpu") {
     const probe = mtp.probeGpuBackend();
     if (!probe.ok) {
@@ -85,7 +68,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     requests,
     steps,
     draftTokens,
-    adaptive: values.adaptive,
+    adaptive: values.adaptive ?? false,
     seed,
     stateDtype,
     lifecycle,

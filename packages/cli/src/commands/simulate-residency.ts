@@ -1,20 +1,25 @@
 /**
  * `dsv4-kv simulate residency`: the planner's ring-residency checker from the command line.
  */
-import { parseArgs } from "node:util";
 import {
   SPECULATIVE_RING_SIZE,
-  runResidencyScenario,
+  ResidencyScenarioRun,
+  describeBatches,
+  replayResidency,
   type PadFormula,
+  type ResidencyBatch,
   type ResidencyReport,
   type ResidencyScenario,
 } from "@dsv4-kv/planner";
-import { UsageError, intFlag } from "./args.js";
+import { UsageError } from "./args.js";
+import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
+import { readJsonInput } from "./input.js";
 import type { CommandIO } from "./registry.js";
 
 export const help = `Usage: dsv4-kv simulate residency --ratio 4|128 --ring N --swa-page N --draft-tokens D
                                   [--req-ring] [--adaptive] [--steps N] [--seed N]
                                   [--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json]
+       dsv4-kv simulate residency --replay FILE [--json]
 
 Drives one request's compress-state ring through an initial prefill, then speculative verifies of D draft
 tokens with random accept lengths, mixed with plain chunks, decode steps and (paged c4) radix resumes, using
@@ -22,7 +27,11 @@ the real planner. Every compression must read the committed value of every posit
 violation is explained (position, slot, what the slot held, which write clobbered it).
 
 With no ring flags it checks DeepSeek-V4's speculative rings at their limits: c4 ring 16 at 10 draft tokens
-and c128 ring 256 at 130 (SWA page 256).
+and c128 ring 256 at 130 (SWA page 256). Memory stays O(ring + window) however many batches run; on a terminal
+a progress bar shows the ETA, and Ctrl-C stops the run and prints the summary so far.
+
+--replay FILE runs the batch sequence of a \`dsv4-kv prove residency --json\` counterexample (its ring and pad
+come from the file) and explains its violation.
 
 Options:
   --ratio 4|128        compression ratio
@@ -35,12 +44,28 @@ Options:
   --seed N             random seed (default 1)
   --pad N              force the write pad
   --pad-formula F      derived (default) | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)
+  --replay FILE        replay a \`prove residency --json\` counterexample
   --json               print {steps, verifies, violations, firstViolation, ...} per ring
 
 Exit codes: 0 no violation, 1 a violation, 2 bad input.
 `;
 
 const PAD_FORMULAS: readonly PadFormula[] = ["derived", "pre-fix-device", "pre-fix-host"];
+
+const FLAGS = {
+  ratio: { type: "int", min: 1, max: 2 ** 31 - 1, help: "compression ratio" },
+  ring: { type: "int", min: 1, max: 2 ** 31 - 1, help: "ring size in slots" },
+  "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, help: "SWA page size in tokens" },
+  "req-ring": { type: "bool", help: "c4: the request-scoped ring" },
+  "draft-tokens": { type: "int", min: 1, max: 65535, help: "draft tokens per verify" },
+  adaptive: { type: "bool", help: "draw each verify's D from [1, D]" },
+  steps: { type: "int", min: 0, max: 10_000_000, help: "batches after the initial prefill" },
+  seed: { type: "int", min: 0, max: 0xffffffff, help: "random seed" },
+  pad: { type: "int", min: 0, max: 2 ** 31 - 1, help: "force the write pad" },
+  "pad-formula": { type: "string", choices: PAD_FORMULAS, help: "derived | pre-fix-device | pre-fix-host" },
+  replay: { type: "string", arg: "FILE", help: "replay a prove residency --json counterexample" },
+  json: { type: "bool", help: "print JSON" },
+} as const satisfies FlagTable;
 
 interface RingRun {
   label: string;
@@ -77,16 +102,82 @@ function defaultRuns(steps: number, seed: number): RingRun[] {
 function progressBar(io: CommandIO, label: string): ((step: number, total: number) => void) | undefined {
   if (!io.stderr.isTTY) return undefined;
   let last = -1;
+  const started = performance.now();
   return (step, total) => {
     const pct = Math.floor((step / total) * 100);
     if (pct === last && step !== total) return;
     last = pct;
     const filled = Math.round(pct / 4);
+    const elapsed = (performance.now() - started) / 1000;
+    const eta = step > 0 ? `ETA ${formatSeconds((elapsed * (total - step)) / step)}` : "";
     io.stderr.write(
-      `\r${label} [${"#".repeat(filled)}${".".repeat(25 - filled)}] ${String(pct).padStart(3)}% ${step}/${total}`,
+      `\r${label} [${"#".repeat(filled)}${".".repeat(25 - filled)}] ${String(pct).padStart(3)}% ${step}/${total} ${eta}\x1b[K`,
     );
     if (step === total) io.stderr.write("\r\x1b[K");
   };
+}
+
+function formatSeconds(s: number): string {
+  return s < 60 ? `${s.toFixed(0)} s` : `${Math.floor(s / 60)} min ${(s % 60).toFixed(0).padStart(2, "0")} s`;
+}
+
+/** Batches per slice: between slices the event loop runs, so Ctrl-C is seen. */
+const SLICE_BATCHES = 5000;
+
+/** Runs a scenario in slices; a SIGINT stops it after the current slice. Returns whether it was interrupted. */
+async function runSliced(run: ResidencyScenarioRun): Promise<boolean> {
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    while (run.advance(SLICE_BATCHES)) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (interrupted) return true;
+    }
+    return false;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}
+
+/** The batches of a prove residency --json file (a proof or a --find-max failure) and the ring they ran on. */
+function replayInput(doc: unknown): { config: ResidencyScenario; batches: ResidencyBatch[] } {
+  const d = (doc ?? {}) as Record<string, unknown>;
+  const proof = (typeof d.failure === "object" && d.failure !== null ? d.failure : d) as Record<string, unknown>;
+  const ring = proof.ring as Record<string, unknown> | undefined;
+  const cx = proof.counterexample as Record<string, unknown> | null | undefined;
+  if (typeof ring !== "object" || ring === null) {
+    throw new UsageError("--replay", "ring", "must name a prove residency --json file (it has no ring)");
+  }
+  if (typeof cx !== "object" || cx === null) {
+    throw new UsageError("--replay", "counterexample", "holds no counterexample (the proof succeeded): nothing to replay");
+  }
+  const config = {
+    compressRatio: ring.compressRatio as number,
+    ringSize: ring.ringSize as number,
+    swaPageSize: ring.swaPageSize as number,
+    useReqRing: ring.useReqRing as boolean,
+    writePad: proof.writePad as number,
+    draftTokens: 1,
+  };
+  return { config, batches: cx.batches as ResidencyBatch[] };
+}
+
+async function replay(path: string, json: boolean, io: CommandIO): Promise<number> {
+  const { config, batches } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin));
+  const r = replayResidency(config, batches);
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ ...r, batches: batches.length }, null, 2)}\n`);
+  } else {
+    const kind = config.compressRatio === 128 || config.useReqRing ? "request ring" : `paged, SWA page ${config.swaPageSize}`;
+    const lines = [`replay on c${config.compressRatio} ring ${config.ringSize} (${kind}), write pad ${config.writePad}:`];
+    describeBatches(batches).forEach((b, i) => lines.push(`  ${i + 1}. ${b}`));
+    lines.push(r.firstViolation === null ? "result: clean" : `result: ${r.firstViolation.message}`);
+    io.stdout.write(`${lines.join("\n")}\n`);
+  }
+  return r.violations === 0 ? 0 : 1;
 }
 
 function describeRun(run: RingRun, r: ResidencyReport): string {
@@ -106,56 +197,46 @@ function describeRun(run: RingRun, r: ResidencyReport): string {
 }
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      ratio: { type: "string" },
-      ring: { type: "string" },
-      "swa-page": { type: "string" },
-      "req-ring": { type: "boolean", default: false },
-      "draft-tokens": { type: "string" },
-      adaptive: { type: "boolean", default: false },
-      steps: { type: "string" },
-      seed: { type: "string" },
-      pad: { type: "string" },
-      "pad-formula": { type: "string" },
-      json: { type: "boolean", default: false },
-    },
-    strict: true,
-  });
-  const steps = intFlag("steps", values.steps, 0, 10_000_000) ?? 300;
-  const seed = intFlag("seed", values.seed, 0, 0xffffffff) ?? 1;
-  const padFormula = values["pad-formula"] as PadFormula | undefined;
-  if (padFormula !== undefined && !PAD_FORMULAS.includes(padFormula)) {
-    throw new UsageError(`--pad-formula = ${JSON.stringify(padFormula)}: must be one of ${PAD_FORMULAS.join(", ")}`);
+  const { values, rest } = parseFlags(argv, FLAGS);
+  refuseRest(rest);
+  if (values.replay !== undefined) {
+    const other = Object.keys(values).find((k) => k !== "replay" && k !== "json");
+    if (other !== undefined) throw new UsageError(`--${other}`, undefined, "cannot be combined with --replay");
+    return replay(values.replay, values.json ?? false, io);
   }
-  const pad = intFlag("pad", values.pad, 0);
+  const steps = values.steps ?? 300;
+  const seed = values.seed ?? 1;
+  const padFormula = values["pad-formula"];
+  const pad = values.pad;
   if (pad !== undefined && padFormula !== undefined)
-    throw new UsageError("--pad and --pad-formula are exclusive: give one");
+    throw new UsageError("--pad", pad, "cannot be combined with --pad-formula: give one");
 
   const ringFlags = [values.ratio, values.ring, values["swa-page"], values["draft-tokens"]];
   let runs: RingRun[];
   if (ringFlags.every((f) => f === undefined)) {
     runs = defaultRuns(steps, seed).map((r) => ({
       ...r,
-      scenario: { ...r.scenario, adaptive: values.adaptive, writePad: pad, padFormula },
+      scenario: { ...r.scenario, adaptive: values.adaptive ?? false, writePad: pad, padFormula },
     }));
   } else {
     const names = ["ratio", "ring", "swa-page", "draft-tokens"];
     const missing = names.filter((_, i) => ringFlags[i] === undefined);
     if (missing.length > 0)
       throw new UsageError(
-        `--${missing.join(", --")} ${missing.length === 1 ? "is" : "are"} required with --ratio/--ring/--swa-page/--draft-tokens (see --help)`,
+        "",
+        undefined,
+        `--${missing.join(", --")} ${missing.length === 1 ? "is" : "are"} required with --ratio/--ring/--swa-page/--draft-tokens`,
+        { missing: missing.map((name) => `--${name}`) },
       );
-    const ratio = intFlag("ratio", values.ratio, 1)!;
-    if (ratio !== 4 && ratio !== 128) throw new UsageError(`--ratio = ${ratio}: must be 4 or 128`);
+    const ratio = values.ratio!;
+    if (ratio !== 4 && ratio !== 128) throw new UsageError("--ratio", ratio, "must be 4 or 128");
     const scenario: ResidencyScenario = {
       compressRatio: ratio,
-      ringSize: intFlag("ring", values.ring, 1)!,
-      swaPageSize: intFlag("swa-page", values["swa-page"], 1)!,
-      useReqRing: values["req-ring"],
-      draftTokens: intFlag("draft-tokens", values["draft-tokens"], 1, 65535)!,
-      adaptive: values.adaptive,
+      ringSize: values.ring!,
+      swaPageSize: values["swa-page"]!,
+      useReqRing: values["req-ring"] ?? false,
+      draftTokens: values["draft-tokens"]!,
+      adaptive: values.adaptive ?? false,
       steps,
       seed,
       writePad: pad,
@@ -167,9 +248,17 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
 
   const reports: Array<{ run: RingRun; report: ResidencyReport }> = [];
+  let interrupted = false;
   for (const r of runs) {
     const onStep = values.json || steps < 2000 ? undefined : progressBar(io, r.label);
-    reports.push({ run: r, report: runResidencyScenario({ ...r.scenario, onStep }) });
+    const scenarioRun = new ResidencyScenarioRun({ ...r.scenario, onStep });
+    interrupted = await runSliced(scenarioRun);
+    reports.push({ run: r, report: scenarioRun.report() });
+    if (interrupted) {
+      if (io.stderr.isTTY) io.stderr.write("\r\x1b[K");
+      io.stderr.write(`interrupted after ${scenarioRun.done} of ${scenarioRun.total} batches; the summary so far:\n`);
+      break;
+    }
   }
   const violations = reports.reduce((n, r) => n + r.report.violations, 0);
   if (values.json) {
@@ -199,5 +288,6 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
         : `result: ${violations} violation${violations === 1 ? "" : "s"}: committed KV would be silently corrupted\n`,
     );
   }
+  if (interrupted) return violations === 0 ? 130 : 1;
   return violations === 0 ? 0 : 1;
 }

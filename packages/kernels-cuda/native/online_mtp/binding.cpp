@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common.h"
@@ -36,31 +38,19 @@ namespace {
 constexpr const char* kErr = "ERR_DSV4KV_ONLINE_MTP";
 
 [[noreturn]] void Fail(Napi::Env env, const std::string& field, int64_t value, const std::string& rule) {
-  ThrowTyped(env, kErr, field + " = " + std::to_string(value) + ": " + rule);
-}
-
-std::string Num(double d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  return buf;
+  ThrowField(env, kErr, field, static_cast<double>(value), rule);
 }
 
 int32_t GetI32(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
   Napi::Value v = o.Get(key);
   if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
   if (!v.IsNumber())
-    ThrowTyped(env, kErr,
-               std::string(key) + " = " +
-                   (v.IsUndefined() ? "undefined"
-                    : v.IsString()  ? "\"" + v.As<Napi::String>().Utf8Value() + "\""
-                                    : "a non-number") +
-                   ": must be a number (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
+    ThrowField(env, kErr, key, v,
+               "must be a number (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
   const double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) ||
       d != static_cast<double>(static_cast<int64_t>(d)))
-    ThrowTyped(env, kErr,
-               std::string(key) + " = " + Num(d) + ": must be an integer in [" + std::to_string(lo) + ", " +
-                   std::to_string(hi) + "]");
+    ThrowField(env, kErr, key, d, "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return static_cast<int32_t>(d);
 }
 
@@ -99,6 +89,30 @@ void NeedAligned(Napi::Env env, const char* field, const Buf& b) {
     Fail(env, std::string(field) + " device address mod 16", addr % 16, "must be 0 (16-byte vector access)");
 }
 
+// `b` as a T*, once it holds `needBytes` (Need).
+template <typename T>
+T* Sized(Napi::Env env, const char* field, const Buf& b, int64_t needBytes, const std::string& why) {
+  Need(env, field, b, needBytes, why);
+  return static_cast<T*>(b.ptr);
+}
+// An int32 vector of `count` entries (`countName` says which count, for the rule).
+int32_t* I32s(Napi::Env env, const char* field, const Buf& b, int64_t count, const char* countName) {
+  return Sized<int32_t>(env, field, b, count * 4, std::string(countName) + " int32");
+}
+// The pending markers: pendingSeqLens and pendingWidths, numReqSlots int32 each.
+std::pair<int32_t*, int32_t*> Pending(Napi::Env env, const Buf& pend, const Buf& wid, int32_t numReqSlots) {
+  int32_t* seq = I32s(env, "pendingSeqLens", pend, numReqSlots, "numReqSlots");
+  return {seq, I32s(env, "pendingWidths", wid, numReqSlots, "numReqSlots")};
+}
+// The position embedding, [128, 512] fp32.
+const float* ApeOf(Napi::Env env, const Buf& ape) {
+  return Sized<const float>(env, "ape", ape, int64_t(kChunk) * kHeadDim * 4, "[128, 512] fp32");
+}
+// Bytes of `rows` state rows (`banks` banks of `strideRows` rows).
+int64_t StateBytes(int64_t strideRows, int64_t banks, int32_t stateType) {
+  return strideRows * banks * kRowElems * ElemBytes(stateType);
+}
+
 Buf GetErr(Napi::Env env, Napi::Object a) {
   Buf e = GetBuf(env, a, "err", true);
   if (e.ptr) Need(env, "err", e, 16, "int32[4] error word");
@@ -114,12 +128,8 @@ int32_t GetSplit(Napi::Env env, Napi::Object a) {
   return split;
 }
 
-// Launch shape when `variant` / `split` are left out, from the H200 sweep (bench/bench.mjs --variants, 2026-11-29,
-// docs/benchmarks.md): the recurrence is instruction-issue bound, so a small batch wants its 512 channels spread
-// over several SMs (4 blocks per request beat 1, 2, 8 and 16 for batch 1..128 at D 1, 4, 8), while a batch larger
-// than the SM count already fills the chip and wants the fewest instructions in total: one block per request, and
-// for D <= 4 the 4-channels-per-thread kernel (batch 256: D 1 2.16 vs 2.71 µs, D 4 3.34 vs 3.49; D 8 4.73 vs 5.25
-// the other way round).
+// Launch shape when `variant` / `split` are left out: the fastest on the H200 sweep (docs/decisions.md, "online MTP
+// default launch shape"): small batches spread a request over 4 blocks, large ones use one block per request.
 int32_t AutoSplit(int32_t batch, int smCount) { return batch <= smCount ? 4 : 1; }
 int32_t AutoWritePrefixVariant(int32_t batch, int32_t numVerify, int smCount) {
   return batch > smCount && numVerify <= 4 ? kWpVec : kWpScalar;
@@ -145,10 +155,17 @@ void Finalize(DecodeParams& p, int sm) {
   if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
 }
 
-WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
-  WritePrefixParams p{};
+// The fields every state kernel's arguments start with, in their validation order: stateType, then batch.
+template <typename P>
+P StateAndBatch(Napi::Env env, Napi::Object a) {
+  P p{};
   p.stateType = GetI32(env, a, "stateType", 0, 1);
   p.batch = GetI32(env, a, "batch", 0, kI32Max);
+  return p;
+}
+
+WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
+  auto p = StateAndBatch<WritePrefixParams>(env, a);
   p.numVerify = GetI32(env, a, "numVerify", 1, kMaxVerify);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);  // banks must not overlap: r < N <= O
@@ -160,17 +177,13 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}})
     NeedAligned(env, f, *b);
   // Highest input row read: batch·D − 1; highest state row written: (N−1) + D·O < O·(D+1).
-  Need(env, "kvScore", kv, int64_t(p.batch) * p.numVerify * kKvScoreCols * 4, "batch·numVerify rows of 1024 fp32");
-  Need(env, "seqLens", seq, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "reqPoolIndices", rpi, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "ape", ape, int64_t(kChunk) * kHeadDim * 4, "[128, 512] fp32");
-  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.numVerify + 1) * kRowElems * ElemBytes(p.stateType),
-       "bankStrideRows·(numVerify+1) rows");
-  p.kvScore = static_cast<const float*>(kv.ptr);
-  p.seqLens = static_cast<const int32_t*>(seq.ptr);
-  p.reqPoolIdx = static_cast<const int32_t*>(rpi.ptr);
-  p.ape = static_cast<const float*>(ape.ptr);
-  p.state = st.ptr;
+  p.kvScore = Sized<const float>(env, "kvScore", kv, int64_t(p.batch) * p.numVerify * kKvScoreCols * 4,
+                                 "batch·numVerify rows of 1024 fp32");
+  p.seqLens = I32s(env, "seqLens", seq, p.batch, "batch");
+  p.reqPoolIdx = I32s(env, "reqPoolIndices", rpi, p.batch, "batch");
+  p.ape = ApeOf(env, ape);
+  p.state = Sized<void>(env, "state", st, StateBytes(p.bankStrideRows, p.numVerify + 1, p.stateType),
+                        "bankStrideRows·(numVerify+1) rows");
   p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
@@ -183,21 +196,14 @@ MarkPendingParams ParseMark(Napi::Env env, Napi::Object a) {
   p.clearAll = GetI32(env, a, "clearAll", 0, 1);
   Buf seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf pend = GetBuf(env, a, "pendingSeqLens"), wid = GetBuf(env, a, "pendingWidths");
-  Need(env, "seqLens", seq, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "reqPoolIndices", rpi, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "pendingSeqLens", pend, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
-  Need(env, "pendingWidths", wid, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
-  p.seqLens = static_cast<const int32_t*>(seq.ptr);
-  p.reqPoolIdx = static_cast<const int32_t*>(rpi.ptr);
-  p.pendingSeqLens = static_cast<int32_t*>(pend.ptr);
-  p.pendingWidths = static_cast<int32_t*>(wid.ptr);
+  p.seqLens = I32s(env, "seqLens", seq, p.batch, "batch");
+  p.reqPoolIdx = I32s(env, "reqPoolIndices", rpi, p.batch, "batch");
+  std::tie(p.pendingSeqLens, p.pendingWidths) = Pending(env, pend, wid, p.numReqSlots);
   return p;
 }
 
 CommitPendingParams ParseCommit(Napi::Env env, Napi::Object a) {
-  CommitPendingParams p{};
-  p.stateType = GetI32(env, a, "stateType", 0, 1);
-  p.batch = GetI32(env, a, "batch", 0, kI32Max);
+  auto p = StateAndBatch<CommitPendingParams>(env, a);
   p.maxDraftTokens = GetI32(env, a, "maxDraftTokens", 1, kMaxVerify);
   p.clampWidth = GetI32(env, a, "clampWidth", 0, kMaxVerify);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
@@ -209,23 +215,16 @@ CommitPendingParams ParseCommit(Napi::Env env, Napi::Object a) {
   Buf mark = GetBuf(env, a, "markSeqLens", true);
   Buf err = GetErr(env, a);
   NeedAligned(env, "state", st);
-  Need(env, "curSeqLens", cur, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "reqPoolIndices", rpi, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "pendingSeqLens", pend, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
-  Need(env, "pendingWidths", wid, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
+  p.curSeqLens = I32s(env, "curSeqLens", cur, p.batch, "batch");
+  p.reqPoolIdx = I32s(env, "reqPoolIndices", rpi, p.batch, "batch");
+  std::tie(p.pendingSeqLens, p.pendingWidths) = Pending(env, pend, wid, p.numReqSlots);
   // The source bank a <= min(width, Dmax): highest row (N−1) + Dmax·O < O·(Dmax+1).
-  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.maxDraftTokens + 1) * kRowElems * ElemBytes(p.stateType),
-       "bankStrideRows·(maxDraftTokens+1) rows");
+  p.state = Sized<void>(env, "state", st, StateBytes(p.bankStrideRows, p.maxDraftTokens + 1, p.stateType),
+                        "bankStrideRows·(maxDraftTokens+1) rows");
   if (mark.ptr) {
-    Need(env, "markSeqLens", mark, int64_t(p.batch) * 4, "batch int32");
+    p.markSeqLens = I32s(env, "markSeqLens", mark, p.batch, "batch");
     p.markWidth = GetI32(env, a, "markWidth", 1, std::min<int64_t>(kMaxVerify, p.maxDraftTokens));
   }
-  p.curSeqLens = static_cast<const int32_t*>(cur.ptr);
-  p.reqPoolIdx = static_cast<const int32_t*>(rpi.ptr);
-  p.pendingSeqLens = static_cast<int32_t*>(pend.ptr);
-  p.pendingWidths = static_cast<int32_t*>(wid.ptr);
-  p.state = st.ptr;
-  p.markSeqLens = static_cast<const int32_t*>(mark.ptr);
   p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
@@ -240,27 +239,18 @@ ResetSlotsParams ParseReset(Napi::Env env, Napi::Object a) {
   Buf st = GetBuf(env, a, "state"), slots = GetBuf(env, a, "slots");
   Buf pend = GetBuf(env, a, "pendingSeqLens", true), wid = GetBuf(env, a, "pendingWidths", true);
   Buf err = GetErr(env, a);
-  Need(env, "state", st, int64_t(p.bankStrideRows) * (p.maxDraftTokens + 1) * kRowElems * ElemBytes(p.stateType),
-       "bankStrideRows·(maxDraftTokens+1) rows");
-  Need(env, "slots", slots, int64_t(p.count) * 4, "count int32");
+  p.state = Sized<void>(env, "state", st, StateBytes(p.bankStrideRows, p.maxDraftTokens + 1, p.stateType),
+                        "bankStrideRows·(maxDraftTokens+1) rows");
+  p.slots = I32s(env, "slots", slots, p.count, "count");
   if ((pend.ptr == nullptr) != (wid.ptr == nullptr))
-    ThrowTyped(env, kErr, "pendingSeqLens and pendingWidths: give both or neither");
-  if (pend.ptr) {
-    Need(env, "pendingSeqLens", pend, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
-    Need(env, "pendingWidths", wid, int64_t(p.numReqSlots) * 4, "numReqSlots int32");
-  }
-  p.state = st.ptr;
-  p.slots = static_cast<const int32_t*>(slots.ptr);
-  p.pendingSeqLens = static_cast<int32_t*>(pend.ptr);
-  p.pendingWidths = static_cast<int32_t*>(wid.ptr);
+    ThrowField(env, kErr, "pendingWidths", "must be given together with pendingSeqLens (both or neither)");
+  if (pend.ptr) std::tie(p.pendingSeqLens, p.pendingWidths) = Pending(env, pend, wid, p.numReqSlots);
   p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
 DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
-  DecodeParams p{};
-  p.stateType = GetI32(env, a, "stateType", 0, 1);
-  p.batch = GetI32(env, a, "batch", 0, kI32Max);
+  auto p = StateAndBatch<DecodeParams>(env, a);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.slotOffsetRows = GetI32(env, a, "slotOffsetRows", 0, kI32Max);
   p.variant = GetVariant(env, a, kWpScalar, kWpLegacy);
@@ -273,19 +263,13 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
   for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}, {"out", &out}})
     NeedAligned(env, f, *b);
   // Highest state row touched: (N − 1) + slotOffsetRows.
-  Need(env, "state", st, (int64_t(p.numReqSlots) + p.slotOffsetRows) * kRowElems * ElemBytes(p.stateType),
-       "numReqSlots + slotOffsetRows rows");
-  Need(env, "kvScore", kv, int64_t(p.batch) * kKvScoreCols * 4, "batch rows of 1024 fp32");
-  Need(env, "ape", ape, int64_t(kChunk) * kHeadDim * 4, "[128, 512] fp32");
-  Need(env, "seqLens", seq, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "reqPoolIndices", rpi, int64_t(p.batch) * 4, "batch int32");
-  Need(env, "out", out, int64_t(p.batch) * kHeadDim * 4, "batch rows of 512 fp32");
-  p.state = st.ptr;
-  p.kvScore = static_cast<const float*>(kv.ptr);
-  p.ape = static_cast<const float*>(ape.ptr);
-  p.seqLens = static_cast<const int32_t*>(seq.ptr);
-  p.reqPoolIdx = static_cast<const int32_t*>(rpi.ptr);
-  p.out = static_cast<float*>(out.ptr);
+  p.state = Sized<void>(env, "state", st, StateBytes(int64_t(p.numReqSlots) + p.slotOffsetRows, 1, p.stateType),
+                        "numReqSlots + slotOffsetRows rows");
+  p.kvScore = Sized<const float>(env, "kvScore", kv, int64_t(p.batch) * kKvScoreCols * 4, "batch rows of 1024 fp32");
+  p.ape = ApeOf(env, ape);
+  p.seqLens = I32s(env, "seqLens", seq, p.batch, "batch");
+  p.reqPoolIdx = I32s(env, "reqPoolIndices", rpi, p.batch, "batch");
+  p.out = Sized<float>(env, "out", out, int64_t(p.batch) * kHeadDim * 4, "batch rows of 512 fp32");
   p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
@@ -296,29 +280,27 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object a) {
   p.numSegments = GetI32(env, a, "numSegments", 0, kI32Max);
   Buf st = GetBuf(env, a, "state"), kv = GetBuf(env, a, "kvScore"), ape = GetBuf(env, a, "ape");
   Buf seg = GetBuf(env, a, "segments"), out = GetBuf(env, a, "out"), err = GetBuf(env, a, "err");
-  Need(env, "segments", seg, int64_t(p.numSegments) * kSegmentFields * 4, "numSegments·5 int32");
-  Need(env, "ape", ape, int64_t(kChunk) * kHeadDim * 4, "[128, 512] fp32");
-  Need(env, "out", out, int64_t(p.numSegments) * kHeadDim * 4, "numSegments rows of 512 fp32");
-  Need(env, "err", err, 16, "int32[4] error word");
+  p.segments =
+      Sized<const int32_t>(env, "segments", seg, int64_t(p.numSegments) * kSegmentFields * 4, "numSegments·5 int32");
+  p.ape = ApeOf(env, ape);
+  p.out = Sized<float>(env, "out", out, int64_t(p.numSegments) * kHeadDim * 4, "numSegments rows of 512 fp32");
+  p.err = Sized<int32_t>(env, "err", err, 16, "int32[4] error word");
   // Device-resident segment rows are checked in the kernel against these bounds (derived from the byte lengths).
   p.stateRows = static_cast<int64_t>(st.bytes) / (kRowElems * ElemBytes(p.stateType));
   p.kvRows = static_cast<int64_t>(kv.bytes) / (kKvScoreCols * 4);
   p.state = st.ptr;
   p.kvScore = static_cast<const float*>(kv.ptr);
-  p.ape = static_cast<const float*>(ape.ptr);
-  p.segments = static_cast<const int32_t*>(seg.ptr);
-  p.out = static_cast<float*>(out.ptr);
-  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
-#define DSV4KV_ONLINE_MTP_ENTRY(NAME, PARSE, LAUNCH, EMPTY)                                                           \
-  Napi::Value NAME(const Napi::CallbackInfo& info) {                                                                  \
-    Napi::Env env = info.Env();                                                                                       \
-    if (info.Length() < 2 || !info[1].IsObject()) ThrowTyped(env, kErr, #NAME "(ctx, args): args must be an object"); \
-    auto p = PARSE(env, info[1].As<Napi::Object>());                                                                  \
-    LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)                                                                             \
-    return env.Undefined();                                                                                           \
+#define DSV4KV_ONLINE_MTP_ENTRY(NAME, PARSE, LAUNCH, EMPTY)                                              \
+  Napi::Value NAME(const Napi::CallbackInfo& info) {                                                     \
+    Napi::Env env = info.Env();                                                                          \
+    if (info.Length() < 2 || !info[1].IsObject())                                                        \
+      ThrowField(env, kErr, "args", info.Length() < 2 ? env.Undefined() : info[1], "must be an object"); \
+    auto p = PARSE(env, info[1].As<Napi::Object>());                                                     \
+    LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)                                                                \
+    return env.Undefined();                                                                              \
   }
 #if DSV4KV_HAVE_CUDA
 #define LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)     \
@@ -356,7 +338,9 @@ struct CopyArgs {
 };
 CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3) ThrowTyped(env, kErr, std::string(what) + "(ctx, buf, view, byteOffset?): 3 arguments needed");
+  if (info.Length() < 3)
+    ThrowField(env, kErr, "arguments.length", info.Length(),
+               std::string(what) + "(ctx, buf, view, byteOffset?) needs 3");
   CopyArgs c{};
   c.ctx = CtxOf(env, info[0]);
   c.buf = DeviceBuffer::FromValue(env, info[1], "buf");
@@ -366,7 +350,7 @@ CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
   c.view = HostViewOf(env, info[2], "view");
   double off = 0;
   if (info.Length() > 3 && !info[3].IsUndefined()) {
-    if (!info[3].IsNumber()) ThrowTyped(env, kErr, "byteOffset must be a number");
+    if (!info[3].IsNumber()) ThrowField(env, kErr, "byteOffset", info[3], "must be a number");
     off = info[3].As<Napi::Number>().DoubleValue();
   }
   const double room = static_cast<double>(c.buf->bytes()) - static_cast<double>(c.view.bytes);
@@ -396,7 +380,7 @@ Napi::Value CopyToHost(const Napi::CallbackInfo& info) {
 }
 Napi::Value Fill(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3) ThrowTyped(env, kErr, "fill(ctx, buf, byte): 3 arguments needed");
+  if (info.Length() < 3) ThrowField(env, kErr, "arguments.length", info.Length(), "fill(ctx, buf, byte) needs 3");
   Context* ctx = CtxOf(env, info[0]);
   DeviceBuffer* b = DeviceBuffer::FromValue(env, info[1], "buf");
   b->RequireBytes(env, 0, "buf");
@@ -432,17 +416,17 @@ struct BenchSet {
 
 Napi::Value Bench(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[1].IsObject()) ThrowTyped(env, kErr, "bench(ctx, args): args must be an object");
+  if (info.Length() < 2 || !info[1].IsObject())
+    ThrowField(env, kErr, "args", info.Length() < 2 ? env.Undefined() : info[1], "must be an object");
   Napi::Object a = info[1].As<Napi::Object>();
   cudaStream_t s = StreamOf(env, info[0]);
-  if (!a.Get("op").IsString()) ThrowTyped(env, kErr, "bench: op must be a string");
+  if (!a.Get("op").IsString()) ThrowField(env, kErr, "op", a.Get("op"), "must be a string");
   const std::string op = a.Get("op").As<Napi::String>().Utf8Value();
   static const char* const kOps[] = {"writePrefix", "mark",   "markUpstream", "commit",
                                      "commitMark",  "decode", "empty",        "copy"};
   if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }))
-    ThrowTyped(env, kErr,
-               "bench: op = " + op +
-                   ": must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy");
+    ThrowField(env, kErr, "op", a.Get("op"),
+               "must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy");
   const int32_t batch = GetI32(env, a, "batch", 1, 65535);
   const int32_t D = GetI32(env, a, "numVerify", 1, kMaxVerify);
   const int32_t stateType = GetI32(env, a, "stateType", 0, 1);

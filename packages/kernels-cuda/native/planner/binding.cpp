@@ -23,6 +23,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,13 +45,12 @@ constexpr int32_t kMaxNumQ = 65535;  // ragged ids are 16-bit in CompressPlan an
 int64_t GetInt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
   Napi::Value v = o.Get(key);
   if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
-  if (!v.IsNumber()) ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key + " must be a number");
+  if (!v.IsNumber()) ThrowField(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key, v, "must be a number");
   double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
         d == static_cast<double>(static_cast<int64_t>(d))))
-    ThrowTyped(env, "ERR_DSV4KV_ARG",
-               std::string("cfg.") + key + " = " + std::to_string(d) + " must be an integer in [" + std::to_string(lo) +
-                   ", " + std::to_string(hi) + "]");
+    ThrowField(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key, d,
+               "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return static_cast<int64_t>(d);
 }
 
@@ -64,7 +64,7 @@ int64_t GetIntOr(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int
 SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
   SlotParams s{};
   s.cr = static_cast<int32_t>(GetInt(env, cfg, "cr", 4, 128));
-  if (s.cr != 4 && s.cr != 128) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.cr must be 4 or 128");
+  if (s.cr != 4 && s.cr != 128) ThrowField(env, "ERR_DSV4KV_ARG", "cfg.cr", s.cr, "must be 4 or 128");
   s.legacy = static_cast<int32_t>(GetInt(env, cfg, "legacy", 0, 1));
   s.ring = static_cast<int32_t>(GetInt(env, cfg, "ring", 1, INT_MAX));
   s.sps = static_cast<int32_t>(GetInt(env, cfg, "sps", 1, INT_MAX));
@@ -72,7 +72,7 @@ SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
   // Ring geometry (§5.2): R % cr == 0 (a page is cr slots) and SPS % R == 0 (pages own whole rings). The tail
   // clause's closed form needs cr <= SPS, which follows: SPS >= R >= cr.
   if (!s.legacy && (s.ring % s.cr != 0 || s.sps % s.ring != 0))
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: ring must be a multiple of cr and sps a multiple of ring");
+    ThrowField(env, "ERR_DSV4KV_ARG", "cfg.ring", s.ring, "must be a multiple of cfg.cr and divide cfg.sps");
   // Fast division by ring and SPS: both are in [1, INT32_MAX] (GetInt above), the range MakeFastDiv serves.
   s.ring_div = MakeFastDiv(static_cast<uint32_t>(s.ring));
   s.sps_div = MakeFastDiv(static_cast<uint32_t>(s.sps));
@@ -94,9 +94,8 @@ HostInput OptionalHost(Napi::Env env, Napi::Object o, const char* key, size_t ne
   if (v.IsUndefined() || v.IsNull()) return h;
   HostView hv = HostViewOf(env, v, key);
   if (hv.bytes != need)
-    ThrowTyped(env, "ERR_DSV4KV_ARG",
-               std::string("inputs.") + key + " holds " + std::to_string(hv.bytes) + " bytes; " + what +
-                   " needs exactly " + std::to_string(need));
+    ThrowField(env, "ERR_DSV4KV_ARG", std::string("inputs.") + key + ".byteLength", static_cast<double>(hv.bytes),
+               std::string("must be exactly ") + std::to_string(need) + " (" + what + ")");
   h.data = hv.data;
   h.bytes = hv.bytes;
   return h;
@@ -117,11 +116,11 @@ Staged Stage(Napi::Env env, Napi::Object in, const SlotParams& sp, int32_t batch
   Staged s;
   const size_t b4 = static_cast<size_t>(batch) * 4, b8 = static_cast<size_t>(batch) * 8;
   HostInput seq = OptionalHost(env, in, "seqLens", b4, "an Int32Array of batch entries");
-  if (!seq.data && batch > 0) ThrowTyped(env, "ERR_DSV4KV_ARG", "inputs.seqLens is required");
+  if (!seq.data && batch > 0) ThrowField(env, "ERR_DSV4KV_ARG", "inputs.seqLens", "is required");
   HostInput ext;
   if (want_ext) {
     ext = OptionalHost(env, in, "extendLens", b4, "an Int32Array of batch entries");
-    if (!ext.data) ThrowTyped(env, "ERR_DSV4KV_ARG", "inputs.extendLens is required");
+    if (!ext.data) ThrowField(env, "ERR_DSV4KV_ARG", "inputs.extendLens", "is required");
   }
   HostInput rids = OptionalHost(env, in, "rids", b8, "a BigInt64Array of batch entries");
   const size_t r2t_bytes = static_cast<size_t>(sp.r2t_rows) * static_cast<size_t>(sp.r2t_stride) * 4;
@@ -161,15 +160,15 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
   p.num_q = static_cast<int32_t>(GetInt(env, cfg, "numQ", 1, kMaxNumQ));
   p.batch = static_cast<int32_t>(GetInt(env, cfg, "batch", 1, kMaxGpuBatch));
   if (p.batch > p.num_q)
-    ThrowTyped(env, "ERR_DSV4KV_ARG",
-               "cfg.batch = " + std::to_string(p.batch) + " must be <= numQ = " + std::to_string(p.num_q));
+    ThrowField(env, "ERR_DSV4KV_ARG", "cfg.batch", p.batch, "must be <= cfg.numQ = " + std::to_string(p.num_q));
   p.pad = static_cast<int32_t>(GetInt(env, cfg, "pad", 0, INT_MAX));
   p.tail = static_cast<int32_t>(GetInt(env, cfg, "tail", 0, 1));
   p.host_rules = static_cast<int32_t>(GetInt(env, cfg, "hostRules", 0, 1));
   p.lens64 = static_cast<int32_t>(GetIntOr(env, cfg, "lens64", 0, 1, 0));
   if (p.slot.legacy && (p.tail || p.pad))
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg: the legacy planner has no pad and no tail clause");
-  if (p.tail && (p.slot.cr != 4 || p.slot.req_style)) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.tail is a paged-c4 rule");
+    ThrowField(env, "ERR_DSV4KV_ARG", "cfg.legacy", 1, "the legacy planner has no pad and no tail clause");
+  if (p.tail && (p.slot.cr != 4 || p.slot.req_style))
+    ThrowField(env, "ERR_DSV4KV_ARG", "cfg.tail", 1, "is a paged-c4 rule (cr 4 without reqStyle)");
   return p;
 }
 
@@ -184,7 +183,8 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object cfg) {
 
 Napi::Object ArgObject(const Napi::CallbackInfo& info, size_t i, const char* name) {
   if (info.Length() <= i || !info[i].IsObject())
-    ThrowTyped(info.Env(), "ERR_DSV4KV_ARG", std::string(name) + " must be an object");
+    ThrowField(info.Env(), "ERR_DSV4KV_ARG", name, info.Length() <= i ? info.Env().Undefined() : info[i],
+               "must be an object");
   return info[i].As<Napi::Object>();
 }
 
@@ -210,9 +210,11 @@ void BindDecodeInputs(DecodeParams& p, const Staged& s, uint8_t* dev_in) {
 void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool has_f2s) {
   // Identity maps: no table. A table without its size (or the reverse) is refused.
   if (!has_r2t && sp.r2t_rows > 0 && sp.r2t_rows * sp.r2t_stride > 0 && sp.r2t_rows != INT_MAX / sp.r2t_stride)
-    ThrowTyped(env, "ERR_DSV4KV_ARG",
-               "cfg.r2tRows must be floor(INT32_MAX / r2tStride) when no r2t table is given (identity)");
-  if (!has_f2s && sp.f2s_len != 0) ThrowTyped(env, "ERR_DSV4KV_ARG", "cfg.f2sLen must be 0 when no f2s table is given");
+    ThrowField(env, "ERR_DSV4KV_ARG", "cfg.r2tRows", static_cast<double>(sp.r2t_rows),
+               "must be floor(INT32_MAX / r2tStride) when no r2t table is given (identity)");
+  if (!has_f2s && sp.f2s_len != 0)
+    ThrowField(env, "ERR_DSV4KV_ARG", "cfg.f2sLen", static_cast<double>(sp.f2s_len),
+               "must be 0 when no f2s table is given");
   (void)has_f2s;
 }
 #endif
@@ -221,8 +223,8 @@ void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool
 // device-buffer option only.
 [[maybe_unused]] void CheckHostLens(Napi::Env env, int32_t lens64) {
   if (lens64)
-    ThrowTyped(env, "ERR_DSV4KV_ARG",
-               "cfg.lens64 = 1 applies to device buffers only; host inputs.seqLens / extendLens are Int32Array");
+    ThrowField(env, "ERR_DSV4KV_ARG", "cfg.lens64", 1,
+               "applies to device buffers only; host inputs.seqLens / extendLens are Int32Array");
 }
 
 #if DSV4KV_HAVE_CUDA
@@ -239,13 +241,20 @@ struct HostPlan {
   std::function<LaunchOn(uint8_t* dev)> bind;
 };
 
+// The staged host inputs of a parsed plan call, with the table-presence and host-lengths checks.
+template <typename P>
+Staged StageChecked(Napi::Env env, Napi::Object inputs, const P& p, bool want_ext) {
+  Staged staged = Stage(env, inputs, p.slot, p.batch, want_ext);
+  CheckR2tF2sPresence(env, p.slot, staged.has_r2t, staged.has_f2s);
+  CheckHostLens(env, p.lens64);
+  return staged;
+}
+
 HostPlan PrepareHostPlan(Napi::Env env, bool prefill, Napi::Object cfg, Napi::Object inputs, int sm) {
   HostPlan h;
   if (prefill) {
     PrefillParams p = ParsePrefill(env, cfg);
-    h.staged = Stage(env, inputs, p.slot, p.batch, true);
-    CheckR2tF2sPresence(env, p.slot, h.staged.has_r2t, h.staged.has_f2s);
-    CheckHostLens(env, p.lens64);
+    h.staged = StageChecked(env, inputs, p, true);
     h.out_bytes = static_cast<size_t>(p.num_q) * 24 + kStatusBytes;
     h.out_rule = "numQ*24 + statusBytes";
     h.in_off = Align(h.out_bytes, 256);
@@ -258,9 +267,7 @@ HostPlan PrepareHostPlan(Napi::Env env, bool prefill, Napi::Object cfg, Napi::Ob
     };
   } else {
     DecodeParams p = ParseDecode(env, cfg);
-    h.staged = Stage(env, inputs, p.slot, p.batch, false);
-    CheckR2tF2sPresence(env, p.slot, h.staged.has_r2t, h.staged.has_f2s);
-    CheckHostLens(env, p.lens64);
+    h.staged = StageChecked(env, inputs, p, false);
     h.out_bytes = static_cast<size_t>(p.batch) * 16 + kStatusBytes;
     h.out_rule = "batch*16 + statusBytes";
     h.in_off = Align(h.out_bytes, 256);
@@ -277,8 +284,8 @@ HostPlan PrepareHostPlan(Napi::Env env, bool prefill, Napi::Object cfg, Napi::Ob
 HostView CheckedOut(Napi::Env env, Napi::Value out_arg, const HostPlan& h) {
   HostView out = HostViewOf(env, out_arg, "out");
   if (out.bytes != h.out_bytes)
-    ThrowTyped(env, "ERR_DSV4KV_ARG",
-               "out must hold exactly " + h.out_rule + " = " + std::to_string(h.out_bytes) + " bytes");
+    ThrowField(env, "ERR_DSV4KV_ARG", "out.byteLength", static_cast<double>(out.bytes),
+               "must be exactly " + h.out_rule + " = " + std::to_string(h.out_bytes));
   return out;
 }
 
@@ -300,27 +307,11 @@ Napi::Value PlanHostSync(const Napi::CallbackInfo& info, bool prefill) {
 }
 #endif
 
-Napi::Value PlanPrefill(const Napi::CallbackInfo& info) {
-#if DSV4KV_HAVE_CUDA
-  return PlanHostSync(info, true);
-#else
-  NoCuda(info.Env(), "planPrefill");
-#endif
-}
-
-Napi::Value PlanDecode(const Napi::CallbackInfo& info) {
-#if DSV4KV_HAVE_CUDA
-  return PlanHostSync(info, false);
-#else
-  NoCuda(info.Env(), "planDecode");
-#endif
-}
-
 #if DSV4KV_HAVE_CUDA
 const void* DevIn(Napi::Env env, Napi::Object bufs, const char* key, size_t need, bool required) {
   Napi::Value v = bufs.Get(key);
   if (v.IsUndefined() || v.IsNull()) {
-    if (required) ThrowTyped(env, "ERR_DSV4KV_ARG", std::string("bufs.") + key + " is required");
+    if (required) ThrowField(env, "ERR_DSV4KV_ARG", std::string("bufs.") + key, "is required");
     return nullptr;
   }
   DeviceBuffer* b = DeviceBuffer::FromValue(env, v, key);
@@ -329,54 +320,48 @@ const void* DevIn(Napi::Env env, Napi::Object bufs, const char* key, size_t need
 }
 #endif
 
-Napi::Value PlanPrefillDevice(const Napi::CallbackInfo& info) {
+// planPrefillDevice / planDecodeDevice: device-resident inputs and outputs, enqueued on ctx's stream (no sync).
+template <bool kPrefill>
+Napi::Value PlanDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
   Context* ctx = Context::FromValue(env, info[0], "ctx");
-  PrefillParams p = ParsePrefill(env, ArgObject(info, 1, "cfg"));
+  Napi::Object cfg = ArgObject(info, 1, "cfg");
+  std::conditional_t<kPrefill, PrefillParams, DecodeParams> p{};
+  if constexpr (kPrefill) {
+    p = ParsePrefill(env, cfg);
+  } else {
+    p = ParseDecode(env, cfg);
+  }
   Napi::Object bufs = ArgObject(info, 2, "bufs");
-  const size_t b4 = static_cast<size_t>(p.batch) * 4;
-  const size_t lens_bytes = static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4);  // int64 or int32 per request
+  const size_t batch = static_cast<size_t>(p.batch);
+  const size_t lens_bytes = batch * (p.lens64 ? 8 : 4);  // int64 or int32 per request
   p.seq_lens = DevIn(env, bufs, "seqLens", lens_bytes, true);
-  p.extend_lens = DevIn(env, bufs, "extendLens", lens_bytes, true);
-  p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
+  if constexpr (kPrefill) p.extend_lens = DevIn(env, bufs, "extendLens", lens_bytes, true);
+  p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", batch * 8, false));
   p.slot.r2t = static_cast<const int32_t*>(
       DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
   p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
   CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
-  p.plan_c =
-      static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planC", static_cast<size_t>(p.num_q) * 16, true)));
-  p.plan_w =
-      static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planW", static_cast<size_t>(p.num_q) * 8, true)));
-  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", kStatusBytes, true)));
+  auto out = [&](const char* key, size_t bytes) {
+    return static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, key, bytes, true)));
+  };
+  if constexpr (kPrefill) {
+    p.plan_c = out("planC", static_cast<size_t>(p.num_q) * 16);
+    p.plan_w = out("planW", static_cast<size_t>(p.num_q) * 8);
+  } else {
+    p.plan_d = out("planD", batch * 16);
+  }
+  p.status = reinterpret_cast<PlanStatus*>(out("status", kStatusBytes));
   ctx->Activate(env);
-  DSV4KV_CUDA_TRY(env, LaunchPrefill(p, ctx->stream(), ctx->smCount()));
+  if constexpr (kPrefill) {
+    DSV4KV_CUDA_TRY(env, LaunchPrefill(p, ctx->stream(), ctx->smCount()));
+  } else {
+    DSV4KV_CUDA_TRY(env, LaunchDecode(p, ctx->stream()));
+  }
   return env.Undefined();
 #else
-  NoCuda(env, "planPrefillDevice");
-#endif
-}
-
-Napi::Value PlanDecodeDevice(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-#if DSV4KV_HAVE_CUDA
-  Context* ctx = Context::FromValue(env, info[0], "ctx");
-  DecodeParams p = ParseDecode(env, ArgObject(info, 1, "cfg"));
-  Napi::Object bufs = ArgObject(info, 2, "bufs");
-  const size_t b4 = static_cast<size_t>(p.batch) * 4;
-  p.seq_lens = DevIn(env, bufs, "seqLens", static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4), true);
-  p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", b4 * 2, false));
-  p.slot.r2t = static_cast<const int32_t*>(
-      DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
-  p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
-  CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
-  p.plan_d = static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, "planD", b4 * 4, true)));
-  p.status = static_cast<PlanStatus*>(const_cast<void*>(DevIn(env, bufs, "status", kStatusBytes, true)));
-  ctx->Activate(env);
-  DSV4KV_CUDA_TRY(env, LaunchDecode(p, ctx->stream()));
-  return env.Undefined();
-#else
-  NoCuda(env, "planDecodeDevice");
+  NoCuda(env, kPrefill ? "planPrefillDevice" : "planDecodeDevice");
 #endif
 }
 
@@ -434,8 +419,7 @@ class PlanWorker : public Napi::AsyncWorker {
     if (e != cudaSuccess) {
       err_ = e;
       call_ = call;
-      SetError(std::string(what_) + ": " + call + " failed: " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
-               " = " + std::to_string(static_cast<int>(e)) + ")");
+      SetError(call);  // OnError builds the JS error from err_ and call_
     }
   }
   void OnOK() override {
@@ -444,11 +428,8 @@ class PlanWorker : public Napi::AsyncWorker {
   }
   void OnError(const Napi::Error& error) override {
     ctx_->EndAsync();
-    Napi::Error err = Napi::Error::New(Env(), error.Message());
-    err.Set("code", Napi::String::New(Env(), "ERR_DSV4KV_CUDA"));
-    err.Set("cudaError", Napi::Number::New(Env(), static_cast<int>(err_)));
-    err.Set("call", Napi::String::New(Env(), call_ ? call_ : ""));
-    deferred_.Reject(err.Value());
+    (void)error;
+    deferred_.Reject(CudaError(Env(), what_, call_ ? call_ : "", err_).Value());
   }
 
  private:
@@ -469,7 +450,7 @@ class PlanWorker : public Napi::AsyncWorker {
 
 Napi::Object OutObject(const Napi::CallbackInfo& info, size_t i) {
   if (info.Length() <= i || !info[i].IsTypedArray())
-    ThrowTyped(info.Env(), "ERR_DSV4KV_ARG", "out must be a Uint8Array");
+    ThrowField(info.Env(), "ERR_DSV4KV_ARG", "out", "must be a Uint8Array");
   return info[i].As<Napi::Object>();
 }
 #endif
@@ -491,19 +472,15 @@ Napi::Value PlanHostAsync(const Napi::CallbackInfo& info, bool prefill, const ch
 }
 #endif
 
-Napi::Value PlanPrefillAsync(const Napi::CallbackInfo& info) {
+// planPrefill / planDecode / planPrefillAsync / planDecodeAsync: host arrays in, `out` filled (see the top).
+template <bool kPrefill, bool kAsync>
+Napi::Value PlanHost(const Napi::CallbackInfo& info) {
+  constexpr const char* kName =
+      kPrefill ? (kAsync ? "planPrefillAsync" : "planPrefill") : (kAsync ? "planDecodeAsync" : "planDecode");
 #if DSV4KV_HAVE_CUDA
-  return PlanHostAsync(info, true, "planPrefillAsync");
+  return kAsync ? PlanHostAsync(info, kPrefill, kName) : PlanHostSync(info, kPrefill);
 #else
-  NoCuda(info.Env(), "planPrefillAsync");
-#endif
-}
-
-Napi::Value PlanDecodeAsync(const Napi::CallbackInfo& info) {
-#if DSV4KV_HAVE_CUDA
-  return PlanHostAsync(info, false, "planDecodeAsync");
-#else
-  NoCuda(info.Env(), "planDecodeAsync");
+  NoCuda(info.Env(), kName);
 #endif
 }
 
@@ -512,7 +489,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
   Context* ctx = Context::FromValue(env, info[0], "ctx");
-  if (!info[1].IsString()) ThrowTyped(env, "ERR_DSV4KV_ARG", "kind must be a string");
+  if (!info[1].IsString()) ThrowField(env, "ERR_DSV4KV_ARG", "kind", info[1], "must be a string");
   const std::string kind = info[1].As<Napi::String>().Utf8Value();
   Napi::Object opts = ArgObject(info, 4, "opts");
   const int warmup = static_cast<int>(GetInt(env, opts, "warmup", 0, 1 << 20));
@@ -531,7 +508,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
         env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
     DSV4KV_CUDA_TRY(env, BenchLaunch(h.bind(ws), st, warmup, reps, calls, &r));
   } else {
-    ThrowTyped(env, "ERR_DSV4KV_ARG", "kind must be prefill, decode or empty");
+    ThrowField(env, "ERR_DSV4KV_ARG", "kind", info[1], "must be prefill, decode or empty");
   }
   Napi::Object o = Napi::Object::New(env);
   o.Set("eagerUs", r.eager_us);
@@ -547,12 +524,12 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
 
 void RegisterPlanner(Napi::Env env, Napi::Object exports) {
   using namespace dsv4kv;
-  exports.Set("planPrefill", Napi::Function::New<PlanPrefill>(env, "planPrefill"));
-  exports.Set("planPrefillDevice", Napi::Function::New<PlanPrefillDevice>(env, "planPrefillDevice"));
-  exports.Set("planDecode", Napi::Function::New<PlanDecode>(env, "planDecode"));
-  exports.Set("planDecodeDevice", Napi::Function::New<PlanDecodeDevice>(env, "planDecodeDevice"));
-  exports.Set("planPrefillAsync", Napi::Function::New<PlanPrefillAsync>(env, "planPrefillAsync"));
-  exports.Set("planDecodeAsync", Napi::Function::New<PlanDecodeAsync>(env, "planDecodeAsync"));
+  exports.Set("planPrefill", Napi::Function::New<PlanHost<true, false>>(env, "planPrefill"));
+  exports.Set("planPrefillDevice", Napi::Function::New<PlanDevice<true>>(env, "planPrefillDevice"));
+  exports.Set("planDecode", Napi::Function::New<PlanHost<false, false>>(env, "planDecode"));
+  exports.Set("planDecodeDevice", Napi::Function::New<PlanDevice<false>>(env, "planDecodeDevice"));
+  exports.Set("planPrefillAsync", Napi::Function::New<PlanHost<true, true>>(env, "planPrefillAsync"));
+  exports.Set("planDecodeAsync", Napi::Function::New<PlanHost<false, true>>(env, "planDecodeAsync"));
   exports.Set("bench", Napi::Function::New<Bench>(env, "bench"));
   exports.Set("maxGpuBatch", Napi::Number::New(env, kMaxGpuBatch));
   exports.Set("planStatusBytes", Napi::Number::New(env, static_cast<double>(kStatusBytes)));

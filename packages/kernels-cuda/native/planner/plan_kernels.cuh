@@ -25,7 +25,7 @@
 namespace dsv4kv {
 
 // Error codes written to PlanStatus::code by the kernels (first error wins through atomicCAS). The TS layer maps
-// each to a PlannerError code and field (src/errors.ts); keep the two lists in sync.
+// each to the CPU planner's PlannerError (src/plan-status.ts; test/plan-status.test.ts checks every code).
 enum PlanErr : int32_t {
   kErrNone = 0,
   kErrSeqNeg = 1,         // S_b < 0                          index=b value=S

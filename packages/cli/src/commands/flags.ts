@@ -1,0 +1,218 @@
+/**
+ * One flag table per command drives its parsing, value checks and help text. A flag is `--name value`,
+ * `--name=value` or, for a switch, `--name`; a value may start with `-` (`--chunked-prefill-size -1`), so the
+ * range, not the parser, decides whether a negative number is allowed. Words after `--` are returned untouched.
+ */
+import { closestMatch } from "@dsv4-kv/errors";
+import {
+  type NumberRange,
+  UsageError,
+  checkIntRange,
+  checkNumberRange,
+  parseIntText,
+  parseNumberText,
+  rangeText,
+} from "./args.js";
+
+/** The longest string value a flag takes: paths and names; keeps a pasted blob out of every report. */
+export const MAX_STRING_FLAG_CHARS = 4096;
+
+interface Common {
+  help: string;
+  /** The value's placeholder in the help (N, FILE, …). */
+  arg?: string;
+  /** The command cannot run without it. */
+  required?: boolean;
+}
+export type FlagSpec =
+  | (Common & { type: "bool" })
+  | (Common & { type: "string"; choices?: readonly string[] })
+  | (Common & { type: "int"; min: number; max: number })
+  | (Common & { type: "number" } & NumberRange)
+  | (Common & { type: "intList"; min: number; max: number });
+
+export type FlagTable = Readonly<Record<string, FlagSpec>>;
+
+type ValueOf<S extends FlagSpec> = S extends { type: "bool" }
+  ? boolean
+  : S extends { type: "string"; choices: readonly (infer C)[] }
+    ? C
+    : S extends { type: "string" }
+      ? string
+      : S extends { type: "intList" }
+        ? number[]
+        : number;
+
+export type FlagValues<T extends FlagTable> = { -readonly [K in keyof T]?: ValueOf<T[K]> };
+
+export interface ParsedFlags<T extends FlagTable> {
+  values: FlagValues<T>;
+  /** The words after `--`. */
+  rest: string[];
+}
+
+/** Parses `argv` against `table`; every refusal is a UsageError naming the flag as typed. */
+export function parseFlags<T extends FlagTable>(argv: readonly string[], table: T): ParsedFlags<T> {
+  const values: Record<string, unknown> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === "--") {
+      requireFlags(table, values);
+      return { values: values as FlagValues<T>, rest: argv.slice(i + 1) };
+    }
+    if (!word.startsWith("--") || word === "--=")
+      throw new UsageError(word, undefined, "is not a flag of this command (flags start with --)");
+    const eq = word.indexOf("=");
+    const name = word.slice(2, eq < 0 ? undefined : eq);
+    const flag = `--${name}`;
+    const spec = lookup(table, name, flag);
+    if (spec.type === "bool") {
+      if (eq >= 0) throw new UsageError(flag, word.slice(eq + 1), "is a switch and takes no value");
+      values[name] = true;
+      continue;
+    }
+    let raw: string | undefined;
+    if (eq >= 0) raw = word.slice(eq + 1);
+    else if (i + 1 < argv.length && !isFlagWord(argv[i + 1]!)) raw = argv[++i];
+    if (raw === undefined) throw new UsageError(flag, undefined, `needs a value${spec.arg ? ` (${spec.arg})` : ""}`);
+    values[name] = flagValueFromText(flag, spec, raw);
+  }
+  requireFlags(table, values);
+  return { values: values as FlagValues<T>, rest: [] };
+}
+
+function requireFlags(table: FlagTable, values: Record<string, unknown>): void {
+  const missing = Object.keys(table).filter((name) => table[name]!.required && values[name] === undefined);
+  if (missing.length > 0) {
+    const flags = missing.map((name) => `--${name}`);
+    throw new UsageError(
+      flags[0]!,
+      undefined,
+      `is required${missing.length > 1 ? ` (so are ${flags.slice(1).join(", ")})` : ""}`,
+      {
+        missing: flags,
+      },
+    );
+  }
+}
+
+/** `--json` is a flag, `-5` is a value. */
+function isFlagWord(word: string): boolean {
+  return word.startsWith("--");
+}
+
+function lookup(table: FlagTable, name: string, flag: string): FlagSpec {
+  const spec = Object.hasOwn(table, name) ? table[name] : undefined;
+  if (spec) return spec;
+  const suggestion = closestMatch(name, Object.keys(table));
+  throw new UsageError(
+    flag,
+    undefined,
+    "is not a flag of this command",
+    suggestion === null ? undefined : { suggestion: `--${suggestion}` },
+  );
+}
+
+/** A value typed on the command line (or in an environment variable): text, parsed strictly. */
+export function flagValueFromText(flag: string, spec: FlagSpec, raw: string): boolean | string | number | number[] {
+  switch (spec.type) {
+    case "bool":
+      throw new UsageError(flag, raw, "is a switch and takes no value");
+    case "string":
+      return checkString(flag, spec.choices, raw);
+    case "int":
+      return parseIntText(flag, raw, spec.min, spec.max);
+    case "number":
+      return checkNumberRange(flag, parseNumberText(flag, raw), spec);
+    case "intList":
+      return parseIntList(flag, spec, raw.split(","));
+  }
+}
+
+/** A value from a config file: already typed by JSON or YAML, and never coerced from a string. */
+export function flagValueFromData(
+  field: string,
+  spec: FlagSpec,
+  raw: unknown,
+): boolean | string | number | number[] | undefined {
+  switch (spec.type) {
+    case "bool":
+      if (typeof raw === "boolean") return raw;
+      throw new UsageError(field, raw, "must be true or false");
+    case "string":
+      if (typeof raw === "string") return checkString(field, spec.choices, raw);
+      throw new UsageError(field, raw, "must be a string");
+    case "int":
+      if (typeof raw === "number" && Number.isSafeInteger(raw)) return checkIntRange(field, raw, spec.min, spec.max);
+      throw new UsageError(field, raw, "must be an integer");
+    case "number":
+      if (typeof raw === "number" && Number.isFinite(raw)) return checkNumberRange(field, raw, spec);
+      throw new UsageError(field, raw, "must be a number");
+    case "intList":
+      if (Array.isArray(raw) && raw.every((item) => typeof item === "number")) {
+        return parseIntList(field, spec, raw.map(String));
+      }
+      if (typeof raw === "string") return parseIntList(field, spec, raw.split(","));
+      throw new UsageError(field, raw, "must be a list of integers");
+  }
+}
+
+function checkString(flag: string, choices: readonly string[] | undefined, raw: string): string {
+  if (raw.length > MAX_STRING_FLAG_CHARS) {
+    throw new UsageError(flag, raw, `must be at most ${MAX_STRING_FLAG_CHARS} characters`, {
+      maxChars: MAX_STRING_FLAG_CHARS,
+    });
+  }
+  if (choices && !choices.includes(raw)) {
+    const suggestion = closestMatch(raw, choices);
+    throw new UsageError(flag, raw, `must be one of ${choices.join(", ")}`, {
+      choices: [...choices],
+      ...(suggestion === null ? {} : { suggestion }),
+    });
+  }
+  return raw;
+}
+
+function parseIntList(flag: string, spec: { min: number; max: number }, items: string[]): number[] {
+  const rule = `must be a comma-separated list of integers in [${spec.min}, ${spec.max}]`;
+  return items.map((item) => {
+    const v = /^-?\d+$/.test(item) ? Number(item) : Number.NaN;
+    if (!Number.isSafeInteger(v) || v < spec.min || v > spec.max) {
+      throw new UsageError(flag, items.join(","), rule, { min: spec.min, max: spec.max });
+    }
+    return v;
+  });
+}
+
+/** The Options section of a command's help, from its table. */
+export function helpTable(table: FlagTable, width = 26): string {
+  const rows = Object.entries(table).map(([name, spec]) => {
+    const arg = spec.type === "bool" ? "" : ` ${spec.arg ?? placeholder(spec)}`;
+    return `  ${`--${name}${arg}`.padEnd(width)} ${spec.help}${rangeHint(spec)}`;
+  });
+  return rows.join("\n");
+}
+
+function placeholder(spec: FlagSpec): string {
+  if (spec.type === "string") return spec.choices ? spec.choices.join("|") : "S";
+  return spec.type === "intList" ? "A,B,…" : "N";
+}
+
+function rangeHint(spec: FlagSpec): string {
+  if (spec.type === "int" || spec.type === "intList") {
+    if (spec.max === Number.MAX_SAFE_INTEGER) return spec.min === 0 ? "" : ` (≥ ${spec.min})`;
+    return ` (${spec.min}..${spec.max})`;
+  }
+  if (spec.type === "number") return ` (${rangeText(spec)})`;
+  return "";
+}
+
+/** For commands that take no words after `--`. */
+export function refuseRest(rest: readonly string[]): void {
+  if (rest.length > 0) throw new UsageError("--", rest.join(" "), "this command takes no arguments after --");
+}
+
+/** A string flag that takes one of `choices` (its value type is their union). */
+export function choice<const C extends readonly string[]>(choices: C, help: string) {
+  return { type: "string", choices, help } as const;
+}

@@ -1,0 +1,115 @@
+/**
+ * Reading a JSON input (a file or stdin) with bounds checked before anything recursive touches it: its size
+ * before it is read in full, its nesting depth by an iterative scan before `JSON.parse`.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { InputError } from "./args.js";
+
+/**
+ * Why 256 MiB: an explicit `reqToToken` table for 256 requests of 128 Ki positions is ~230 MB of JSON; parsing
+ * 256 MiB takes ~1 GiB of a default 4 GiB Node heap, and the text stays well under V8's longest string (~512 MiB).
+ * Larger tables have the `{"identity": …}` form.
+ */
+export const MAX_INPUT_BYTES = 256 * 2 ** 20;
+
+/** Why 64: the deepest real case is an array of cases holding `reqToToken: {identity: {…}}` (4 levels). */
+export const MAX_INPUT_DEPTH = 64;
+
+export interface InputLimits {
+  maxBytes: number;
+  maxDepth: number;
+}
+
+export const INPUT_LIMITS: InputLimits = { maxBytes: MAX_INPUT_BYTES, maxDepth: MAX_INPUT_DEPTH };
+
+export interface InputSource {
+  /** How the user named it: `--input` or `stdin`. */
+  field: string;
+  /** The path, for a file. */
+  path?: string;
+}
+
+/** Reads and parses JSON from `source`; every refusal is an InputError naming the source. */
+export async function readJsonInput(
+  source: InputSource,
+  stdin: NodeJS.ReadableStream,
+  limits: InputLimits = INPUT_LIMITS,
+): Promise<unknown> {
+  const at = source.path;
+  const bytes =
+    source.path === undefined
+      ? await readStream(stdin, limits.maxBytes)
+      : await readFileBounded(source.field, source.path, limits.maxBytes);
+  const tooDeep = firstTooDeep(bytes, limits.maxDepth);
+  if (tooDeep >= 0) {
+    throw new InputError(source.field, at, `nests deeper than ${limits.maxDepth} levels (at byte ${tooDeep})`, {
+      maxDepth: limits.maxDepth,
+      byteOffset: tooDeep,
+    });
+  }
+  const text = bytes.toString("utf8");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? error.message : String(error);
+    throw new InputError(source.field, at, `is not JSON: ${reason.slice(0, 200)}`);
+  }
+}
+
+function tooLarge(field: string, at: string | undefined, bytes: number, maxBytes: number): InputError {
+  const mib = (maxBytes / 2 ** 20).toFixed(0);
+  return new InputError(field, at, `holds more than ${maxBytes} bytes (${mib} MiB), the most that is read`, {
+    maxBytes,
+    bytesSeen: bytes,
+  });
+}
+
+async function readFileBounded(field: string, path: string, maxBytes: number): Promise<Buffer> {
+  try {
+    const size = (await stat(path)).size;
+    if (size > maxBytes) throw tooLarge(field, path, size, maxBytes);
+    return await readFile(path);
+  } catch (error) {
+    if (InputError.isInstance(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+    throw new InputError(field, path, `cannot be read (${code})`, { errno: code });
+  }
+}
+
+/** Reads a stream to its end, refusing it as soon as it passes the limit. */
+export async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    total += buf.length;
+    if (total > maxBytes) throw tooLarge("stdin", undefined, total, maxBytes);
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN = new Set([0x5b, 0x7b]);
+const CLOSE = new Set([0x5d, 0x7d]);
+
+/**
+ * The byte offset where brackets outside strings first nest deeper than `maxDepth`, or -1. One pass, no
+ * recursion: bytes of multi-byte UTF-8 characters never equal these ASCII codes.
+ */
+export function firstTooDeep(bytes: Uint8Array, maxDepth: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) inString = true;
+    else if (OPEN.has(b)) {
+      if (++depth > maxDepth) return i;
+    } else if (CLOSE.has(b)) depth--;
+  }
+  return -1;
+}

@@ -1,0 +1,115 @@
+/**
+ * The planner kernels' status records (native/planner/plan_kernels.cuh, PlanStatus / PlanErr) and the PlannerError
+ * each non-zero code stands for: the same code, field and rule the CPU planner raises for the same input
+ * (test/plan-status.test.ts compares every code with @dsv4-kv/planner).
+ */
+import { PlannerError } from "@dsv4-kv/planner";
+import { INT32_MAX } from "@dsv4-kv/planner/internal";
+
+/**
+ * Status region after the tables: 256 records of 48 bytes (code, index, value, aux, numCompress, numWrite, grid),
+ * one per launched block for prefill and one per warp for decode, each rewritten by every launch; record 0's
+ * `grid` says how many to read. Device-resident calls need a status buffer of this size; it never needs zeroing.
+ */
+export const PLAN_STATUS_RECORD_BYTES = 48;
+export const PLAN_STATUS_BYTES = 256 * PLAN_STATUS_RECORD_BYTES;
+
+export interface PlanStatus {
+  code: number;
+  index: number;
+  value: number;
+  aux: number;
+  numCompress: number;
+  numWrite: number;
+}
+
+/** What a record does not carry but a rule names: the call's ring size, full_to_state length and layout. */
+export interface StatusGeometry {
+  ringSize: number;
+  fullToStateLength: number;
+  legacy: boolean;
+}
+
+export function decodePlanStatus(bytes: Uint8Array): PlanStatus {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, PLAN_STATUS_BYTES);
+  const R = PLAN_STATUS_RECORD_BYTES;
+  const grid = Math.min(256, Math.max(1, v.getInt32(32, true)));
+  let at = 0;
+  for (let b = 0; b < grid; b++) {
+    if (v.getInt32(b * R, true) !== 0) {
+      at = b * R;
+      break;
+    }
+  }
+  return {
+    code: v.getInt32(at, true),
+    index: v.getInt32(at + 4, true),
+    value: Number(v.getBigInt64(at + 8, true)),
+    aux: Number(v.getBigInt64(at + 16, true)),
+    numCompress: v.getInt32(24, true),
+    numWrite: v.getInt32(28, true),
+  };
+}
+
+type Rule = (st: PlanStatus, g: StatusGeometry) => PlannerError;
+
+const E = (code: ConstructorParameters<typeof PlannerError>[0], field: string, value: unknown, rule: string) =>
+  new PlannerError(code, field, value, rule);
+
+/** Code -> error, in PlanErr order. Codes 2 and 4 arise on device rules only (host inputs are checked in TS). */
+const RULES: Readonly<Record<number, Rule>> = {
+  1: ({ index: i, value: v }) => E("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [0, ${INT32_MAX}]`),
+  2: ({ index: i, value: v }) => E("EXTEND_LEN", `extendLens[${i}]`, v, "must be >= 0"),
+  3: ({ index: i, value: v, aux }) =>
+    E("EXTEND_LEN", `extendLens[${i}]`, v, `must be <= seqLens[${i}] = ${aux} (the prefix S - E cannot be negative)`),
+  4: ({ value: v, aux }) =>
+    E("EXTEND_SUM", "numQTokens", aux, `must be >= the sum of extendLens (${v}); the plan tables have numQTokens rows`),
+  5: ({ index: i, value: v }) =>
+    E("INVALID_ARGUMENT", `reqPoolIndices[${i}]`, v, `must be in [0, ${Number.MAX_SAFE_INTEGER}]`),
+  6: ({ value: v, aux }) => E("INDEX_OUT_OF_RANGE", "reqPoolIndices", v, `must be < ${aux} (rows of reqToToken)`),
+  7: ({ index: rid, value: p, aux }) =>
+    E("INDEX_OUT_OF_RANGE", `reqToToken[${rid}]`, p, `position must be < ${aux} (tokens per request row)`),
+  8: ({ index: rid, value: full, aux: p }, g) =>
+    E(
+      "INDEX_OUT_OF_RANGE",
+      `fullToState[reqToToken[${rid}][${p}]]`,
+      full,
+      `full-pool location must be in [0, ${g.fullToStateLength})`,
+    ),
+  9: ({ index: rid, value: swa, aux: p }) =>
+    E("INDEX_OUT_OF_RANGE", `SWA location of request ${rid} position ${p}`, swa, "must be >= 0"),
+  10: slotOverflow,
+  11: ({ index: i, value: v }) => E("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [1, ${INT32_MAX}]`),
+  12: ({ index: i, value: v }) =>
+    E(
+      "EXTEND_LEN",
+      `extendLens[${i}]`,
+      v,
+      "must be > 0 (every request in a prefill batch extends by at least one token)",
+    ),
+  13: narrowed,
+};
+
+/** Code 13, an int64 length outside int32: toIntArray's refusal (seqLens in [0, max], extendLens any int32). */
+function narrowed({ index: i, value: v, aux }: PlanStatus): PlannerError {
+  const min = aux === 1 ? -INT32_MAX - 1 : 0;
+  const field = `${aux === 1 ? "extendLens" : "seqLens"}[${i}]`;
+  return E(v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT", field, v, `must be in [${min}, ${INT32_MAX}]`);
+}
+
+/** Code 10: the legacy bound, or the request-ring slot at position `aux` (the record names no position otherwise). */
+function slotOverflow({ value: rid, aux: p }: PlanStatus, g: StatusGeometry): PlannerError {
+  if (g.legacy) {
+    return E("INT32_OVERFLOW", "reqPoolIndices", rid, "legacy slot rid*ringSize + p%ringSize does not fit int32");
+  }
+  const r = g.ringSize;
+  const slot = rid * r + (p % r);
+  return E("INT32_OVERFLOW", "reqPoolIndices", rid, `request ring slot rid*${r}+p%${r} = ${slot} does not fit int32`);
+}
+
+/** The PlannerError a non-zero status stands for (the CPU planner's error for the same input). */
+export function plannerErrorOf(st: PlanStatus, geometry: StatusGeometry): PlannerError {
+  const rule = RULES[st.code];
+  if (rule) return rule(st, geometry);
+  return new PlannerError("INTERNAL", "status.code", st.code, "unknown GPU planner status code");
+}

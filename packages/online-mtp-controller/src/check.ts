@@ -1,0 +1,125 @@
+/**
+ * Argument checks shared by the controller, both backends and the exported helpers. Each throws an
+ * `OnlineMtpError` naming the field, the value given and the rule; nothing is coerced (a string is never a number
+ * or a boolean).
+ */
+import { closestMatch } from "@dsv4-kv/errors";
+import { OnlineMtpError, type OnlineMtpErrorCode } from "./errors.js";
+
+export const I32_MAX = 0x7fffffff;
+export const I32_MIN = -0x80000000;
+
+/** Throws `OnlineMtpError(code, field, value, rule)` unless `ok`. */
+export function check(
+  ok: boolean,
+  code: OnlineMtpErrorCode,
+  field: string,
+  value: unknown,
+  rule: string,
+  params?: Record<string, unknown>,
+): asserts ok {
+  if (!ok) throw new OnlineMtpError(code, field, value, rule, params);
+}
+
+export function checkNumber(value: unknown, field: string): asserts value is number {
+  check(typeof value === "number", "INVALID_TYPE", field, value, `must be a number (got ${typeOf(value)})`);
+}
+
+/** An integer in [lo, hi]; `code` is the refusal's code for a number out of range (a non-number is INVALID_TYPE). */
+export function checkInt(
+  value: unknown,
+  lo: number,
+  hi: number,
+  code: OnlineMtpErrorCode,
+  field: string,
+  rule?: string,
+): asserts value is number {
+  checkNumber(value, field);
+  const ok = Number.isInteger(value) && value >= lo && value <= hi;
+  check(ok, code, field, value, rule ?? `must be an integer in [${lo}, ${hi}]`, { min: lo, max: hi });
+}
+
+export function checkFinite(value: unknown, field: string): asserts value is number {
+  checkNumber(value, field);
+  check(Number.isFinite(value), "INVALID_ARGUMENT", field, value, "must be a finite number");
+}
+
+export function checkBoolean(value: unknown, field: string): asserts value is boolean {
+  check(typeof value === "boolean", "INVALID_TYPE", field, value, `must be true or false (got ${typeOf(value)})`);
+}
+
+export function checkObject(value: unknown, field: string): asserts value is Record<string, unknown> {
+  const ok = typeof value === "object" && value !== null && !Array.isArray(value);
+  check(ok, "INVALID_TYPE", field, value, `must be an object (got ${typeOf(value)})`);
+}
+
+export function checkArray(value: unknown, field: string): asserts value is readonly unknown[] {
+  check(Array.isArray(value), "INVALID_TYPE", field, value, `must be an array (got ${typeOf(value)})`);
+}
+
+/** `length` (of `field`) equals `expected`, the length of `expectedField`. */
+export function checkSameLength(length: number, expected: number, field: string, expectedField: string): void {
+  check(length === expected, "SHAPE", field, length, `must equal ${expectedField} = ${expected}`);
+}
+
+/** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
+export function checkKeys(obj: object, known: readonly string[], field: string): void {
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue;
+    const suggestion = closestMatch(key, known);
+    const params = suggestion === null ? { known } : { known, suggestion };
+    throw new OnlineMtpError(
+      "UNKNOWN_KEY",
+      field ? `${field}.${key}` : key,
+      key,
+      `must be one of ${known.join(", ")}`,
+      params,
+    );
+  }
+}
+
+/** One of `known` (compared exactly), suggesting the closest for a misspelt string. */
+export function checkOneOf<T extends string>(
+  value: unknown,
+  known: readonly T[],
+  code: OnlineMtpErrorCode,
+  field: string,
+): asserts value is T {
+  if (known.includes(value as T)) return;
+  const suggestion = typeof value === "string" ? closestMatch(value, known) : null;
+  const params = suggestion === null ? { known } : { known, suggestion };
+  throw new OnlineMtpError(code, field, value, `must be one of ${known.join(", ")}`, params);
+}
+
+type TypedArrayCtor = Int32ArrayConstructor | Float32ArrayConstructor;
+
+/** An instance of `ctor` (an `Int32Array` or `Float32Array`): other arrays are refused, never converted. */
+export function checkTypedArray(value: unknown, ctor: TypedArrayCtor, field: string): void {
+  check(value instanceof ctor, "DTYPE", field, value, `must be a ${ctor.name} (got ${typeOf(value)})`);
+}
+
+/** Every element finite; names the first that is not (`field[i]`). */
+export function checkFiniteElements(values: ArrayLike<number>, field: string): void {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (!Number.isFinite(v)) checkFinite(v, `${field}[${i}]`);
+  }
+}
+
+/** Distinct integers in [0, n): request slots of one batch. */
+export function checkSlots(slots: unknown, n: number, field: string): asserts slots is readonly number[] {
+  checkArray(slots, field);
+  const seen = new Set<number>();
+  slots.forEach((r, i) => {
+    checkInt(r, 0, n - 1, "REQ_INDEX", `${field}[${i}]`, `must be a request slot in [0, ${n - 1}]`);
+    check(!seen.has(r), "DUPLICATE_REQ", `${field}[${i}]`, r, "must not repeat a slot of the same batch");
+    seen.add(r);
+  });
+}
+
+export function typeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (ArrayBuffer.isView(value)) return value.constructor.name;
+  return typeof value;
+}

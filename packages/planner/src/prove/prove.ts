@@ -1,0 +1,114 @@
+/**
+ * `proveResidency`: the exhaustive residency proof for one ring and draft count, with a shortest counterexample
+ * (replayed in the simulator, which explains it) when it fails; `findMaxDraftTokens`: the largest draft count a
+ * ring serves.
+ */
+import { validateRing } from "../inputs.js";
+import { type ResidencyBatch, concretizePath } from "./replay.js";
+import type { ResidencyViolation } from "../residency.js";
+import {
+  type ProofProgress,
+  type ResidencyProofOptions,
+  proofCacheFor,
+  resolvePad,
+  searchResidency,
+} from "./search.js";
+
+export interface ResidencyProof {
+  proved: boolean;
+  /** Canonical states reached (each is every concrete state with the same observable future). */
+  states: number;
+  /** Successor computations (one per batch and accept length per state). */
+  transitions: number;
+  seconds: number;
+  ring: { compressRatio: number; ringSize: number; swaPageSize: number; useReqRing: boolean };
+  draftTokens: number;
+  adaptive: boolean;
+  writePad: number;
+  /** Where the pad came from: "forced" (an explicit pad) or the pad formula. */
+  padSource: string;
+  /** Prefill chunks explored per state: 1..chunkLengths tokens. */
+  chunkLengths: number;
+  /** A shortest batch sequence from an empty ring to a violation, and the violation, or null when proved. */
+  counterexample: { batches: ResidencyBatch[]; violation: ResidencyViolation } | null;
+}
+
+export function proveResidency(o: ResidencyProofOptions): ResidencyProof {
+  validateRing(o);
+  const started = performance.now();
+  const r = searchResidency(o);
+  const ring = {
+    compressRatio: o.compressRatio,
+    ringSize: o.ringSize,
+    swaPageSize: o.swaPageSize,
+    useReqRing: o.useReqRing ?? false,
+  };
+  const counterexample = r.path === null ? null : concretizePath({ ...ring, writePad: r.writePad }, r.path);
+  return {
+    proved: r.proved,
+    states: r.states,
+    transitions: r.transitions,
+    seconds: (performance.now() - started) / 1000,
+    ring,
+    draftTokens: o.draftTokens,
+    adaptive: o.adaptive ?? false,
+    writePad: r.writePad,
+    padSource: o.writePad !== undefined ? "forced" : (o.padFormula ?? "derived"),
+    chunkLengths: r.chunkLengths,
+    counterexample,
+  };
+}
+
+export interface MaxDraftTokens {
+  /** Largest draft count proved (0: not even one draft token). */
+  maxDraftTokens: number;
+  /** The proof at maxDraftTokens (null when it is 0) and the failed one at maxDraftTokens + 1. */
+  proof: ResidencyProof | null;
+  failure: ResidencyProof;
+  /** Proofs run. */
+  proofs: number;
+  seconds: number;
+}
+
+/**
+ * Scans draft counts from the ring's pad (at least 1): up while proved, down while not, and reports the largest
+ * D that proves with D + 1 failing. `draftTokens` in the options is ignored; `adaptive` applies.
+ */
+export function findMaxDraftTokens(
+  o: Omit<ResidencyProofOptions, "draftTokens">,
+  onProof?: (p: ResidencyProof) => void,
+  onProgress?: (d: number, p: ProofProgress) => void,
+): MaxDraftTokens {
+  const started = performance.now();
+  const base = { ...o, draftTokens: 1 };
+  validateRing(base);
+  const cache = proofCacheFor(base);
+  let proofs = 0;
+  const at = (d: number): ResidencyProof => {
+    proofs++;
+    const p = proveResidency({ ...o, draftTokens: d, cache, onProgress: onProgress && ((x) => onProgress(d, x)) });
+    onProof?.(p);
+    return p;
+  };
+  let d = Math.max(1, resolvePad(base));
+  let cur = at(d);
+  if (cur.proved) {
+    for (;;) {
+      const next = at(d + 1);
+      if (!next.proved) return { maxDraftTokens: d, proof: cur, failure: next, proofs, seconds: elapsed(started) };
+      d++;
+      cur = next;
+    }
+  }
+  for (;;) {
+    if (d === 1) return { maxDraftTokens: 0, proof: null, failure: cur, proofs, seconds: elapsed(started) };
+    const prev = at(d - 1);
+    if (prev.proved) return { maxDraftTokens: d - 1, proof: prev, failure: cur, proofs, seconds: elapsed(started) };
+    d--;
+    cur = prev;
+  }
+}
+
+function elapsed(started: number): number {
+  return (performance.now() - started) / 1000;
+}

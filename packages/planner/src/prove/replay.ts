@@ -1,0 +1,141 @@
+/**
+ * Concrete batch sequences: what a counterexample prints, what `simulate residency --replay` reads back, and the
+ * prover's self-check (every abstract counterexample must violate R1 in the real simulator, at its last batch).
+ */
+import { PlannerError } from "../errors.js";
+import { requireInteger } from "../inputs.js";
+import { type ResidencyConfig, type ResidencyViolation, RingResidencySimulator } from "../residency.js";
+import type { AbstractStep } from "./search.js";
+
+export type ResidencyBatch =
+  | { kind: "prefill"; tokens: number }
+  | { kind: "verify"; draftTokens: number; accept: number }
+  | { kind: "decode" }
+  | { kind: "radixResume"; prefix: number };
+
+export interface ReplayResult {
+  /** Batches run (a radix resume is not a batch of its own). */
+  steps: number;
+  finalPrefix: number;
+  violations: number;
+  firstViolation: ResidencyViolation | null;
+}
+
+const BATCH_KEYS: Record<ResidencyBatch["kind"], readonly string[]> = {
+  prefill: ["kind", "tokens"],
+  verify: ["kind", "draftTokens", "accept"],
+  decode: ["kind"],
+  radixResume: ["kind", "prefix"],
+};
+
+function runBatch(sim: RingResidencySimulator, b: ResidencyBatch, i: number): void {
+  const kind = (b as { kind?: unknown }).kind;
+  if (typeof kind !== "string" || !(kind in BATCH_KEYS)) {
+    throw new PlannerError(
+      "INVALID_ARGUMENT",
+      `batches[${i}].kind`,
+      kind,
+      `must be one of ${Object.keys(BATCH_KEYS).join(", ")}`,
+    );
+  }
+  const keys = BATCH_KEYS[kind as ResidencyBatch["kind"]];
+  for (const k of Object.keys(b)) {
+    if (!keys.includes(k)) {
+      throw new PlannerError("INVALID_ARGUMENT", `batches[${i}].${k}`, k, `is not a field of a ${kind} batch`);
+    }
+  }
+  switch (b.kind) {
+    case "prefill":
+      return sim.prefill(requireInteger(`batches[${i}].tokens`, b.tokens, 1, 65535));
+    case "verify":
+      return sim.verify(
+        requireInteger(`batches[${i}].draftTokens`, b.draftTokens, 1, 65535),
+        requireInteger(`batches[${i}].accept`, b.accept, 1, b.draftTokens),
+      );
+    case "decode":
+      return sim.decode();
+    case "radixResume":
+      return sim.radixResume(requireInteger(`batches[${i}].prefix`, b.prefix, 0, sim.prefix));
+  }
+}
+
+/** Runs a batch sequence on an empty ring in the residency simulator. */
+export function replayResidency(config: ResidencyConfig, batches: readonly ResidencyBatch[]): ReplayResult {
+  if (!Array.isArray(batches)) {
+    throw new PlannerError("INVALID_TYPE", "batches", batches, "must be an array of batches");
+  }
+  const sim = new RingResidencySimulator(config);
+  batches.forEach((b, i) => {
+    if (typeof b !== "object" || b === null) {
+      throw new PlannerError("INVALID_TYPE", `batches[${i}]`, b, "must be a batch object");
+    }
+    runBatch(sim, b, i);
+  });
+  return {
+    steps: sim.step,
+    finalPrefix: sim.prefix,
+    violations: sim.violationCount,
+    firstViolation: sim.firstViolation,
+  };
+}
+
+/**
+ * Makes an abstract path concrete (absolute resume prefixes) and replays it: the violation must show at the
+ * last batch and nowhere before, or the prover and the simulator disagree.
+ */
+export function concretizePath(
+  config: ResidencyConfig,
+  path: readonly AbstractStep[],
+): { batches: ResidencyBatch[]; violation: ResidencyViolation } {
+  const sim = new RingResidencySimulator(config);
+  const batches: ResidencyBatch[] = [];
+  let prefixBefore = 0;
+  path.forEach((s, i) => {
+    let b: ResidencyBatch;
+    if (s.kind === "radixResume") {
+      b = { kind: "radixResume", prefix: Math.floor(sim.prefix / sim.swaPageSize) * sim.swaPageSize };
+    } else if (s.kind === "radixResumeTo") {
+      b = { kind: "radixResume", prefix: prefixBefore + s.end };
+    } else {
+      prefixBefore = sim.prefix;
+      b = s;
+    }
+    if (i < path.length - 1 && sim.violationCount > 0) disagree(path, batches);
+    runBatch(sim, b, i);
+    batches.push(b);
+  });
+  const violation = sim.firstViolation;
+  if (violation === null || violation.step !== sim.step) disagree(path, batches);
+  return { batches, violation: violation! };
+}
+
+function disagree(path: readonly AbstractStep[], batches: readonly ResidencyBatch[]): never {
+  throw new PlannerError(
+    "SIMULATION",
+    "counterexample",
+    JSON.stringify(batches),
+    `the prover's path of ${path.length} steps does not violate at its last batch in the simulator (prover bug)`,
+  );
+}
+
+/** Each batch in words, with the prefix it starts at (as the simulator names batches). */
+export function describeBatches(batches: readonly ResidencyBatch[]): string[] {
+  let prefix = 0;
+  return batches.map((b) => {
+    const at = prefix;
+    switch (b.kind) {
+      case "prefill":
+        prefix += b.tokens;
+        return `prefill of ${b.tokens} tokens at prefix ${at}`;
+      case "verify":
+        prefix += b.accept;
+        return `verify of D=${b.draftTokens} at prefix ${at}, accept ${b.accept}`;
+      case "decode":
+        prefix += 1;
+        return `decode at position ${at}`;
+      case "radixResume":
+        prefix = b.prefix;
+        return `radix resume of a new request at prefix ${b.prefix} (an SWA-page boundary), sharing the pages`;
+    }
+  });
+}

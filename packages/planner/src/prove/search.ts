@@ -1,0 +1,363 @@
+/**
+ * Breadth-first model checking of ring residency over canonical states (docs/residency-proof.md). Transitions
+ * are the batches the residency checker knows, planned by the real planner (see effects.ts); invariant R1 is
+ * checked at every compression. Breadth-first order makes the first violation a shortest counterexample.
+ */
+import { PlannerError } from "../errors.js";
+import { requireInteger } from "../inputs.js";
+import { padForFormula, type PadFormula } from "../pad.js";
+import { type BatchEffect, WindowSlots, decodeEffect, prefillEffect } from "./effects.js";
+import { type ProofRing, RingGeometry } from "./geometry.js";
+
+export interface ResidencyProofOptions extends ProofRing {
+  /** Draft tokens per verify (the largest, with `adaptive`). */
+  draftTokens: number;
+  /** Every draft count 1..draftTokens at each verify. */
+  adaptive?: boolean;
+  /** Explicit pad (wins over `padFormula`). */
+  writePad?: number;
+  /** Default `derived`. */
+  padFormula?: PadFormula;
+  /** Refuse to explore more canonical states than this (default 20,000,000). */
+  maxStates?: number;
+  /** Called every few thousand states (progress bars). */
+  onProgress?: (p: ProofProgress) => void;
+  /** Plan effects to reuse across proofs of the same ring and pad (e.g. several draft counts). */
+  cache?: ProofCache;
+}
+
+/** Plan effects per canonical prefix, reusable by every proof of one ring and pad. */
+export class ProofCache {
+  readonly effects: Array<PrefixEffects | undefined> = [];
+  constructor(readonly key: string) {}
+}
+
+function cacheKey(o: ProofRing, pad: number): string {
+  return `${o.compressRatio}/${o.ringSize}/${o.swaPageSize}/${o.useReqRing ?? false}/${pad}`;
+}
+
+let lastCache: ProofCache | null = null;
+/** Without an explicit cache, consecutive proofs of one ring and pad share the last one. */
+function sharedCache(key: string): ProofCache {
+  if (lastCache?.key !== key) lastCache = new ProofCache(key);
+  return lastCache;
+}
+
+/** A cache for proofs of this ring and pad. */
+export function proofCacheFor(o: ResidencyProofOptions): ProofCache {
+  return new ProofCache(cacheKey(o, resolvePad(o)));
+}
+
+export interface ProofProgress {
+  states: number;
+  /** States explored (their successors computed) so far. */
+  explored: number;
+  depth: number;
+  seconds: number;
+}
+
+/** One step of an abstract path: what the counterexample's batch was, before it is made concrete. */
+export type AbstractStep =
+  | { kind: "prefill"; tokens: number }
+  | { kind: "verify"; draftTokens: number; accept: number }
+  | { kind: "decode" }
+  | { kind: "radixResume" }
+  /** A radix resume to the page end that the previous batch completed `end` positions after its prefix. */
+  | { kind: "radixResumeTo"; end: number; beforePrefix: true };
+
+export interface SearchResult {
+  proved: boolean;
+  states: number;
+  transitions: number;
+  depth: number;
+  /** Shortest path to a violation: its last step shows it. */
+  path: AbstractStep[] | null;
+  writePad: number;
+  chunkLengths: number;
+}
+
+const TRANSITION_PREFILL = 0;
+const TRANSITION_VERIFY = 1;
+const TRANSITION_DECODE = 2;
+const TRANSITION_RESUME = 3;
+
+/** Per canonical prefix: every batch's effect, computed on first use. */
+interface PrefixEffects {
+  window: WindowSlots;
+  chunks: BatchEffect[];
+  /** By draft count. */
+  verifies: Map<number, BatchEffect>;
+  decode: BatchEffect;
+}
+
+/** The resolved pad, from the options' `writePad` or `padFormula`. */
+export function resolvePad(o: ResidencyProofOptions): number {
+  if (o.writePad !== undefined) return requireInteger("writePad", o.writePad, 0, 65535);
+  return padForFormula(o.padFormula ?? "derived", o.compressRatio, o.ringSize);
+}
+
+/**
+ * Longest prefill chunk explored. Beyond pad + window + 2 chunks every chunk's reads, clobbers and final window
+ * are those of the chunk one period shorter (docs/residency-proof.md); paged rings add a period so that one
+ * whole interior SWA page is completed.
+ */
+export function chunkBound(g: RingGeometry, pad: number): number {
+  return chunkSpread(g, pad) + (g.paged ? 2 : 1) * g.period;
+}
+
+/** From this chunk length on, a chunk's reads and its final window no longer overlap (docs/residency-proof.md). */
+export function chunkSpread(g: RingGeometry, pad: number): number {
+  return Math.min(pad, g.ringSize + 1) + g.window + 2 * g.cr;
+}
+
+/** A canonical state: the prefix modulo the addressing's period and the window's validity bits. */
+export interface CanonicalState {
+  canonical: number;
+  /** Bit j: the slot of position windowStart(P) + j holds that position's committed value. */
+  bits: bigint;
+}
+
+const BIG: bigint[] = [];
+const LOW: bigint[] = [];
+function big(i: number): bigint {
+  while (BIG.length <= i) {
+    BIG.push(BigInt(BIG.length));
+    LOW.push((1n << BIG[BIG.length - 1]!) - 1n);
+  }
+  return BIG[i]!;
+}
+function low(i: number): bigint {
+  big(i);
+  return LOW[i]!;
+}
+function shift(x: bigint, k: number): bigint {
+  return k >= 0 ? x << big(k) : x >> big(-k);
+}
+
+/** The empty ring at prefix 0 (positions below 0 count as valid: nothing reads them). */
+export function initialState(g: RingGeometry): CanonicalState {
+  const p = g.representative(0);
+  return { canonical: 0, bits: low(p - g.windowStart(p)) };
+}
+
+/** Whether every ring read of the batch finds its position's committed value (invariant R1). */
+export function readsHold(s: CanonicalState, eff: BatchEffect): boolean {
+  if (eff.unconditional) return false;
+  const avail = eff.readsAfterWrite ? s.bits & ~eff.clobber : s.bits;
+  return (eff.readMask & ~avail) === 0n;
+}
+
+/**
+ * The state after the batch commits `accept` tokens (reads must hold), and whether it completed an SWA page
+ * whose tail is not all valid (a radix resume there would read it).
+ */
+export function successor(
+  g: RingGeometry,
+  s: CanonicalState,
+  eff: BatchEffect,
+  accept: number,
+): { state: CanonicalState; badTail: number | null } {
+  const p = g.representative(s.canonical);
+  const ws = g.windowStart(p);
+  const after = s.bits & ~eff.clobber;
+  const p2 = p + accept;
+  const ws2 = g.windowStart(p2);
+  const bits = (shift(after, ws - ws2) | shift(eff.written & low(accept), p - ws2)) & low(p2 - ws2);
+  let badTail: number | null = null;
+  for (const t of eff.tails) {
+    if (t.end > accept) break;
+    if ((after & t.oldMask) !== t.oldMask || (eff.written & t.batchMask) !== t.batchMask) {
+      badTail = t.end;
+      break;
+    }
+  }
+  return { state: { canonical: g.canonical(p2), bits }, badTail };
+}
+
+/**
+ * A radix resume (paged c4, prefix past the first page) lands on prefix 0 of a page, whose window is the
+ * previous page's tail: the live window's bits when the tail is still in it, else all valid (a completed tail
+ * outside the window was checked when its page was completed).
+ */
+export function resumeSuccessor(g: RingGeometry, s: CanonicalState): CanonicalState {
+  const p = g.representative(s.canonical);
+  const ws = g.windowStart(p);
+  const b = Math.floor(p / g.swaPageSize) * g.swaPageSize;
+  const bits = ws <= b - g.cr ? shift(s.bits, ws - (b - g.cr)) & low(g.cr) : low(g.cr);
+  return { canonical: g.canonical(b), bits };
+}
+
+/** The effect of a batch at a canonical prefix, planned fresh (tests and one-off steps; the search caches). */
+export function batchEffect(
+  g: RingGeometry,
+  canonical: number,
+  batch: { kind: "prefill"; tokens: number } | { kind: "decode" },
+  pad: number,
+): BatchEffect {
+  const w = new WindowSlots(g, g.representative(canonical));
+  return batch.kind === "decode" ? decodeEffect(w) : prefillEffect(w, batch.tokens, pad);
+}
+
+export function searchResidency(o: ResidencyProofOptions): SearchResult {
+  const g = new RingGeometry(o);
+  const pad = resolvePad(o);
+  const draft = requireInteger("draftTokens", o.draftTokens, 1, 65535);
+  const maxStates = requireInteger("maxStates", o.maxStates ?? 20_000_000, 1, 1e9);
+  const draftCounts = o.adaptive ? Array.from({ length: draft }, (_, i) => i + 1) : [draft];
+  const maxChunk = chunkBound(g, pad);
+  const started = performance.now();
+
+  const cache = o.cache ?? sharedCache(cacheKey(o, pad));
+  if (cache.key !== cacheKey(o, pad)) {
+    throw new PlannerError("INVALID_ARGUMENT", "cache", cache.key, `was built for another ring or pad than ${cacheKey(o, pad)}`);
+  }
+  const effects = cache.effects;
+  const effectsOf = (c: number): PrefixEffects => {
+    let e = effects[c];
+    if (e === undefined) {
+      const w = new WindowSlots(g, g.representative(c));
+      const chunks: BatchEffect[] = [];
+      for (let t = 1; t <= maxChunk; t++) chunks.push(prefillEffect(w, t, pad));
+      e = { window: w, chunks, verifies: new Map(), decode: decodeEffect(w) };
+      effects[c] = e;
+    }
+    for (const d of draftCounts) if (!e.verifies.has(d)) e.verifies.set(d, prefillEffect(e.window, d, pad));
+    return e;
+  };
+
+  // State store: canonical prefix, window bits, parent and the transition that reached it.
+  const states: CanonicalState[] = [initialState(g)];
+  const parent: number[] = [-1];
+  const tKind: number[] = [-1];
+  const tA: number[] = [0];
+  const tB: number[] = [0];
+  const visited = new Map<string, number>();
+  let transitions = 0;
+
+  const addState = (st: CanonicalState, from: number, kind: number, a: number, b: number): void => {
+    const key = `${st.canonical}:${st.bits.toString(36)}`;
+    if (visited.has(key)) return;
+    if (states.length >= maxStates) {
+      throw new PlannerError(
+        "SIMULATION",
+        "maxStates",
+        maxStates,
+        "the residency proof's state space exceeds maxStates; raise it or prove a smaller ring",
+      );
+    }
+    visited.set(key, states.length);
+    states.push(st);
+    parent.push(from);
+    tKind.push(kind);
+    tA.push(a);
+    tB.push(b);
+  };
+
+  let violationAt: { state: number; step: AbstractStep } | null = null;
+  let tailCandidate: { state: number; step: AbstractStep; end: number } | null = null;
+
+  /** Applies an effect for accepts 1..accepts (0: the one accept `a`); returns false when R1 fails. */
+  const apply = (s: number, eff: BatchEffect, accepts: number, kind: number, a: number): boolean => {
+    const st = states[s]!;
+    if (!readsHold(st, eff)) return false;
+    const first = accepts === 0 ? a : 1;
+    const last = accepts === 0 ? a : accepts;
+    for (let acc = first; acc <= last; acc++) {
+      transitions++;
+      const next = successor(g, st, eff, acc);
+      if (next.badTail !== null && tailCandidate === null) {
+        const step: AbstractStep =
+          kind === TRANSITION_VERIFY
+            ? { kind: "verify", draftTokens: a, accept: acc }
+            : kind === TRANSITION_DECODE
+              ? { kind: "decode" }
+              : { kind: "prefill", tokens: acc };
+        tailCandidate = { state: s, step, end: next.badTail };
+      }
+      addState(next.state, s, kind, kind === TRANSITION_VERIFY ? a : acc, acc);
+    }
+    return true;
+  };
+
+  let depth = 0;
+  let levelStart = 0;
+  let levelEnd = 1;
+  let lastReport = 0;
+  search: while (levelStart < levelEnd) {
+    for (let s = levelStart; s < levelEnd; s++) {
+      if (o.onProgress !== undefined && (s & 1023) === 0) {
+        const now = performance.now();
+        if (now - lastReport > 200) {
+          lastReport = now;
+          o.onProgress({ states: states.length, explored: s, depth, seconds: (now - started) / 1000 });
+        }
+      }
+      const c = states[s]!.canonical;
+      const eff = effectsOf(c);
+      for (let t = 1; t <= maxChunk; t++) {
+        if (!apply(s, eff.chunks[t - 1]!, 0, TRANSITION_PREFILL, t)) {
+          violationAt = { state: s, step: { kind: "prefill", tokens: t } };
+          break search;
+        }
+      }
+      if (s === 0) continue; // the first batch of a request is a prefill
+      for (const d of draftCounts) {
+        if (!apply(s, eff.verifies.get(d)!, d, TRANSITION_VERIFY, d)) {
+          violationAt = { state: s, step: { kind: "verify", draftTokens: d, accept: 1 } };
+          break search;
+        }
+      }
+      if (!apply(s, eff.decode, 0, TRANSITION_DECODE, 1)) {
+        violationAt = { state: s, step: { kind: "decode" } };
+        break search;
+      }
+      if (g.paged && c >= g.swaPageSize) {
+        transitions++;
+        addState(resumeSuccessor(g, states[s]!), s, TRANSITION_RESUME, 0, 0);
+      }
+    }
+    if (tailCandidate !== null) break;
+    depth++;
+    levelStart = levelEnd;
+    levelEnd = states.length;
+  }
+
+  const pathTo = (s: number): AbstractStep[] => {
+    const steps: AbstractStep[] = [];
+    for (let x = s; parent[x]! >= 0; x = parent[x]!) steps.push(stepOf(tKind[x]!, tA[x]!, tB[x]!));
+    return steps.reverse();
+  };
+  let path: AbstractStep[] | null = null;
+  if (violationAt !== null) path = [...pathTo(violationAt.state), violationAt.step];
+  else if (tailCandidate !== null) {
+    const tc = tailCandidate as { state: number; step: AbstractStep; end: number };
+    path = [
+      ...pathTo(tc.state),
+      tc.step,
+      { kind: "radixResumeTo", end: tc.end, beforePrefix: true },
+      { kind: "prefill", tokens: g.cr },
+    ];
+  }
+  return {
+    proved: path === null,
+    states: states.length,
+    transitions,
+    depth,
+    path,
+    writePad: pad,
+    chunkLengths: maxChunk,
+  };
+}
+
+function stepOf(kind: number, a: number, b: number): AbstractStep {
+  switch (kind) {
+    case TRANSITION_PREFILL:
+      return { kind: "prefill", tokens: a };
+    case TRANSITION_VERIFY:
+      return { kind: "verify", draftTokens: a, accept: b };
+    case TRANSITION_DECODE:
+      return { kind: "decode" };
+    default:
+      return { kind: "radixResume" };
+  }
+}

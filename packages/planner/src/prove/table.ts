@@ -1,0 +1,64 @@
+/**
+ * Residency proofs of the standard configurations, computed ahead of time so that `check` can cite them without
+ * spending seconds (test/residency-proof-table.test.ts recomputes every row and fails when one drifts). Each row
+ * is an adaptive proof at its draft count, which covers every schedule of at most that many draft tokens.
+ */
+import type { ProofRing } from "./geometry.js";
+
+export interface ShippedResidencyProof {
+  ring: Required<ProofRing>;
+  /** The derived pad of the ring (the rows are proofs of the shipped planner, not of forced pads). */
+  writePad: number;
+  /** Proved for every draft count 1..draftTokens at each verify. */
+  draftTokens: number;
+  states: number;
+  transitions: number;
+}
+
+export const SHIPPED_RESIDENCY_PROOFS: readonly ShippedResidencyProof[] = [
+  {
+    ring: { compressRatio: 4, ringSize: 16, swaPageSize: 256, useReqRing: false },
+    writePad: 10,
+    draftTokens: 10,
+    states: 512,
+    transitions: 304_328,
+  },
+  {
+    ring: { compressRatio: 4, ringSize: 16, swaPageSize: 128, useReqRing: false },
+    writePad: 10,
+    draftTokens: 10,
+    states: 256,
+    transitions: 86_600,
+  },
+  {
+    ring: { compressRatio: 4, ringSize: 16, swaPageSize: 256, useReqRing: true },
+    writePad: 10,
+    draftTokens: 10,
+    states: 32,
+    transitions: 3_080,
+  },
+  {
+    ring: { compressRatio: 128, ringSize: 256, swaPageSize: 256, useReqRing: false },
+    writePad: 130,
+    draftTokens: 130,
+    states: 512,
+    transitions: 4_745_916,
+  },
+];
+
+/**
+ * The shipped proof covering `draftTokens` on this ring with its derived pad, or null. A request ring's proof
+ * does not depend on the SWA page size (only paged c4 addresses by page), so those rows match any valid page.
+ */
+export function shippedResidencyProof(ring: ProofRing, draftTokens: number): ShippedResidencyProof | null {
+  const paged = ring.compressRatio === 4 && !(ring.useReqRing ?? false);
+  for (const p of SHIPPED_RESIDENCY_PROOFS) {
+    const r = p.ring;
+    if (r.compressRatio !== ring.compressRatio || r.ringSize !== ring.ringSize) continue;
+    if (r.useReqRing !== (ring.useReqRing ?? false) && ring.compressRatio === 4) continue;
+    if (paged && r.swaPageSize !== ring.swaPageSize) continue;
+    if (ring.swaPageSize % r.ringSize !== 0) continue;
+    if (draftTokens <= p.draftTokens) return p;
+  }
+  return null;
+}
