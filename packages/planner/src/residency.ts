@@ -167,7 +167,13 @@ export class RingResidencySimulator {
       for (let e = 0; e < this.window; e++) {
         const x = q - this.window + 1 + e;
         if (x < 0) continue; // c4's overlap half is masked at q == 3
-        this.checkRead(step, description, q, x, compressReadSlot(this.compressRatio, e, plan.readPage0, plan.readPage1));
+        this.checkRead(
+          step,
+          description,
+          q,
+          x,
+          compressReadSlot(this.compressRatio, e, plan.readPage0, plan.readPage1),
+        );
       }
     }
     this.advanceTo(seqLen);
@@ -277,7 +283,12 @@ export class RingResidencySimulator {
         });
       }
       writtenSlots.set(w.writeLoc, p);
-      this.slots.set(w.writeLoc, { position: p, version: step, writtenBy: description, committed: p < prefix + accept });
+      this.slots.set(w.writeLoc, {
+        position: p,
+        version: step,
+        writtenBy: description,
+        committed: p < prefix + accept,
+      });
       written.add(p);
     }
     for (let p = prefix; p < prefix + accept; p++) {
@@ -323,7 +334,12 @@ export class RingResidencySimulator {
     if (tail === undefined) {
       for (let x = (m + 1) * sps - this.compressRatio; x < (m + 1) * sps; x++) {
         const by = `a batch before page ${m + 1}`;
-        this.slots.set(this.resolver.slot(0, x), { position: x, version: RESTORED_VERSION, writtenBy: by, committed: true });
+        this.slots.set(this.resolver.slot(0, x), {
+          position: x,
+          version: RESTORED_VERSION,
+          writtenBy: by,
+          committed: true,
+        });
         this.commits.set(x, { version: RESTORED_VERSION, by, wroteIt: true });
       }
       return;

@@ -93,7 +93,9 @@ describe("agreement with the pad formula", () => {
   });
 
   test("pad-0 rings: c4 ring 8 serves 2 draft tokens, c4 ring 4 not even a plain prefill", () => {
-    expect(findMaxDraftTokens({ compressRatio: 4, ringSize: 8, swaPageSize: 8, useReqRing: true }).maxDraftTokens).toBe(2);
+    expect(findMaxDraftTokens({ compressRatio: 4, ringSize: 8, swaPageSize: 8, useReqRing: true }).maxDraftTokens).toBe(
+      2,
+    );
     expect(findMaxDraftTokens({ compressRatio: 4, ringSize: 8, swaPageSize: 16 }).maxDraftTokens).toBe(2);
     const tiny = findMaxDraftTokens({ compressRatio: 4, ringSize: 4, swaPageSize: 4, useReqRing: true });
     expect(tiny.maxDraftTokens).toBe(0);

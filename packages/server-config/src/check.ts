@@ -16,7 +16,7 @@ import {
   type SizingMode,
   type SizingResult,
 } from "@dsv4-kv/memory-pool";
-import { PlannerError, runResidencyScenario } from "@dsv4-kv/planner";
+import { PlannerError, type ResidencyProofStatus, residencyProofStatus, runResidencyScenario } from "@dsv4-kv/planner";
 import { requireBudget } from "./budget.js";
 import type { ModelPreset } from "./presets.js";
 import { resolveServerConfig, ringDraftIssue, type ConfigNote, type DerivedValues } from "./resolve.js";
@@ -60,6 +60,8 @@ export interface ResidencyCheck {
   violations: number;
   firstViolation: string | null;
   skipped: string | null;
+  /** The residency proof covering every schedule of at most `draftTokens` (docs/residency-proof.md). */
+  proof?: ResidencyProofStatus;
 }
 
 export interface CheckOptions {
@@ -301,6 +303,7 @@ function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyC
         violations: report.violations,
         firstViolation: report.firstViolation?.message ?? null,
         skipped: null,
+        proof: residencyProofStatus({ compressRatio: ratio, ringSize, swaPageSize: base.swaPageSize }, base.draftTokens),
       });
     } catch (e) {
       if (!PlannerError.isInstance(e)) throw e;

@@ -34,7 +34,7 @@ const BAD = [
   [`// ${doc(md("guide"))}#not-a-heading`, "docs-path"],
   [`// ${doc(md("guide"))} ${S}9.9`, "docs-path"],
   [`// spec ${S}3.2`, "outside"],
-  [`// see specs/planner`, "outside"],
+  ["// see spec" + "s/planner", "outside"],
   [`// ${md("ecosystem")} 2`, "outside"],
   [`// ${md("planner")} ${S}3`, "outside"],
   [`// ${md("online-mtp")} ${S}2`, "outside"],

@@ -84,6 +84,13 @@ export function formatReport(r: CheckReport): string {
         ? `  c${c.ratio} ring ${c.ringSize}: skipped (${c.skipped})`
         : `  c${c.ratio} ring ${c.ringSize}, SWA page ${c.swaPageSize}, ${c.draftTokens} draft tokens${c.adaptive ? " (adaptive)" : ""}: ${c.steps} batches, ${c.verifies} verifies, ${c.violations} violations${c.violations ? ` — ${c.firstViolation}` : ""}`,
     );
+    const p = c.proof;
+    if (p)
+      out.push(
+        p.status === "proved"
+          ? `    proof: every schedule of at most ${p.draftTokens} draft tokens is safe (${p.source}, ${p.states} canonical states)`
+          : `    proof: ${p.status === "fails" ? `FAILS — ${p.detail}` : `not proved (${p.detail})`}; \`${p.command}\``,
+      );
   }
 
   out.push("", "KV budget per worker");

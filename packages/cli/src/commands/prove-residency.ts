@@ -21,12 +21,26 @@ const FLAGS = {
   ring: { type: "int", min: 1, max: 2 ** 31 - 1, required: true, help: "ring size in slots" },
   "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, required: true, help: "SWA page size in tokens" },
   "req-ring": { type: "bool", help: "c4: the request-scoped ring instead of the paged SWA ring" },
-  "draft-tokens": { type: "int", min: 1, max: 65535, arg: "D", help: "draft tokens per verify (the largest, with --adaptive)" },
+  "draft-tokens": {
+    type: "int",
+    min: 1,
+    max: 65535,
+    arg: "D",
+    help: "draft tokens per verify (the largest, with --adaptive)",
+  },
   adaptive: { type: "bool", help: "every draft count 1..D at each verify" },
   "find-max": { type: "bool", help: "the largest D that proves, and the counterexample at the next one" },
   pad: { type: "int", min: 0, max: 65535, help: "force the write pad" },
-  "pad-formula": choice(PAD_FORMULAS, "derived (default) | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)"),
-  "max-states": { type: "int", min: 1, max: 1e9, help: "refuse beyond this many canonical states (default 20,000,000)" },
+  "pad-formula": choice(
+    PAD_FORMULAS,
+    "derived (default) | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)",
+  ),
+  "max-states": {
+    type: "int",
+    min: 1,
+    max: 1e9,
+    help: "refuse beyond this many canonical states (default 20,000,000)",
+  },
   json: { type: "bool", help: "print {proved, states, seconds, ring, draftTokens, counterexample, ...}" },
 } as const satisfies FlagTable;
 

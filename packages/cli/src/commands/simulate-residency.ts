@@ -152,7 +152,11 @@ function replayInput(doc: unknown): { config: ResidencyScenario; batches: Reside
     throw new UsageError("--replay", "ring", "must name a prove residency --json file (it has no ring)");
   }
   if (typeof cx !== "object" || cx === null) {
-    throw new UsageError("--replay", "counterexample", "holds no counterexample (the proof succeeded): nothing to replay");
+    throw new UsageError(
+      "--replay",
+      "counterexample",
+      "holds no counterexample (the proof succeeded): nothing to replay",
+    );
   }
   const config = {
     compressRatio: ring.compressRatio as number,
@@ -171,9 +175,12 @@ async function replay(path: string, json: boolean, io: CommandIO): Promise<numbe
   if (json) {
     io.stdout.write(`${JSON.stringify({ ...r, batches: batches.length }, null, 2)}\n`);
   } else {
-    const kind = config.compressRatio === 128 || config.useReqRing ? "request ring" : `paged, SWA page ${config.swaPageSize}`;
-    const lines = [`replay on c${config.compressRatio} ring ${config.ringSize} (${kind}), write pad ${config.writePad}:`];
-    describeBatches(batches).forEach((b, i) => lines.push(`  ${i + 1}. ${b}`));
+    const kind =
+      config.compressRatio === 128 || config.useReqRing ? "request ring" : `paged, SWA page ${config.swaPageSize}`;
+    const lines = [
+      `replay on c${config.compressRatio} ring ${config.ringSize} (${kind}), write pad ${config.writePad}:`,
+    ];
+    for (const [i, b] of describeBatches(batches).entries()) lines.push(`  ${i + 1}. ${b}`);
     lines.push(r.firstViolation === null ? "result: clean" : `result: ${r.firstViolation.message}`);
     io.stdout.write(`${lines.join("\n")}\n`);
   }

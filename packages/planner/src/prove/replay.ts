@@ -44,19 +44,14 @@ function runBatch(sim: RingResidencySimulator, b: ResidencyBatch, i: number): vo
       throw new PlannerError("INVALID_ARGUMENT", `batches[${i}].${k}`, k, `is not a field of a ${kind} batch`);
     }
   }
-  switch (b.kind) {
-    case "prefill":
-      return sim.prefill(requireInteger(`batches[${i}].tokens`, b.tokens, 1, 65535));
-    case "verify":
-      return sim.verify(
-        requireInteger(`batches[${i}].draftTokens`, b.draftTokens, 1, 65535),
-        requireInteger(`batches[${i}].accept`, b.accept, 1, b.draftTokens),
-      );
-    case "decode":
-      return sim.decode();
-    case "radixResume":
-      return sim.radixResume(requireInteger(`batches[${i}].prefix`, b.prefix, 0, sim.prefix));
-  }
+  if (b.kind === "prefill") sim.prefill(requireInteger(`batches[${i}].tokens`, b.tokens, 1, 65535));
+  else if (b.kind === "verify") {
+    sim.verify(
+      requireInteger(`batches[${i}].draftTokens`, b.draftTokens, 1, 65535),
+      requireInteger(`batches[${i}].accept`, b.accept, 1, b.draftTokens),
+    );
+  } else if (b.kind === "decode") sim.decode();
+  else sim.radixResume(requireInteger(`batches[${i}].prefix`, b.prefix, 0, sim.prefix));
 }
 
 /** Runs a batch sequence on an empty ring in the residency simulator. */
@@ -123,19 +118,19 @@ export function describeBatches(batches: readonly ResidencyBatch[]): string[] {
   let prefix = 0;
   return batches.map((b) => {
     const at = prefix;
-    switch (b.kind) {
-      case "prefill":
-        prefix += b.tokens;
-        return `prefill of ${b.tokens} tokens at prefix ${at}`;
-      case "verify":
-        prefix += b.accept;
-        return `verify of D=${b.draftTokens} at prefix ${at}, accept ${b.accept}`;
-      case "decode":
-        prefix += 1;
-        return `decode at position ${at}`;
-      case "radixResume":
-        prefix = b.prefix;
-        return `radix resume of a new request at prefix ${b.prefix} (an SWA-page boundary), sharing the pages`;
+    if (b.kind === "prefill") {
+      prefix += b.tokens;
+      return `prefill of ${b.tokens} tokens at prefix ${at}`;
     }
+    if (b.kind === "verify") {
+      prefix += b.accept;
+      return `verify of D=${b.draftTokens} at prefix ${at}, accept ${b.accept}`;
+    }
+    if (b.kind === "decode") {
+      prefix += 1;
+      return `decode at position ${at}`;
+    }
+    prefix = b.prefix;
+    return `radix resume of a new request at prefix ${b.prefix} (an SWA-page boundary), sharing the pages`;
   });
 }

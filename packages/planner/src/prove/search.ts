@@ -209,7 +209,12 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
 
   const cache = o.cache ?? sharedCache(cacheKey(o, pad));
   if (cache.key !== cacheKey(o, pad)) {
-    throw new PlannerError("INVALID_ARGUMENT", "cache", cache.key, `was built for another ring or pad than ${cacheKey(o, pad)}`);
+    throw new PlannerError(
+      "INVALID_ARGUMENT",
+      "cache",
+      cache.key,
+      `was built for another ring or pad than ${cacheKey(o, pad)}`,
+    );
   }
   const effects = cache.effects;
   const effectsOf = (c: number): PrefixEffects => {

@@ -35,7 +35,14 @@ export function residencyProofStatus(ring: ProofRing, draftTokens: number): Resi
   const cmd = command(ring, draftTokens);
   const shipped = shippedResidencyProof(ring, draftTokens);
   if (shipped !== null) {
-    return { status: "proved", source: "shipped table", draftTokens, states: shipped.states, detail: null, command: cmd };
+    return {
+      status: "proved",
+      source: "shipped table",
+      draftTokens,
+      states: shipped.states,
+      detail: null,
+      command: cmd,
+    };
   }
   const g = new RingGeometry(ring);
   const plans = g.canonicalCount * (chunkBound(g, writePad(ring.compressRatio, ring.ringSize)) + draftTokens);
