@@ -336,8 +336,16 @@ export class OnlineMtpController {
     const ctx = this.ctx;
     if (!this.enabled() || mode !== "target_verify" || ctx === null || kvScoreInput.rows === 0) return;
     const D = ctx.numVerifyTokens;
-    const layerBs = Math.min(ctx.batchSize, Math.floor(kvScoreInput.rows / D));
-    if (layerBs <= 0) return;
+    // Rows past batch × D are CUDA-graph padding; fewer rows would leave some requests without prefix states,
+    // and their commit would then copy a stale bank (upstream clamps the batch silently; we refuse).
+    check(
+      kvScoreInput.rows >= ctx.batchSize * D,
+      "SHAPE",
+      "kvScoreInput.rows",
+      kvScoreInput.rows,
+      `must be at least batchSize × numVerifyTokens = ${ctx.batchSize} × ${D} (one row per draft token of each request)`,
+    );
+    const layerBs = ctx.batchSize;
     this.counters.writePrefixLaunches++;
     this.backend.writePrefix({
       kvScore: kvScoreInput,

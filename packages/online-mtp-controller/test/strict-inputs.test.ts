@@ -19,7 +19,7 @@ import {
   toBf16Bits,
   updateRow,
 } from "../src/index.js";
-import { H } from "./helpers.js";
+import { H, setup } from "./helpers.js";
 import { BACKEND_REFUSALS, expectRefused } from "./refusals.js";
 
 const be = new CpuBackend();
@@ -232,5 +232,21 @@ describe("simulation option refusals", () => {
     expectRefused(() => runSimulation({ ...sim, finishProbability: 2 }), "INVALID_ARGUMENT", "finishProbability", 2);
     expectRefused(() => runSimulation({ ...sim, stateDtype: "bf32" as never }), "DTYPE", "stateDtype", "bf32");
     expectRefused(() => runSimulation({ ...sim, steps: "1" as never }), "INVALID_TYPE", "steps", "1");
+  });
+});
+
+describe("writePrefixStates needs a row per draft token of every request", () => {
+  test("fewer rows than batch × D are refused (upstream clamps the batch and leaves requests without states)", () => {
+    const s = setup(new CpuBackend(), { N: 4, Dmax: 4, D: 4 });
+    s.ctrl.prepareForward(
+      "target_verify",
+      s.be.uploadIndex(Int32Array.of(1, 2)),
+      s.be.uploadIndex(Int32Array.of(9, 9)),
+    );
+    const short = s.be.uploadMatrix(new Float32Array(7 * KV_SCORE_COLS), 7, KV_SCORE_COLS);
+    expectRefused(() => s.ctrl.writePrefixStates(0, short, s.ape, "target_verify"), "SHAPE", "kvScoreInput.rows", 7);
+    // Padding rows past batch × D stay legal (CUDA-graph buckets).
+    const padded = s.be.uploadMatrix(new Float32Array(12 * KV_SCORE_COLS), 12, KV_SCORE_COLS);
+    expect(() => s.ctrl.writePrefixStates(0, padded, s.ape, "target_verify")).not.toThrow();
   });
 });
