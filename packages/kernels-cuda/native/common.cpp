@@ -321,7 +321,14 @@ Napi::Value DeviceBuffer::Download(const Napi::CallbackInfo& info) { return Copy
 Napi::Value DeviceBuffer::Fill(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int byte = 0;
-  if (info.Length() > 0 && info[0].IsNumber()) byte = info[0].As<Napi::Number>().Int32Value() & 0xff;
+  if (info.Length() > 0 && !info[0].IsUndefined()) {
+    // A byte value, never wrapped (256 is not 0) nor coerced.
+    if (!info[0].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "byte", info[0], "must be an integer in [0, 255]");
+    const double d = info[0].As<Napi::Number>().DoubleValue();
+    if (!(d >= 0 && d <= 255) || d != static_cast<double>(static_cast<int>(d)))
+      ThrowField(env, "ERR_OUT_OF_RANGE", "byte", d, "must be an integer in [0, 255]");
+    byte = static_cast<int>(d);
+  }
   if (bytes_ > 0 && !ptr_) ThrowField(env, "ERR_DSV4KV_BUFFER", "fill", "DeviceBuffer was freed");
 #if DSV4KV_HAVE_CUDA
   if (bytes_) {

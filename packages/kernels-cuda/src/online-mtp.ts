@@ -3,8 +3,20 @@
  * (@dsv4-kv/online-mtp-controller) wraps these in its GPU backend and validates every call with the same rules as
  * its CPU backend first; the native side re-checks every size before a launch (a KernelsCudaError naming the field).
  */
+import type { OnlineMtpNative } from "./addon-types.js";
 import { loadNative, probe, type ProbeResult } from "./native.js";
-import type { DeviceBuffer, GpuContext } from "./planner.js";
+
+export type {
+  CommitPendingArgs,
+  MarkPendingArgs,
+  OnlineDecodeArgs,
+  OnlineMtpBenchArgs,
+  OnlineMtpBenchResult,
+  OnlineMtpNative,
+  OnlinePrefillArgs,
+  ResetSlotsArgs,
+  WritePrefixArgs,
+} from "./addon-types.js";
 
 /** State element type as the kernels take it. */
 export const ONLINE_MTP_STATE_TYPE = { fp32: 0, bf16: 1 } as const;
@@ -38,53 +50,6 @@ export const ONLINE_MTP_ERR = {
 /** Kernel ids in word 3 of the error word. */
 export const ONLINE_MTP_KERNEL = { prefill: 0, writePrefix: 1, commitPending: 2, decode: 3, resetSlots: 4 } as const;
 
-export interface OnlineMtpBenchArgs {
-  op: "writePrefix" | "mark" | "markUpstream" | "commit" | "commitMark" | "decode" | "empty" | "copy";
-  batch: number;
-  numVerify: number;
-  stateType: 0 | 1;
-  /** 1: time a CUDA graph of `iters` calls replayed; 0: `iters` eager launches back to back. */
-  graph: 0 | 1;
-  /** Buffer sets cycled through call by call (1: the same buffers every call, L2-resident). */
-  rotate: number;
-  iters: number;
-  reps: number;
-  copyBytes?: number;
-  /** Kernel variant (WRITE_PREFIX_VARIANT for writePrefix / decode, COMMIT_VARIANT for commit ops); default per op. */
-  variant?: number;
-  /** Blocks per request (not `legacy`): 1, 2, 4, 8, 16, or 0 / absent = 4 when batch <= SM count, else 1. */
-  split?: number;
-}
-
-export interface OnlineMtpBenchResult {
-  /** Median over `reps` of (elapsed / iters), microseconds per call. */
-  usPerCall: number;
-  minUs: number;
-  maxUs: number;
-  /** The variant and split that ran (-1: the op's default variant). */
-  variant: number;
-  split: number;
-}
-
-/** The raw bindings (see native/online_mtp/binding.cpp for the argument objects). */
-export interface OnlineMtpNative {
-  writePrefix(ctx: GpuContext, args: Record<string, DeviceBuffer | number>): void;
-  markPending(ctx: GpuContext, args: Record<string, DeviceBuffer | number>): void;
-  commitPending(ctx: GpuContext, args: Record<string, DeviceBuffer | number | null>): void;
-  resetSlots(ctx: GpuContext, args: Record<string, DeviceBuffer | number | null>): void;
-  decode(ctx: GpuContext, args: Record<string, DeviceBuffer | number>): void;
-  prefill(ctx: GpuContext, args: Record<string, DeviceBuffer | number>): void;
-  bench(ctx: GpuContext, args: OnlineMtpBenchArgs): OnlineMtpBenchResult;
-  /** Host → device copy ordered on ctx's stream (after the work queued before it); the view may be reused at once. */
-  copyToDevice(ctx: GpuContext, buf: DeviceBuffer, view: ArrayBufferView, byteOffset?: number): void;
-  /** Device → host copy ordered on ctx's stream; returns once the bytes are in `view`. */
-  copyToHost<V extends ArrayBufferView>(ctx: GpuContext, buf: DeviceBuffer, view: V, byteOffset?: number): V;
-  /** Sets every byte of `buf` to `byte`, ordered on ctx's stream. */
-  fill(ctx: GpuContext, buf: DeviceBuffer, byte: number): DeviceBuffer;
-  readonly headDim: number;
-  readonly maxVerifyTokens: number;
-}
-
 /** Whether the online MTP kernels can run here (the addon's probe, plus the export check). Never throws. */
 export function probeOnlineMtp(): ProbeResult {
   const p = probe();
@@ -100,5 +65,5 @@ export function probeOnlineMtp(): ProbeResult {
 
 /** The bindings; throws KernelsCudaUnavailableError without a usable GPU. */
 export function onlineMtpNative(): OnlineMtpNative {
-  return loadNative().onlineMtp as OnlineMtpNative;
+  return loadNative().onlineMtp;
 }

@@ -33,6 +33,16 @@ import {
   slotMapGeometry,
   toIntArray,
 } from "@dsv4-kv/planner/internal";
+import type {
+  DecodePlanConfig,
+  DecodePlanInputs,
+  DeviceBuffer,
+  Flag,
+  GpuContext,
+  PlanSlotConfig,
+  PrefillPlanConfig,
+  PrefillPlanInputs,
+} from "./addon-types.js";
 import { loadNative, type NativeAddon } from "./native.js";
 import {
   decodePlanStatus,
@@ -41,12 +51,7 @@ import {
   type PlanStatus,
   type StatusGeometry,
 } from "./plan-status.js";
-/** A device + stream. Plans on one context are serialised on its stream. */
-export interface GpuContext {
-  readonly device: number;
-  synchronize(): void;
-  destroy(): void;
-}
+export type { DeviceBuffer, GpuContext } from "./addon-types.js";
 
 export interface GpuCallOptions {
   /** Context (device + stream) to run on; default: a shared context on device 0. */
@@ -64,12 +69,12 @@ export function getDefaultContext(): GpuContext {
 /** A new context (device + non-blocking stream). */
 export function createContext(device = 0): GpuContext {
   const addon = loadNative();
-  return new addon.Context(device) as GpuContext;
+  return new addon.Context(device);
 }
 
 /** Most requests one GPU prefill plan serves (upstream's single-block kernel: 1,024). */
 export function maxGpuBatch(): number {
-  return loadNative().maxGpuBatch as number;
+  return loadNative().maxGpuBatch;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -112,7 +117,7 @@ function ridsOf(field: string, values: IntegerArray | undefined, batch: number):
 }
 
 interface PrefillJob {
-  cfg: Record<string, number>;
+  cfg: PrefillPlanConfig;
   seqLens: Int32Array;
   extendLens: Int32Array;
   rids: BigInt64Array;
@@ -122,7 +127,10 @@ interface PrefillJob {
   pad: number;
 }
 
-/** The planner package's prefill normalisation (§5.2 + §16 device-path checks), for the GPU. */
+/**
+ * The planner package's prefill normalisation (docs/reference/planner.md §5.2 and §12.2, device-path checks), for the
+ * GPU.
+ */
 function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number): PrefillJob {
   // The planner package's own normalisation decides every refusal (same code, field and order as planPrefill /
   // planPrefillLegacy), in O(batch): no host plan is built. The device-path batch limit is this kernel's (16,384),
@@ -183,11 +191,18 @@ function ctxOf(opts: GpuCallOptions | undefined): GpuContext {
 
 function nativeInputs(
   seqLens: Int32Array,
+  extendLens: Int32Array,
+  rids: BigInt64Array,
+  s: SlotInputs,
+): PrefillPlanInputs;
+function nativeInputs(seqLens: Int32Array, extendLens: undefined, rids: BigInt64Array, s: SlotInputs): DecodePlanInputs;
+function nativeInputs(
+  seqLens: Int32Array,
   extendLens: Int32Array | undefined,
   rids: BigInt64Array,
   s: SlotInputs,
-): Record<string, unknown> {
-  const inputs: Record<string, unknown> = { seqLens, rids };
+): DecodePlanInputs | PrefillPlanInputs {
+  const inputs: DecodePlanInputs & { extendLens?: Int32Array } = { seqLens, rids };
   if (extendLens) inputs.extendLens = extendLens;
   if (s.r2t) inputs.r2t = s.r2t;
   if (s.f2s) inputs.f2s = s.f2s;
@@ -210,7 +225,7 @@ function runPrefill(
   opts: GpuCallOptions | undefined,
   legacy: boolean,
 ): PrefillPlan {
-  const out = hostOut(job.cfg.numQ! * 24 + PLAN_STATUS_BYTES);
+  const out = hostOut(job.cfg.numQ * 24 + PLAN_STATUS_BYTES);
   addon.planPrefill(ctxOf(opts), job.cfg, nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots), out);
   return finishPrefill(job, out, legacy);
 }
@@ -221,7 +236,7 @@ async function runPrefillAsync(
   opts: GpuCallOptions | undefined,
   legacy: boolean,
 ): Promise<PrefillPlan> {
-  const out = hostOut(job.cfg.numQ! * 24 + PLAN_STATUS_BYTES);
+  const out = hostOut(job.cfg.numQ * 24 + PLAN_STATUS_BYTES);
   await addon.planPrefillAsync(
     ctxOf(opts),
     job.cfg,
@@ -232,7 +247,7 @@ async function runPrefillAsync(
 }
 
 function finishPrefill(job: PrefillJob, out: Uint8Array, legacy: boolean): PrefillPlan {
-  const numQ = job.cfg.numQ!;
+  const numQ = job.cfg.numQ;
   const st = decodePlanStatus(out.subarray(numQ * 24));
   if (st.code !== 0) throw plannerErrorOf(st, geometryOf(job.cfg));
   const nc = st.numCompress;
@@ -254,7 +269,7 @@ function finishPrefill(job: PrefillJob, out: Uint8Array, legacy: boolean): Prefi
 /** `planPrefill` on the GPU: same options, same PrefillPlan, same bytes, same PlannerError codes. */
 export function planPrefillGpu(options: PrefillPlanOptions, opts?: GpuCallOptions): PrefillPlan {
   const addon = loadNative();
-  return runPrefill(addon, preparePrefill(options, false, addon.maxGpuBatch as number), opts, false);
+  return runPrefill(addon, preparePrefill(options, false, addon.maxGpuBatch), opts, false);
 }
 
 /**
@@ -266,7 +281,7 @@ export function planPrefillGpu(options: PrefillPlanOptions, opts?: GpuCallOption
  */
 export async function planPrefillGpuAsync(options: PrefillPlanOptions, opts?: GpuCallOptions): Promise<PrefillPlan> {
   const addon = loadNative();
-  return runPrefillAsync(addon, preparePrefill(options, false, addon.maxGpuBatch as number), opts, false);
+  return runPrefillAsync(addon, preparePrefill(options, false, addon.maxGpuBatch), opts, false);
 }
 
 /** `planPrefillLegacy` on the GPU. */
@@ -274,11 +289,7 @@ export function planPrefillLegacyGpu(options: LegacyPrefillPlanOptions, opts?: G
   const addon = loadNative();
   const cr = options.compressRatio;
   const ring = cr === 4 ? 8 : 128;
-  const job = preparePrefill(
-    { ...options, ringSize: ring, swaPageSize: ring, path: "host" },
-    true,
-    addon.maxGpuBatch as number,
-  );
+  const job = preparePrefill({ ...options, ringSize: ring, swaPageSize: ring, path: "host" }, true, addon.maxGpuBatch);
   return runPrefill(addon, job, opts, true);
 }
 
@@ -293,10 +304,10 @@ function decodeInputs(
   return { seqLens, rids: ridsOf("reqPoolIndices", ridsNum, seqLens.length), ridsNum };
 }
 
-/** A validated native decode call: the addon's configuration and inputs. */
-interface NativeJob {
-  cfg: Record<string, number>;
-  inputs: Record<string, unknown>;
+/** A validated native plan call: the addon's configuration and inputs. */
+interface NativeJob<Cfg, Inputs> {
+  cfg: Cfg;
+  inputs: Inputs;
 }
 
 function decodeJob(
@@ -305,8 +316,8 @@ function decodeJob(
   seqLens: Int32Array,
   rids: BigInt64Array,
   s: SlotInputs,
-): NativeJob {
-  const cfg = {
+): NativeJob<DecodePlanConfig, DecodePlanInputs> {
+  const cfg: DecodePlanConfig = {
     batch: seqLens.length,
     cr,
     ring: ring.ringSize,
@@ -321,7 +332,7 @@ function decodeJob(
 }
 
 /** The native decode call of `planDecode` options (the planner's validation, in its order). */
-export function decodeNativeJob(options: DecodePlanOptions): NativeJob {
+export function decodeNativeJob(options: DecodePlanOptions): NativeJob<DecodePlanConfig, DecodePlanInputs> {
   validateRing(options);
   const cr = options.compressRatio;
   const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
@@ -336,19 +347,23 @@ export function decodeNativeJob(options: DecodePlanOptions): NativeJob {
 }
 
 /** The facts a status rule names that its record does not carry. */
-function geometryOf(cfg: Record<string, number>): StatusGeometry {
-  return { ringSize: cfg.ring!, fullToStateLength: cfg.f2sLen!, legacy: cfg.legacy === 1 };
+function geometryOf(cfg: PlanSlotConfig): StatusGeometry {
+  return { ringSize: cfg.ring, fullToStateLength: cfg.f2sLen, legacy: cfg.legacy === 1 };
 }
 
-function finishDecode(cfg: Record<string, number>, out: Uint8Array): DecodePlanTable {
-  const batch = cfg.batch!;
+function finishDecode(cfg: DecodePlanConfig, out: Uint8Array): DecodePlanTable {
+  const batch = cfg.batch;
   const st = decodePlanStatus(out.subarray(batch * 16));
   if (st.code !== 0) throw plannerErrorOf(st, geometryOf(cfg));
   return new DecodePlanTable(out.subarray(0, batch * 16));
 }
 
-function runDecode(addon: NativeAddon, job: NativeJob, opts: GpuCallOptions | undefined): DecodePlanTable {
-  const out = hostOut(job.cfg.batch! * 16 + PLAN_STATUS_BYTES);
+function runDecode(
+  addon: NativeAddon,
+  job: NativeJob<DecodePlanConfig, DecodePlanInputs>,
+  opts: GpuCallOptions | undefined,
+): DecodePlanTable {
+  const out = hostOut(job.cfg.batch * 16 + PLAN_STATUS_BYTES);
   addon.planDecode(ctxOf(opts), job.cfg, job.inputs, out);
   return finishDecode(job.cfg, out);
 }
@@ -363,7 +378,7 @@ export function planDecodeGpu(options: DecodePlanOptions, opts?: GpuCallOptions)
 export async function planDecodeGpuAsync(options: DecodePlanOptions, opts?: GpuCallOptions): Promise<DecodePlanTable> {
   const addon = loadNative();
   const job = decodeNativeJob(options);
-  const out = hostOut(job.cfg.batch! * 16 + PLAN_STATUS_BYTES);
+  const out = hostOut(job.cfg.batch * 16 + PLAN_STATUS_BYTES);
   await addon.planDecodeAsync(ctxOf(opts), job.cfg, job.inputs, out);
   return finishDecode(job.cfg, out);
 }
@@ -400,19 +415,9 @@ export function planDecodeLegacyGpu(options: LegacyDecodePlanOptions, opts?: Gpu
 // ---------------------------------------------------------------------------------------------------------------
 // Device-resident inputs (the CUDA-graph case): nothing is copied and nothing waits.
 
-/** Device memory (see README): `new DeviceBuffer(bytes, ctx?)`, `.upload(view)`, `.download(view)`, `.free()`. */
-export interface DeviceBuffer {
-  readonly byteLength: number;
-  readonly freed: boolean;
-  upload(view: ArrayBufferView, byteOffset?: number): DeviceBuffer;
-  download<T extends ArrayBufferView>(view: T, byteOffset?: number): T;
-  fill(byte: number): DeviceBuffer;
-  free(): void;
-}
-
 export function createDeviceBuffer(byteLength: number, context?: GpuContext): DeviceBuffer {
   const addon = loadNative();
-  return new addon.DeviceBuffer(byteLength, context) as DeviceBuffer;
+  return new addon.DeviceBuffer(byteLength, context);
 }
 
 /** Geometry of a device-resident prefill plan: the planner options without the per-request arrays. */
@@ -433,7 +438,7 @@ export interface DevicePrefillConfig {
   lensDtype?: "int32" | "int64";
 }
 
-function lens64Of(dtype: unknown): number {
+function lens64Of(dtype: unknown): Flag {
   if (dtype === undefined || dtype === "int32") return 0;
   if (dtype === "int64") return 1;
   throw new PlannerError("INVALID_ARGUMENT", "lensDtype", dtype, 'must be "int32" or "int64"');
@@ -461,10 +466,10 @@ export interface DevicePrefillBuffers {
 function deviceSlotCfg(
   cfg: { compressRatio: number; ringSize: number; swaPageSize: number; useReqRing?: boolean; tokensPerReq?: number },
   bufs: { reqToToken?: { buffer: DeviceBuffer; stride: number }; fullToState?: DeviceBuffer },
-): Record<string, number> & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } {
+): PlanSlotConfig & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } {
   validateRing(cfg);
   const reqStyle = cfg.compressRatio === 128 || (cfg.useReqRing ?? false);
-  const out: Record<string, number> & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } = {
+  const out: PlanSlotConfig & { _r2t?: DeviceBuffer; _f2s?: DeviceBuffer } = {
     cr: cfg.compressRatio,
     ring: cfg.ringSize,
     sps: cfg.swaPageSize,
@@ -512,14 +517,14 @@ export function enqueuePrefillPlan(
 ): void {
   const addon = loadNative();
   const s = deviceSlotCfg(config, bufs);
-  const batch = requireInteger("batch", config.batch, 1, addon.maxGpuBatch as number);
+  const batch = requireInteger("batch", config.batch, 1, addon.maxGpuBatch);
   const numQ = requireInteger("numQTokens", config.numQTokens, batch, MAX_NUM_Q_TOKENS);
   const pad =
     config.writePadOverride === undefined
       ? derivedWritePad(config.compressRatio, config.ringSize)
       : requireInteger("writePadOverride", config.writePadOverride, 0, INT32_MAX);
   const { _r2t, _f2s, ...slot } = s;
-  const cfg = {
+  const cfg: PrefillPlanConfig = {
     ...slot,
     batch,
     numQ,
@@ -562,7 +567,7 @@ export function enqueueDecodePlan(
   const s = deviceSlotCfg(config, bufs);
   const batch = requireInteger("batch", config.batch, 1, 1 << 24);
   const { _r2t, _f2s, ...slot } = s;
-  const cfg = { ...slot, batch, lens64: lens64Of(config.lensDtype) };
+  const cfg: DecodePlanConfig = { ...slot, batch, lens64: lens64Of(config.lensDtype) };
   statusGeometry.set(bufs.status, geometryOf(cfg));
   addon.planDecodeDevice(ctxOf(opts), cfg, {
     seqLens: bufs.seqLens,
@@ -588,8 +593,8 @@ export function readPlanStatus(status: DeviceBuffer): PlanStatus {
 }
 
 /** The validated native call of `planPrefill` options (the bench times the kernel on it). */
-export function prefillNativeJob(options: PrefillPlanOptions): NativeJob {
+export function prefillNativeJob(options: PrefillPlanOptions): NativeJob<PrefillPlanConfig, PrefillPlanInputs> {
   const addon = loadNative();
-  const job = preparePrefill(options, false, addon.maxGpuBatch as number);
+  const job = preparePrefill(options, false, addon.maxGpuBatch);
   return { cfg: job.cfg, inputs: nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots) };
 }

@@ -62,48 +62,57 @@ describe("argument validation (host side, no GPU needed)", () => {
       /^numVerify = "4": must be a number \(an integer in \[1, 8\]\)$/,
     ),
     [
+      "a boolean is not 0/1",
+      () => nat!.markPending(null as never, { batch: 1, numVerify: 1, numReqSlots: 2, clearAll: true } as never),
+      /^clearAll = true: must be a number \(an integer in \[0, 1\]\)$/,
+    ],
+    [
       "mark clearAll 2",
-      () => nat!.markPending(null as never, { batch: 1, numVerify: 1, numReqSlots: 2, clearAll: 2 }),
+      () => nat!.markPending(null as never, { batch: 1, numVerify: 1, numReqSlots: 2, clearAll: 2 } as never),
       /^clearAll = 2: must be an integer in \[0, 1\]$/,
     ],
     [
       "commit Dmax 0",
-      () => nat!.commitPending(null as never, { stateType: 0, batch: 1, maxDraftTokens: 0 }),
+      () => nat!.commitPending(null as never, { stateType: 0, batch: 1, maxDraftTokens: 0 } as never),
       /^maxDraftTokens = 0: must be an integer in \[1, 8\]$/,
     ],
     [
       "commit variant 5",
       () =>
-        nat!.commitPending(null as never, {
-          stateType: 0,
-          batch: 1,
-          maxDraftTokens: 2,
-          clampWidth: 0,
-          numReqSlots: 2,
-          bankStrideRows: 4,
-          consume: 0,
-          variant: 5,
-        }),
+        nat!.commitPending(
+          null as never,
+          {
+            stateType: 0,
+            batch: 1,
+            maxDraftTokens: 2,
+            clampWidth: 0,
+            numReqSlots: 2,
+            bankStrideRows: 4,
+            consume: 0,
+            variant: 5,
+          } as never,
+        ),
       /^variant = 5: must be an integer in \[0, 2\]$/,
     ],
     [
       "reset count > grid",
-      () => nat!.resetSlots(null as never, { stateType: 0, count: 70000 }),
+      () => nat!.resetSlots(null as never, { stateType: 0, count: 70000 } as never),
       /^count = 70000: must be an integer in \[0, 65535\]$/,
     ],
     [
       "decode variant 2",
-      () => nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 }),
+      () =>
+        nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 } as never),
       /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/,
     ],
     [
       "prefill numSegments negative",
-      () => nat!.prefill(null as never, { stateType: 0, numSegments: -3 }),
+      () => nat!.prefill(null as never, { stateType: 0, numSegments: -3 } as never),
       /^numSegments = -3: must be an integer/,
     ],
     [
       "buffer not a DeviceBuffer",
-      () => nat!.writePrefix(null as never, { ...wp, kvScore: {} as never }),
+      () => nat!.writePrefix(null as never, { ...wp, kvScore: {} } as never),
       /^kvScore = \{\}: must be a DeviceBuffer$/,
     ],
   ];
@@ -208,10 +217,12 @@ function randomState(rng: Rng, rows: number): Float32Array {
 function randn(rng: Rng, n: number, scale = 1): Float32Array {
   return Float32Array.from({ length: n }, () => scale * rng.n());
 }
-/** §4.1 in float64 on one channel. */
+/** docs/reference/online-mtp.md §5.1 in float64 on one channel. */
 function step(st: number[], k: number, s: number, pos: number): void {
   if (pos === 0) {
-    (st[0] = s), (st[1] = 1), (st[2] = k);
+    st[0] = s;
+    st[1] = 1;
+    st[2] = k;
     return;
   }
   const m2 = Math.max(st[0]!, s);
@@ -243,6 +254,19 @@ const WP_SHAPES: [string, number, number][] = [
   ["vec split 16", WRITE_PREFIX_VARIANT.vec, 16],
   ["vecAccurate", WRITE_PREFIX_VARIANT.vecAccurate, 4],
 ];
+
+describe("bench arguments (GPU: the context is checked first)", () => {
+  const common = { batch: 1, numVerify: 1, stateType: 0, graph: 0, rotate: 1, iters: 1, reps: 1 };
+  gpuTest("copyBytes must be an integer byte count; each op takes only its own variants", ({ gpu: env }) => {
+    const bench = (args: Record<string, unknown>) => () => env.nat.bench(env.ctx, { ...common, ...args } as never);
+    expect(bench({ op: "copy", copyBytes: 2.5 })).toThrow(
+      /^copyBytes = 2.5: must be an integer in \[1, 17179869184\]$/,
+    );
+    expect(bench({ op: "copy" })).toThrow(expect.objectContaining({ code: "INVALID_TYPE", field: "copyBytes" }));
+    expect(bench({ op: "commit", variant: 3 })).toThrow(/^variant = 3: must be an integer in \[0, 2\]$/);
+    expect(bench({ op: "decode", variant: 2 })).toThrow(/^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3/);
+  });
+});
 
 describe("GPU round trips", () => {
   for (const dtype of ["fp32", "bf16"] as const) {
@@ -298,9 +322,9 @@ describe("GPU round trips", () => {
                   if (((S + i + 1) & 127) !== 0) {
                     const row = r + (i + 1) * O;
                     written.add(row);
-                    (want[row * ROW + d] = c[0]!),
-                      (want[row * ROW + H + d] = c[1]!),
-                      (want[row * ROW + 2 * H + d] = c[2]!);
+                    want[row * ROW + d] = c[0]!;
+                    want[row * ROW + H + d] = c[1]!;
+                    want[row * ROW + 2 * H + d] = c[2]!;
                   }
                 }
               }
@@ -342,7 +366,12 @@ describe("GPU round trips", () => {
             const pendHost = new Int32Array(N).fill(-1);
             const widHost = new Int32Array(N).fill(0);
             const rpi = Int32Array.of(1, 2, 3, 4, 5, -1, 7, 9);
-            rpi.forEach((r, b) => r >= 0 && ((pendHost[r] = S[b]!), (widHost[r] = 4)));
+            for (let b = 0; b < batch; b++) {
+              const r = rpi[b]!;
+              if (r < 0) continue;
+              pendHost[r] = S[b]!;
+              widHost[r] = 4;
+            }
             pendHost[9] = -1; // request 9: no marker
             const cur = Int32Array.of(1003, 1020, 128, 131, 299, 65, 94, 10); // a = 3, 0, 2 (boundary), 4, <0, pad, 4, none
             const markSeq = Int32Array.from({ length: batch }, (_, b) => 2000 + b);
@@ -382,8 +411,13 @@ describe("GPU round trips", () => {
               wantW = Int32Array.from(widHost);
             rpi.forEach((r, b) => {
               if (r < 0) return;
-              if (fused) (wantP[r] = markSeq[b]!), (wantW[r] = 3);
-              else if (pendHost[r]! >= 0) (wantP[r] = -1), (wantW[r] = 0);
+              if (fused) {
+                wantP[r] = markSeq[b]!;
+                wantW[r] = 3;
+              } else if (pendHost[r]! >= 0) {
+                wantP[r] = -1;
+                wantW[r] = 0;
+              }
             });
             expect(Array.from(p), `${name} fused=${fused}: pending`).toEqual(Array.from(wantP));
             expect(Array.from(w), `${name} fused=${fused}: widths`).toEqual(Array.from(wantW));
@@ -471,6 +505,12 @@ describe("GPU round trips", () => {
     env.bufs.push(err);
     const readErr = () => Array.from(env.nat.copyToHost(env.ctx, err, new Int32Array(4)));
     const clearErr = () => env.nat.fill(env.ctx, err, 0);
+    /** Runs `launch` on a cleared error word; the word must then name row 1, the bad index and the kernel. */
+    const expectReported = (label: string, code: number, bad: number, kernel: number, launch: () => void) => {
+      clearErr();
+      launch();
+      expect(readErr(), label).toEqual([code, 1, bad, kernel]);
+    };
     const kv = dev(env, randn(rng, 2 * 2 * KVC));
     const ape = dev(env, randn(rng, 128 * H));
     const seq = dev(env, Int32Array.of(1030, 1031));
@@ -480,99 +520,7 @@ describe("GPU round trips", () => {
     env.bufs.push(out);
     for (const bad of [N, O, 1 << 30]) {
       const rpi = dev(env, Int32Array.of(1, bad));
-      for (const [variant, split] of [
-        [0, 0],
-        [1, 0],
-        [1, 8],
-        [2, 2],
-        [3, 0],
-        [3, 16],
-      ] as const) {
-        clearErr();
-        env.nat.writePrefix(env.ctx, {
-          kvScore: kv,
-          seqLens: seq,
-          reqPoolIndices: rpi,
-          ape,
-          state: st.buf,
-          batch: 2,
-          numVerify: 2,
-          bankStrideRows: O,
-          numReqSlots: N,
-          stateType: 0,
-          variant,
-          split,
-          err,
-        });
-        expect(readErr(), `writePrefix variant ${variant}`).toEqual([
-          ONLINE_MTP_ERR.reqIndex,
-          1,
-          bad,
-          ONLINE_MTP_KERNEL.writePrefix,
-        ]);
-      }
-      for (const variant of [0, 1, 2]) {
-        clearErr();
-        env.nat.commitPending(env.ctx, {
-          curSeqLens: seq,
-          reqPoolIndices: rpi,
-          pendingSeqLens: pend,
-          pendingWidths: wid,
-          state: st.buf,
-          batch: 2,
-          maxDraftTokens: Dmax,
-          clampWidth: 0,
-          bankStrideRows: O,
-          numReqSlots: N,
-          consume: 0,
-          stateType: 0,
-          variant,
-          err,
-        });
-        expect(readErr(), `commit variant ${variant}`).toEqual([
-          ONLINE_MTP_ERR.reqIndex,
-          1,
-          bad,
-          ONLINE_MTP_KERNEL.commitPending,
-        ]);
-      }
-      for (const variant of [0, 1, 3]) {
-        clearErr();
-        env.nat.decode(env.ctx, {
-          state: st.buf,
-          kvScore: kv,
-          ape,
-          seqLens: seq,
-          reqPoolIndices: rpi,
-          out,
-          batch: 2,
-          slotOffsetRows: 0,
-          numReqSlots: N,
-          stateType: 0,
-          variant,
-          err,
-        });
-        expect(readErr(), `decode variant ${variant}`).toEqual([
-          ONLINE_MTP_ERR.reqIndex,
-          1,
-          bad,
-          ONLINE_MTP_KERNEL.decode,
-        ]);
-      }
-      clearErr();
-      env.nat.resetSlots(env.ctx, {
-        state: st.buf,
-        slots: rpi,
-        count: 2,
-        bankStrideRows: O,
-        maxDraftTokens: Dmax,
-        numReqSlots: N,
-        stateType: 0,
-        err,
-      });
-      expect(readErr(), "resetSlots").toEqual([ONLINE_MTP_ERR.slotIndex, 1, bad, ONLINE_MTP_KERNEL.resetSlots]);
-      // without an error word: skipped silently
-      env.nat.writePrefix(env.ctx, {
+      const wpArgs = {
         kvScore: kv,
         seqLens: seq,
         reqPoolIndices: rpi,
@@ -582,8 +530,76 @@ describe("GPU round trips", () => {
         numVerify: 2,
         bankStrideRows: O,
         numReqSlots: N,
-        stateType: 0,
-      });
+        stateType: 0 as const,
+      };
+      for (const [variant, split] of [
+        [0, 0],
+        [1, 0],
+        [1, 8],
+        [2, 2],
+        [3, 0],
+        [3, 16],
+      ] as const) {
+        expectReported(
+          `writePrefix variant ${variant}`,
+          ONLINE_MTP_ERR.reqIndex,
+          bad,
+          ONLINE_MTP_KERNEL.writePrefix,
+          () => env.nat.writePrefix(env.ctx, { ...wpArgs, variant, split, err }),
+        );
+      }
+      for (const variant of [0, 1, 2]) {
+        expectReported(`commit variant ${variant}`, ONLINE_MTP_ERR.reqIndex, bad, ONLINE_MTP_KERNEL.commitPending, () =>
+          env.nat.commitPending(env.ctx, {
+            curSeqLens: seq,
+            reqPoolIndices: rpi,
+            pendingSeqLens: pend,
+            pendingWidths: wid,
+            state: st.buf,
+            batch: 2,
+            maxDraftTokens: Dmax,
+            clampWidth: 0,
+            bankStrideRows: O,
+            numReqSlots: N,
+            consume: 0,
+            stateType: 0,
+            variant,
+            err,
+          }),
+        );
+      }
+      for (const variant of [0, 1, 3]) {
+        expectReported(`decode variant ${variant}`, ONLINE_MTP_ERR.reqIndex, bad, ONLINE_MTP_KERNEL.decode, () =>
+          env.nat.decode(env.ctx, {
+            state: st.buf,
+            kvScore: kv,
+            ape,
+            seqLens: seq,
+            reqPoolIndices: rpi,
+            out,
+            batch: 2,
+            slotOffsetRows: 0,
+            numReqSlots: N,
+            stateType: 0,
+            variant,
+            err,
+          }),
+        );
+      }
+      expectReported("resetSlots", ONLINE_MTP_ERR.slotIndex, bad, ONLINE_MTP_KERNEL.resetSlots, () =>
+        env.nat.resetSlots(env.ctx, {
+          state: st.buf,
+          slots: rpi,
+          count: 2,
+          bankStrideRows: O,
+          maxDraftTokens: Dmax,
+          numReqSlots: N,
+          stateType: 0,
+          err,
+        }),
+      );
+      // without an error word: skipped silently
+      env.nat.writePrefix(env.ctx, wpArgs);
     }
     // Only request 1's rows may have changed (banks 1, 2 by writePrefix; bank 0 by commit/reset/decode); every
     // other row, the padding rows N..O-1 of each bank included, keeps its bits.

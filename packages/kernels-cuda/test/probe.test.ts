@@ -61,7 +61,7 @@ describe("loader and probe", () => {
   });
   test("the addon (CUDA or CPU-only build) has the same exports when it is built", (ctx) => {
     const addon = loadNativeUnchecked();
-    if (!addon) ctx.skip(`addon not built: ${probe().reason}`);
+    if (!addon) return ctx.skip(`addon not built: ${probe().reason}`);
     for (const k of EXPORTS) expect(addon, k).toHaveProperty(k);
     if (!addon.compiledWithCuda) {
       expect(() => new addon.DeviceBuffer(16)).toThrow(
@@ -72,7 +72,7 @@ describe("loader and probe", () => {
   });
   test("native refusals reach JS as KernelsCudaErrors built from the addon's fields (one boundary)", (ctx) => {
     const addon = loadNativeUnchecked();
-    if (!addon) ctx.skip(`addon not built: ${probe().reason}`);
+    if (!addon) return ctx.skip(`addon not built: ${probe().reason}`);
     const thrown = (f: () => unknown): KernelsCudaError => {
       try {
         f();
@@ -86,7 +86,7 @@ describe("loader and probe", () => {
     expect(size).toMatchObject({ code: "INVALID_ARGUMENT", field: "byteLength", value: -1 });
     expect(size.params.nativeCode).toBe("ERR_OUT_OF_RANGE");
     const wp = { stateType: 0, batch: 1, numVerify: 4, numReqSlots: 4, bankStrideRows: 6, kvScore: {} };
-    const type = thrown(() => addon.onlineMtp.writePrefix(null, wp));
+    const type = thrown(() => addon.onlineMtp.writePrefix(null as never, wp as never));
     expect(type).toMatchObject({ code: "INVALID_TYPE", field: "kvScore", rule: "must be a DeviceBuffer" });
     if (addon.compiledWithCuda && !probe().ok) {
       // A CUDA build without a driver: creating a context fails in the runtime, reported with its CUDA fields.
@@ -108,6 +108,10 @@ describe("device memory", () => {
     expect([...out]).toEqual([1, 2, 3, 4]);
     expect(() => b.upload(new Uint8Array(65))).toThrow(/do not fit/);
     expect(() => b.download(new Uint8Array(8), 60)).toThrow(/exceed/);
+    b.fill(255);
+    expect(() => b.fill(256)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", field: "byte", value: 256 }));
+    expect(() => b.fill(1.5)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", field: "byte" }));
+    expect(() => b.fill("1" as never)).toThrow(expect.objectContaining({ code: "INVALID_TYPE", field: "byte" }));
     b.free();
     expect(b.freed).toBe(true);
     expect(() => new addon.DeviceBuffer(2 ** 39)).toThrow(/cudaMalloc.*failed/);

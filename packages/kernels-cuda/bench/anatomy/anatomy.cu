@@ -107,7 +107,8 @@ __global__ void __launch_bounds__(256) DecodeLiteKernel(const DecodeLite p) {
   }
 }
 
-// Upstream's shape (spec §6), written here: one thread per request, 256-thread blocks, no checks, no status.
+// Upstream's shape (docs/reference/planner.md §6), written here: one thread per request, 256-thread blocks, no checks,
+// no status.
 __global__ void __launch_bounds__(256)
     DecodeMinKernel(uint4* out, const int64_t* seq, const int64_t* rids, int32_t batch, int32_t cr, int32_t ring) {
   const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -133,8 +134,8 @@ __global__ void __launch_bounds__(256)
                       static_cast<uint32_t>(w / cr));
 }
 
-// Upstream's shape for the paged c4 decode (spec §6): one thread per request, int64 S and pool index, both table
-// reads of each position, int32 slot arithmetic with `/` and `%`, no checks, no status.
+// Upstream's shape for the paged c4 decode (docs/reference/planner.md §6): one thread per request, int64 S and pool
+// index, both table reads of each position, int32 slot arithmetic with `/` and `%`, no checks, no status.
 __global__ void __launch_bounds__(256)
     DecodeMinPagedKernel(uint4* out, const int64_t* seq, const int64_t* rids, const int32_t* r2t, const int32_t* f2s,
                          int32_t batch, int64_t stride, int32_t ring, int32_t sps) {

@@ -17,8 +17,8 @@
 //   bench(ctx, {op, batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes?, variant?, split?})
 //       -> {usPerCall, minUs, maxUs, variant, split}
 // `err` (optional int32[4] device buffer): a request / slot index >= numReqSlots is recorded there as
-// [code, batch row, value, kernel] and the row skipped; without it such rows are skipped silently (§10's no-op rule).
-// Negative request indices are padding and always skipped silently.
+// [code, batch row, value, kernel] and the row skipped; without it such rows are skipped silently (the no-op rule of
+// docs/reference/online-mtp.md §13). Negative request indices are padding and always skipped silently.
 #include <algorithm>
 #include <cstdio>
 #include <cstdint>
@@ -43,9 +43,9 @@ constexpr const char* kErr = "ERR_DSV4KV_ONLINE_MTP";
 
 int32_t GetI32(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
   Napi::Value v = o.Get(key);
-  if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
+  // No coercion: a boolean is not 0/1 (the TS layer passes every flag as a number).
   if (!v.IsNumber())
-    ThrowField(env, kErr, key, v,
+    ThrowField(env, "ERR_INVALID_ARG_TYPE", key, v,
                "must be a number (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
   const double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) ||
@@ -59,6 +59,18 @@ int32_t GetI32Opt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, in
   Napi::Value v = o.Get(key);
   if (v.IsUndefined() || v.IsNull()) return def;
   return GetI32(env, o, key, lo, hi);
+}
+
+// A required integer in [lo, hi] beyond int32 (byte counts).
+int64_t GetI64(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
+  Napi::Value v = o.Get(key);
+  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", key, v, "must be a number (" + range + ")");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) ||
+      d != static_cast<double>(static_cast<int64_t>(d)))
+    ThrowField(env, kErr, key, d, "must be " + range);
+  return static_cast<int64_t>(d);
 }
 
 struct Buf {
@@ -434,16 +446,20 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   const int32_t rotate = GetI32(env, a, "rotate", 1, 4096);
   const int32_t iters = GetI32(env, a, "iters", 1, 10000);
   const int32_t reps = GetI32(env, a, "reps", 1, 1000);
-  const int32_t variant = GetI32Opt(env, a, "variant", 0, kWpScalar, -1);  // -1: each op's default
+  const bool commitOp = op == "commit" || op == "commitMark";
+  // -1: each op's default. Each op takes the variants its launcher has (commit: 0..2; decode: not 2).
+  const int32_t variant = GetI32Opt(env, a, "variant", 0, commitOp ? kCommitWide : kWpScalar, -1);
+  if (op == "decode" && variant == kWpVecAccurate)
+    Fail(env, "variant", variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
   int32_t split = GetSplit(env, a);
   const int sm = CtxOf(env, info[0])->smCount();
   int32_t wpVariant = variant >= 0 ? variant : AutoWritePrefixVariant(batch, D, sm);
   if (split == 0) split = AutoSplit(batch, sm);
-  const int64_t copyBytes =
-      a.Has("copyBytes") ? static_cast<int64_t>(a.Get("copyBytes").As<Napi::Number>().DoubleValue()) : 0;
+  // The copy op's size: 1 byte to 16 GiB, an integer (no other op reads it).
+  const int64_t copyBytes = op == "copy" ? GetI64(env, a, "copyBytes", 1, int64_t{1} << 34) : 0;
 
   const int32_t N = batch + 1;  // slot 0 = dummy
-  const int32_t O = N + 2;      // bank stride (§3.3)
+  const int32_t O = N + 2;      // bank stride (docs/reference/online-mtp.md §7.2)
   const int64_t rows = int64_t(O) * (D + 1);
   const int64_t eb = ElemBytes(stateType);
   BenchSet mem;

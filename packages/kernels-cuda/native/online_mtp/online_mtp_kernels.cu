@@ -20,7 +20,7 @@ struct StateIO<__nv_bfloat16> {
   static __device__ __forceinline__ void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
 };
 
-// §4.1 single-token update in fp32 registers. pos == 0 re-initializes.
+// docs/reference/online-mtp.md §5.1 single-token update in fp32 registers. pos == 0 re-initializes.
 __device__ __forceinline__ void Update(float& m, float& sg, float& a, float k, float s, int pos) {
   if (pos == 0) {
     m = s;
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(kVecThreads) WritePrefixVecKernel(const WriteP
   }
 }
 
-// ---- writePrefix (§6.1): grid = batch, block = kHeadDim (one thread per channel d) ----------------------------
+// ---- writePrefix (docs/reference/online-mtp.md §8.1): grid = batch, block = kHeadDim (one thread per channel d) -----
 template <typename T>
 __global__ void __launch_bounds__(kHeadDim) WritePrefixKernel(const WritePrefixParams p) {
   const int b = blockIdx.x;
@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(kHeadDim) WritePrefixScalarKernel(const WriteP
   }
 }
 
-// ---- markPending (§6.2, hardened: no global reset unless clearAll) -------------------------------------------
+// ---- markPending (docs/reference/online-mtp.md §8.2, hardened: no global reset unless clearAll) ---------------------
 __global__ void ClearPendingKernel(int32_t* pend, int32_t* widths, int32_t n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
@@ -317,7 +317,7 @@ __global__ void MarkPendingKernel(const MarkPendingParams p) {
   p.pendingWidths[r] = S < 0 ? 0 : p.numVerify;
 }
 
-// ---- commitPending (§6.3): grid = batch, bitwise row copy with 16-byte vectors --------------------------------
+// ---- commitPending (docs/reference/online-mtp.md §8.3): grid = batch, bitwise row copy with 16-byte vectors ---------
 // Which bank to copy (0: none) from the request's marker; also consumes / re-arms the marker when asked. Called by
 // every thread that needs the answer; only thread 0 writes the marker (after a barrier, see the kernels).
 __device__ __forceinline__ int32_t CommitBank(const CommitPendingParams& p, int32_t r, int32_t cur) {
@@ -401,7 +401,7 @@ __global__ void __launch_bounds__(kRowBytes / 16 / kPerThread) CommitRegsKernel(
   for (int j = 0; j < kPerThread; ++j) dst[threadIdx.x + j * kThreads] = v[j];
 }
 
-// ---- resetSlots (§3.6): grid = (count, Dmax+1) -------------------------------------------------------------------
+// ---- resetSlots (docs/reference/online-mtp.md §9.5): grid = (count, Dmax+1) -----------------------------------------
 template <typename T>
 __global__ void ResetSlotsKernel(const ResetSlotsParams p) {
   const int32_t r = p.slots[blockIdx.x];
@@ -419,7 +419,7 @@ __global__ void ResetSlotsKernel(const ResetSlotsParams p) {
   }
 }
 
-// ---- online decode (§4.1): grid = batch, block = kHeadDim --------------------------------------------------------
+// ---- online decode (docs/reference/online-mtp.md §5.1): grid = batch, block = kHeadDim ------------------------------
 template <typename T>
 __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
   const int b = blockIdx.x;
@@ -528,7 +528,8 @@ __global__ void __launch_bounds__(kHeadDim) DecodeScalarKernel(const DecodeParam
   }
 }
 
-// ---- online prefill (§4.2): grid = numSegments, block = kHeadDim; pass 0 = closing segments, 1 = trailing -------
+// ---- online prefill (docs/reference/online-mtp.md §5.2): grid = numSegments, block = kHeadDim ---------------------
+// Pass 0 = closing segments, 1 = trailing.
 template <typename T>
 __global__ void __launch_bounds__(kHeadDim) PrefillKernel(const PrefillParams p, int pass) {
   const int i = blockIdx.x;
@@ -728,7 +729,8 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s) {
 }
 
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s) {
-  // Two launches in stream order: closing segments only read state; trailing segments then read + write (§4.2).
+  // Two launches in stream order: closing segments only read state; trailing segments then read + write
+  // (docs/reference/online-mtp.md §5.2).
   for (int pass = 0; pass < 2; ++pass) {
     if (p.stateType == kF32)
       PrefillKernel<float><<<p.numSegments, kHeadDim, 0, s>>>(p, pass);

@@ -1,5 +1,5 @@
-// Online c128 compression + MTP kernels (spec online-mtp.md §4, §6). One params struct per kernel; the host side
-// (binding.cpp) checks every precondition before a launch, and the kernels re-check device-resident values
+// Online c128 compression + MTP kernels (docs/reference/online-mtp.md §5, §8). One params struct per kernel; the host
+// side (binding.cpp) checks every precondition before a launch, and the kernels re-check device-resident values
 // (request indices, lengths, segment rows) so a bad value is skipped or reported through `err`, never an
 // out-of-bounds access.
 #pragma once
@@ -13,15 +13,16 @@
 namespace dsv4kv {
 namespace online_mtp {
 
-constexpr int kHeadDim = 512;               // H: channels per state sub-vector (§3.2)
+constexpr int kHeadDim = 512;               // H: channels per state sub-vector (docs/reference/online-mtp.md §4.1)
 constexpr int kRowElems = 3 * kHeadDim;     // [max | sum | acc]
-constexpr int kKvScoreCols = 2 * kHeadDim;  // [kv | score] per input row (§3.1)
+constexpr int kKvScoreCols = 2 * kHeadDim;  // [kv | score] per input row (docs/reference/online-mtp.md §2)
 constexpr int kChunk = 128;                 // tokens per compressed entry
-constexpr int kMaxVerify = 8;               // kMaxVerifyTokens (§2)
+constexpr int kMaxVerify = 8;               // kMaxVerifyTokens (docs/reference/online-mtp.md §3)
 constexpr int kSegmentFields = 5;           // [seqLen, lastRow, len, loadRow, storeRow]
 
 // Device error word layout (int32[4]): [code, index (segment or batch row), value, kernel]. First error wins
-// (atomicCAS on word 0). Kernels given a null `err` skip the bad row silently (the spec's no-op rule, §10).
+// (atomicCAS on word 0). Kernels given a null `err` skip the bad row silently (the no-op rule of
+// docs/reference/online-mtp.md §13).
 enum ErrCode : int32_t {
   kErrNone = 0,
   kErrSegLen = 1,

@@ -44,8 +44,8 @@ constexpr int32_t kMaxNumQ = 65535;  // ragged ids are 16-bit in CompressPlan an
 
 int64_t GetInt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
   Napi::Value v = o.Get(key);
-  if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? 1 : 0;
-  if (!v.IsNumber()) ThrowField(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key, v, "must be a number");
+  // No coercion: a boolean is not 0/1 (the TS layer passes every flag as a number).
+  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", std::string("cfg.") + key, v, "must be a number");
   double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
         d == static_cast<double>(static_cast<int64_t>(d))))
@@ -69,8 +69,8 @@ SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
   s.ring = static_cast<int32_t>(GetInt(env, cfg, "ring", 1, INT_MAX));
   s.sps = static_cast<int32_t>(GetInt(env, cfg, "sps", 1, INT_MAX));
   s.req_style = static_cast<int32_t>(GetInt(env, cfg, "reqStyle", 0, 1));
-  // Ring geometry (§5.2): R % cr == 0 (a page is cr slots) and SPS % R == 0 (pages own whole rings). The tail
-  // clause's closed form needs cr <= SPS, which follows: SPS >= R >= cr.
+  // Ring geometry (docs/reference/planner.md §5.2): R % cr == 0 (a page is cr slots) and SPS % R == 0 (pages own whole
+  // rings). The tail clause's closed form needs cr <= SPS, which follows: SPS >= R >= cr.
   if (!s.legacy && (s.ring % s.cr != 0 || s.sps % s.ring != 0))
     ThrowField(env, "ERR_DSV4KV_ARG", "cfg.ring", s.ring, "must be a multiple of cfg.cr and divide cfg.sps");
   // Fast division by ring and SPS: both are in [1, INT32_MAX] (GetInt above), the range MakeFastDiv serves.

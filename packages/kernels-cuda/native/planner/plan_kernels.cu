@@ -141,9 +141,9 @@ __device__ __forceinline__ int32_t LegacyPage(int32_t rid, int32_t p) {
 
 // The request-pool index of request b, checked for every slot function: a bad one is noted and replaced by 0 (a
 // harmless in-range value), so nothing is ever read or written out of bounds.
-// Addressing modes (§4, §7), a template parameter so each kernel holds only its own slot code and reads only the
-// parameters that code needs: paged c4 (req_to_token / full_to_state), request ring (c128, or c4 use_req_ring),
-// legacy layout. The launcher maps SlotParams {legacy, req_style} to one of them.
+// Addressing modes (docs/reference/planner.md §4, §7), a template parameter so each kernel holds only its own slot code
+// and reads only the parameters that code needs: paged c4 (req_to_token / full_to_state), request ring (c128, or c4
+// use_req_ring), legacy layout. The launcher maps SlotParams {legacy, req_style} to one of them.
 enum Mode : int { kPaged = 0, kReqRing = 1, kLegacy = 2 };
 
 template <int MODE>
@@ -167,17 +167,17 @@ __device__ __forceinline__ int32_t CheckRid(const SlotParams& sp, int64_t rid, i
   return static_cast<int32_t>(rid);
 }
 
-// The paged slot of a SWA location 0 <= swa <= INT32_MAX (§4): (swa/SPS)*R + swa%R. Upstream computes it in int32;
-// the TS mirror wraps the same way (Math.imul, |0): unsigned arithmetic mod 2^32. One formula for Slot, PairFinish
-// and PairSlotsFast.
+// The paged slot of a SWA location 0 <= swa <= INT32_MAX (docs/reference/planner.md §4): (swa/SPS)*R + swa%R. Upstream
+// computes it in int32; the TS mirror wraps the same way (Math.imul, |0): unsigned arithmetic mod 2^32. One formula for
+// Slot, PairFinish and PairSlotsFast.
 __device__ __forceinline__ int32_t PagedSlot(const SlotParams& sp, int32_t swa) {
   return static_cast<int32_t>(static_cast<uint32_t>(Quo(sp.sps_div, swa)) * static_cast<uint32_t>(sp.ring) +
                               static_cast<uint32_t>(Rem(sp.ring_div, swa)));
 }
 
-// Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), §4, with every check: the path of a
-// request that IndexChecked refuses (the others take SlotPairChecked). On a bad index it notes the error and
-// returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
+// Slot of position p (>= 0) of request-pool index rid (0 <= rid <= INT32_MAX), docs/reference/planner.md §4, with every
+// check: the path of a request that IndexChecked refuses (the others take SlotPairChecked). On a bad index it notes the
+// error and returns 0 (a harmless in-range value): nothing is ever read or written out of bounds.
 template <int MODE>
 __device__ __forceinline__ int32_t Slot(const SlotParams& sp, int32_t rid, int32_t b, int32_t p, LaneErr& err) {
   if constexpr (MODE != kPaged) {  // request ring (legacy callers use LegacySlot / LegacyPage instead)
@@ -348,8 +348,8 @@ struct ReqShape {
   int32_t prefix, main_start, lim, nc, nw, tail_to_lim, tail_prefix;
 };
 
-// Per-request closed forms (§3): firstWritePos = min(floor(S/cr)*cr - overlap, S - pad). 0 <= E <= S and
-// 0 <= pad <= INT32_MAX, so S - pad cannot overflow int32; floor(S/cr)*cr <= S; prefix <= mainStart <= S.
+// Per-request closed forms (docs/reference/planner.md §3): firstWritePos = min(floor(S/cr)*cr - overlap, S - pad). 0 <=
+// E <= S and 0 <= pad <= INT32_MAX, so S - pad cannot overflow int32; floor(S/cr)*cr <= S; prefix <= mainStart <= S.
 template <int CR>
 __device__ __forceinline__ ReqShape Shape(int32_t s, int32_t e, const PrefillParams& p) {
   ReqShape r;
@@ -365,8 +365,8 @@ __device__ __forceinline__ ReqShape Shape(int32_t s, int32_t e, const PrefillPar
   return r;
 }
 
-// The §5.2 per-request checks in the CPU planner's order (plus the int64 narrowing check first for each field).
-// Returns the error code (0 when the request is valid) with its value and aux.
+// The docs/reference/planner.md §5.2 per-request checks in the CPU planner's order (plus the int64 narrowing check
+// first for each field). Returns the error code (0 when the request is valid) with its value and aux.
 // The accepted case is one predicate (e >= host_rules covers E >= 1 / E >= 0, and 0 <= E <= S implies S >= 0), so
 // the common path has no branch chain; int32 lengths need no narrowing check.
 template <typename LenT>
@@ -966,7 +966,8 @@ __device__ __forceinline__ void DecodeRows(uint32_t* plan_d, PlanStatus* status,
   }
 }
 
-// The checked decode rows' first rule (§6): S must be an int32 and >= 1; notes the error otherwise.
+// The checked decode rows' first rule (docs/reference/planner.md §6): S must be an int32 and >= 1; notes the error
+// otherwise.
 __device__ __forceinline__ bool DecodeSeqOk(int32_t i, int64_t s64, LaneErr& err) {
   if (NotInt32(s64)) {
     Note(err, kErrNarrow, i, s64, 0);
@@ -995,8 +996,8 @@ struct DecodeRingArgs {
 };
 static_assert(sizeof(DecodeRingArgs) <= 64, "one constant-cache line");
 
-// The §6 row of request i with every check, for the rare request the fast path does not take; notes the first
-// error and returns the row upstream's kernel would write ({S, -1, -1, -1} for a refused request).
+// The docs/reference/planner.md §6 row of request i with every check, for the rare request the fast path does not take;
+// notes the first error and returns the row upstream's kernel would write ({S, -1, -1, -1} for a refused request).
 template <int CR, bool kLegacy>
 __device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32_t i, int64_t s64, int64_t rid64,
                                                    LaneErr& err) {
@@ -1016,7 +1017,8 @@ __device__ __forceinline__ uint4 DecodeRingChecked(const DecodeRingArgs a, int32
     return make_uint4(static_cast<uint32_t>(s), static_cast<uint32_t>(LegacySlot<CR>(rid, p1)),
                       static_cast<uint32_t>(LegacyPage<CR>(rid, p0)), static_cast<uint32_t>(LegacyPage<CR>(rid, p1)));
   }
-  // rid > max_rid: a slot may or may not fit int32 depending on p % R; check each (write slot first, as §6 orders).
+  // rid > max_rid: a slot may or may not fit int32 depending on p % R; check each (write slot first, as
+  // docs/reference/planner.md §6 orders).
   const int64_t w64 = static_cast<int64_t>(rid) * a.ring + Rem(a.ring_div, p1);
   const int64_t r64 = static_cast<int64_t>(rid) * a.ring + Rem(a.ring_div, p0);
   if (w64 > INT_MAX) Note(err, kErrSlotOverflow, i, rid, p1);
@@ -1070,8 +1072,8 @@ struct DecodePagedArgs {
   int32_t records;  // status records this launch writes (warps), from the launcher
 };
 
-// The §6 paged row with every check (the original order: S, pool index, then slot(p1), slot(p0)), for the rare
-// request the fast path does not take.
+// The docs/reference/planner.md §6 paged row with every check (the original order: S, pool index, then slot(p1),
+// slot(p0)), for the rare request the fast path does not take.
 template <int CR, typename LenT>
 __device__ __forceinline__ uint4 DecodePagedChecked(const DecodePagedArgs& a, int32_t i, int64_t s64, int64_t rid64,
                                                     LaneErr& err) {
@@ -1235,7 +1237,7 @@ cudaError_t LaunchPrefillM(const PrefillParams& p, cudaStream_t stream, int sm_c
 }
 
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_count) {
-  // c128 is always request-style (§4): no paged c128 kernel exists.
+  // c128 is always request-style (docs/reference/planner.md §4): no paged c128 kernel exists.
   if (p.slot.cr == 4) {
     if (p.slot.legacy) return LaunchPrefillM<4, kLegacy>(p, stream, sm_count);
     return p.slot.req_style ? LaunchPrefillM<4, kReqRing>(p, stream, sm_count)
@@ -1256,7 +1258,7 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream) {
     kernel<<<blocks, threads, 0, stream>>>(args);
     return cudaGetLastError();
   };
-  // c128 is always request-style (§4): no paged c128 kernel exists.
+  // c128 is always request-style (docs/reference/planner.md §4): no paged c128 kernel exists.
   const bool loop = static_cast<int64_t>(blocks) * threads < p.batch;
   if (p.slot.cr == 4 && !p.slot.legacy && !p.slot.req_style) {
     // The 32-bit copies of the table geometry (DeriveSlot).

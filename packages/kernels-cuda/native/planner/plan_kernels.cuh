@@ -1,9 +1,9 @@
-// Compress-planner kernels (spec planner.md §5.5, §5.6, §6, §7), multi-block and deterministic.
+// Compress-planner kernels (docs/reference/planner.md §5.4, §5.5, §6, §7), multi-block and deterministic.
 //
 // Design (differs from upstream's single-block kernel0, keeps its byte contract):
 //   Every quantity a row needs has a closed form per request, so no atomics and no cross-block sync are needed:
 //     nc_b = floor(S/cr) - floor(P/cr)                                   (events: (p+1) % cr == 0, p in [P, S))
-//     nw_b = tail(P, lim) + (S - mainStart)                               (writes, §3)
+//     nw_b = tail(P, lim) + (S - mainStart)                               (writes, docs/reference/planner.md §3)
 //     rankC(p) = floor(p/cr) - floor(P/cr)                                 (events before p in [P, p))
 //     rankW(p) = p >= mainStart ? tail(P, lim) + (p - mainStart) : tail(P, p)
 //   with tail(a, x) = F(x) - F(a), F(x) = floor(x/SPS)*cr + max(0, x%SPS - (SPS-cr)) (positions q < x with
@@ -83,13 +83,13 @@ inline FastDiv MakeFastDiv(uint32_t d) {
   return FastDiv{d, static_cast<uint32_t>(m), l};
 }
 
-// Slot addressing shared by prefill stage 1 and decode (§4).
+// Slot addressing shared by prefill stage 1 and decode (docs/reference/planner.md §4, §7).
 struct SlotParams {
   int32_t cr;          // 4 or 128
   int32_t ring;        // R: slots per ring
   int32_t sps;         // SWA page size
   int32_t req_style;   // cr == 128 || use_req_ring: rid*R + p%R
-  int32_t legacy;      // §7 legacy layout (c4 rid*8+p%8 / page rid*2+(p/4)&1; c128 rid*128+p%128 / page rid)
+  int32_t legacy;      // legacy layout (c4 rid*8+p%8 / page rid*2+(p/4)&1; c128 rid*128+p%128 / page rid)
   FastDiv ring_div;    // MakeFastDiv(ring)
   FastDiv sps_div;     // MakeFastDiv(sps)
   int32_t max_rid;     // MaxFastRid: the largest pool index all of whose slots fit int32 (request ring / legacy)
@@ -117,7 +117,7 @@ inline int32_t MaxFastRid(int32_t cr, int32_t ring, int32_t legacy, int32_t req_
   constexpr int64_t kMax = 2147483647;
   if (legacy) return static_cast<int32_t>((kMax - 127) / 128);
   if ((req_style || cr == 128) && ring >= 1)
-    return  // c128 is always a request ring (§4)
+    return  // c128 is always a request ring (docs/reference/planner.md §4)
         static_cast<int32_t>((kMax - (ring - 1)) / ring);
   return 0;
 }
