@@ -2,14 +2,16 @@
 // The document-reference check of `pnpm lint`: every reference to a document in code, tests, bench, scripts and
 // Markdown must resolve inside the repository. It fails on
 //   - a `docs/….md` path (optionally `#anchor`) that does not exist, or whose anchor is no heading of that file
-//     (GitHub's slug rules); a docs path followed by a section sign and number must name a numbered heading;
+//     (GitHub's slug rules); a docs path followed by a section sign and number (or a list of them joined by `,`,
+//     `/` or `and`) must name numbered headings of it; a docs/reference file may be cited by its short name
+//     (`planner`, `pools-and-sizing`, …: the file name without `.md`, README excepted) followed by such numbers;
 //   - a relative Markdown link whose file or anchor does not exist, or that leaves the repository;
 //   - a citation of documents outside the repository: the research specs, the ecosystem notes, the shared folder
 //     next to the repository;
 //   - a bare section-sign citation (not written after a docs/ path nor as the text of a checked Markdown link).
 // Usage: node tooling/scripts/check-doc-refs.mjs [--report] [--root DIR]
 //   --report prints file:line for every finding; without it, counts per kind and per file.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { listFiles } from "./lib/files.mjs";
@@ -17,7 +19,6 @@ import { headingIndex, markdownLinks } from "./lib/markdown.mjs";
 
 const SCANNED_DIRS = ["packages/", "docs/", "tooling/"];
 const CODE_FILE = /\.(?:ts|mts|cts|mjs|cjs|js|cu|cuh|cpp|cc|h|hpp|cmake|sh)$|(?:^|\/)CMakeLists\.txt$/;
-const SECTION = "\u00a7";
 // The patterns are written with escapes so that this file does not cite what it forbids.
 const OUTSIDE = [
   { re: /\bspecs?\s*\u00a7/giu, what: "cites the research spec" },
@@ -32,7 +33,10 @@ const OUTSIDE = [
   { re: /\.\.\/shared\//gu, what: "points outside the repository (the shared folder)" },
 ];
 const DOC_PATH = /(?<![\w./-])(?:\.{1,2}\/)*(docs\/[\w./-]*?[\w-]\.(?:md|json))(?![\w-])(?:#([\p{L}\p{N}_-]+))?/gu;
-const SECTION_AFTER_DOC = /^\s*\u00a7\s*([A-Z]|\d+)((?:\.\d+)*)/u;
+const SECTION_NUMBER = /\u00a7\s*((?:[A-Z]|\d+)(?:\.\d+)*)/gu;
+const SECTIONS_AFTER_DOC =
+  /^\s*\u00a7\s*(?:[A-Z]|\d+)(?:\.\d+)*(?:\s*(?:,|\/|and)\s*\u00a7\s*(?:[A-Z]|\d+)(?:\.\d+)*)*/u;
+const REFERENCE_DIR = "docs/reference";
 const SECTION_SIGN = /\u00a7/gu;
 
 /** @typedef {{ file: string, line: number, kind: string, message: string }} Finding */
@@ -52,6 +56,20 @@ class DocIndex {
   constructor(root) {
     this.root = root;
     this.cache = new Map();
+  }
+  /** `<name>` followed by a section sign, for each docs/reference file but the README: the short citation. */
+  shortNames() {
+    if (!this.short) {
+      const dir = join(this.root, REFERENCE_DIR);
+      const names = existsSync(dir)
+        ? readdirSync(dir)
+            .filter((f) => f.endsWith(".md") && f !== "README.md")
+            .map((f) => f.slice(0, -3))
+        : [];
+      const alternatives = names.map((n) => n.replace(/\./g, "\\.")).join("|");
+      this.short = names.length ? new RegExp(`(?<![\\w./-])(${alternatives})(?=\\s*\u00a7)`, "gu") : /(?!)/gu;
+    }
+    return this.short;
   }
   /** The headings of a repository file, or null when it does not exist. */
   get(path) {
@@ -84,15 +102,10 @@ function checkFile(root, file, docs) {
     if (isMarkdown && text.slice(m.index - 2, m.index) === "](") continue; // a link: checked relative to the file
     const problem = docProblem(docs, path, anchor);
     if (problem) add(m.index, "docs-path", problem);
-    const section = SECTION_AFTER_DOC.exec(text.slice(m.index + whole.length));
-    if (section) {
-      covered.add(m.index + whole.length + section[0].indexOf(SECTION));
-      const number = section[1] + section[2];
-      const index = docs.get(path);
-      if (index && index !== "file" && !index.sections.has(number)) {
-        add(m.index, "docs-path", `${path} has no section ${number}`);
-      }
-    }
+    checkSections(docs, path, text, m.index, m.index + whole.length, covered, add);
+  }
+  for (const m of text.matchAll(docs.shortNames())) {
+    checkSections(docs, `${REFERENCE_DIR}/${m[1]}.md`, text, m.index, m.index + m[0].length, covered, add);
   }
   if (isMarkdown) findings.push(...checkMarkdownLinks(root, file, text, docs, covered));
   for (const m of text.matchAll(SECTION_SIGN)) {
@@ -102,6 +115,19 @@ function checkFile(root, file, docs) {
     }
   }
   return findings.sort((a, b) => a.line - b.line);
+}
+
+/** The section numbers written right after a document reference ending at `end`: each must be a heading of it. */
+function checkSections(docs, path, text, start, end, covered, add) {
+  const list = SECTIONS_AFTER_DOC.exec(text.slice(end));
+  if (!list) return;
+  const index = docs.get(path);
+  for (const n of list[0].matchAll(SECTION_NUMBER)) {
+    covered.add(end + n.index);
+    if (index && index !== "file" && !index.sections.has(n[1])) {
+      add(start, "docs-path", `${path} has no section ${n[1]}`);
+    }
+  }
 }
 
 function docProblem(docs, path, anchor) {

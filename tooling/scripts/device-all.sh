@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One full GPU-machine verification (run through .device/run.sh from the repository root, after a build and
-# packing the tree onto the GPU machine): every package's vitest suite with the GPU present, compute-sanitizer memcheck
-# over every GPU suite and racecheck over the planner agreement suite, then both kernel benchmarks. Results go
-# to $OUT (at most 8 files): summary.txt, env.txt, tests.log, memcheck.log, racecheck.log, bench-planner.md,
-# bench-online-mtp.md, vitest-reports.json. Steps run in order of importance (tests, benchmarks, sanitizers), each
-# with a timeout, so a run cut at its limit still returns what finished.
+# packing the tree onto the GPU machine; docs/reference/engineering.md §4.6): every package's vitest suite with the
+# GPU present, compute-sanitizer memcheck over every GPU suite and racecheck over the planner agreement suite, then
+# both kernel benchmarks. Results go to $OUT (at most 8 files): summary.txt, env.txt, tests.log, memcheck.log,
+# racecheck.log, bench-planner.md, bench-online-mtp.md, vitest-reports.json. Steps run in order of importance
+# (tests, benchmarks, sanitizers), each with a timeout, so a run cut at its limit still returns what finished.
 #   bash .device/run.sh 'bash tooling/scripts/device-all.sh'
 set -uo pipefail
 out="${OUT:-$PWD/device-out}"

@@ -1,7 +1,7 @@
 /**
- * CPU (TypeScript planner) vs GPU (kernels-cuda) agreement: upstream matrices (§11), worked examples (§13),
- * a seeded random campaign of >= 10,000 prefill batches plus decode batches, repeated ragged runs.
- * Without a GPU every test here is skipped with the probe's reason.
+ * CPU (TypeScript planner) vs GPU (kernels-cuda) agreement: upstream matrices (docs/reference/planner.md §10), worked
+ * examples (docs/reference/planner.md §9), a seeded random campaign of >= 10,000 prefill batches plus decode batches,
+ * repeated ragged runs. Without a GPU every test here is skipped with the probe's reason.
  */
 import { describe, expect } from "vitest";
 import {
@@ -36,7 +36,7 @@ const paged = (cr: 4 | 128, ringSize: number, extra: Partial<PrefillPlanOptions>
   ...extra,
 });
 
-describe("§13 worked examples on the GPU", () => {
+describe("planner §9 worked examples on the GPU", () => {
   gpuTest("Ex 1-3, 9: c4 R16 around prefix 512 and across an SWA page, paged and request ring", ({ gpu }) => {
     void gpu;
     for (const useReqRing of [false, true]) {
@@ -80,7 +80,7 @@ describe("§13 worked examples on the GPU", () => {
     bothPaths({ ...paged(128, 256), seqLens: [518], extendLens: [6] }, "Ex7");
     expect(planPrefillGpu({ ...paged(128, 256), seqLens: [518], extendLens: [6] }).planC.rowCount).toBe(0);
   });
-  gpuTest("Ex 8 / §11.3: CUDA-graph bucket tail, seq [1,3] ext [1,2] numQ 4, c4 and c128", ({ gpu }) => {
+  gpuTest("Ex 8 / planner §10.3: CUDA-graph bucket tail, seq [1,3] ext [1,2] numQ 4, c4 and c128", ({ gpu }) => {
     void gpu;
     for (const [cr, ring] of [
       [4, 16],
@@ -140,8 +140,8 @@ describe("§13 worked examples on the GPU", () => {
   });
 });
 
-describe("§11 upstream matrices on the GPU", () => {
-  gpuTest("§11.1 residency and CPU/GPU agreement matrices (c4/16, c128/256)", ({ gpu }) => {
+describe("planner §10 upstream matrices on the GPU", () => {
+  gpuTest("planner §10.1 residency and CPU/GPU agreement matrices (c4/16, c128/256)", ({ gpu }) => {
     void gpu;
     for (const [cr, ring] of [
       [4, 16],
@@ -162,7 +162,7 @@ describe("§11 upstream matrices on the GPU", () => {
       bothPaths({ ...paged(cr, ring), seqLens: [512 + d], extendLens: [d] }, `over capacity c${cr}`);
     }
   });
-  gpuTest("§11.1 plain prefill write sets (non-speculative rings, S in {512, 600, 777})", ({ gpu }) => {
+  gpuTest("planner §10.1 plain prefill write sets (non-speculative rings, S in {512, 600, 777})", ({ gpu }) => {
     void gpu;
     for (const [cr, ring] of [
       [4, 8],
@@ -175,7 +175,7 @@ describe("§11 upstream matrices on the GPU", () => {
     expect(g.planW.validRecords().map((w) => w.raggedId)).toEqual(expected);
   });
   gpuTest(
-    "§11.3 ragged extends, each run 100 times: every ragged row written exactly once, bytes equal the CPU",
+    "planner §10.3 ragged extends, each run 100 times: every ragged row written exactly once, bytes equal the CPU",
     ({ gpu }) => {
       void gpu;
       for (const ext of RAGGED_EXTEND_PATTERNS) {

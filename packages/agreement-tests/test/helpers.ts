@@ -14,8 +14,9 @@ function rowsHex(t: { bytes: Uint8Array; rowCount: number }, rowBytes: number, f
 }
 
 /**
- * The spec's comparison (§12.7-8): counts equal, valid rows equal as sorted multisets, padding rows byte-exact.
- * Then the stronger property of this kernel: the whole tables are byte-identical (it emits the host order).
+ * The comparison of docs/reference/planner.md §11 (invariants 7 and 8): counts equal, valid rows equal as sorted
+ * multisets, padding rows byte-exact. Then the stronger property of this kernel: the whole tables are byte-identical
+ * (it emits the host order).
  */
 export function expectSamePrefill(gpu: PrefillPlan, cpu: PrefillPlan, label = ""): void {
   expect(gpu.numCompress, `${label} numCompress`).toBe(cpu.numCompress);

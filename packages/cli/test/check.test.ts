@@ -98,7 +98,7 @@ describe("dsv4-kv check (end to end)", () => {
     expect(report.sizing.fixedBytes).toBe(5_421_137_920);
   });
 
-  it("every §8 error at once: V-A2, V-A3, V-D1 collected in one run", () => {
+  it("every validation error at once: V-A2, V-A3, V-D1 collected in one run", () => {
     const { code, report } = json([
       "--speculative-eagle-topk",
       "2",

@@ -9,7 +9,7 @@ import { cli } from "./cli-helpers.js";
 const ex1 = { kind: "prefill", compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [518], extendLens: [6] };
 
 describe("dsv4-kv plan", () => {
-  test("one case from stdin: rows and exact bytes (spec §13 Ex 1)", () => {
+  test("one case from stdin: rows and exact bytes (planner §9.1)", () => {
     const r = cli(["plan"], JSON.stringify(ex1));
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);

@@ -30,8 +30,11 @@ import {
   normalizePrefillOptions,
   reqToTokenInt32,
   requireInteger,
+  requireLegacyRid,
+  requireOptionsObject,
   slotMapGeometry,
   toIntArray,
+  validateDecodeInputs,
 } from "@dsv4-kv/planner/internal";
 import type {
   DecodePlanConfig,
@@ -296,11 +299,8 @@ export function planPrefillLegacyGpu(options: LegacyPrefillPlanOptions, opts?: G
 function decodeInputs(
   seqLensIn: IntegerArray,
   ridsIn: IntegerArray | undefined,
-): { seqLens: Int32Array; rids: BigInt64Array; ridsNum: Int32Array | Float64Array | undefined } {
-  const seqLens = toIntArray("seqLens", seqLensIn, 1, INT32_MAX) as Int32Array;
-  if (seqLens.length === 0)
-    throw new PlannerError("BATCH_SIZE", "seqLens.length", 0, "a decode plan needs at least one request");
-  const ridsNum = ridsIn === undefined ? undefined : toIntArray("reqPoolIndices", ridsIn, 0, Number.MAX_SAFE_INTEGER);
+): { seqLens: Int32Array; rids: BigInt64Array; ridsNum: Int32Array | Float64Array } {
+  const { seqLens, rids: ridsNum } = validateDecodeInputs(seqLensIn, ridsIn);
   return { seqLens, rids: ridsOf("reqPoolIndices", ridsNum, seqLens.length), ridsNum };
 }
 
@@ -386,21 +386,11 @@ export async function planDecodeGpuAsync(options: DecodePlanOptions, opts?: GpuC
 /** `planDecodeLegacy` on the GPU. */
 export function planDecodeLegacyGpu(options: LegacyDecodePlanOptions, opts?: GpuCallOptions): DecodePlanTable {
   const addon = loadNative();
+  requireOptionsObject(options);
   const cr = options.compressRatio;
   if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
   const { seqLens, rids, ridsNum } = decodeInputs(options.seqLens, options.reqPoolIndices);
-  if (ridsNum) {
-    for (let i = 0; i < ridsNum.length; i++) {
-      if (ridsNum[i]! * 128 + 127 > INT32_MAX) {
-        throw new PlannerError(
-          "INT32_OVERFLOW",
-          `reqPoolIndices[${i}]`,
-          ridsNum[i],
-          "legacy slot rid*ringSize + p%ringSize does not fit int32",
-        );
-      }
-    }
-  }
+  for (let i = 0; i < ridsNum.length; i++) requireLegacyRid(`reqPoolIndices[${i}]`, ridsNum[i]!);
   const ring = cr === 4 ? 8 : 128;
   const job = decodeJob(
     cr,

@@ -1,5 +1,5 @@
 /**
- * Online c128 compress-state layout with MTP banks (spec §5.3 "online", §5.5, §6.5).
+ * Online c128 compress-state layout with MTP banks (docs/reference/pools-and-sizing.md §5.3, §6.3, §8.4).
  *
  * With `SGLANG_OPT_USE_ONLINE_COMPRESS` the c128 compress state is a running (max, sum, kv) accumulator per
  * request instead of a ring of raw tokens: ring size 1, one row per request slot. With
@@ -12,16 +12,20 @@
  * Every bank has the same number of rows, `bankStrideRows = statePoolSize + ringSize(1) + 1`, the pool's logical
  * row count (`size + ringSize + 1`: the request rows, one dummy ring, one sentinel row). Bank k starts at row
  * `k * bankStrideRows` (upstream `mtp_state_slot_offset = logical rows`), so request q's row in bank k is
- * `k * bankStrideRows + q`. The bank address formula is inferred from the allocation layout (spec §12).
+ * `k * bankStrideRows + q`. The bank address formula is inferred from the allocation layout
+ * (docs/reference/pools-and-sizing.md §14).
  *
  * Units: every `...Rows` value counts rows of one layer's state tensor; every `...Bytes` value is bytes.
  */
 import { MemoryPoolError, requireInt, requireKnownKeys } from "./errors.js";
 
-/** The online c128 ring holds one accumulator row per request (spec §4.1). */
+/** The online c128 ring holds one accumulator row per request (docs/reference/pools-and-sizing.md §4.1). */
 export const ONLINE_C128_RING_SIZE = 1;
 
-/** Elements in one online c128 state row: `[max (A) | sum (A) | kv (A)]` with A = attention head dim (§3). */
+/**
+ * Elements in one online c128 state row: `[max (A) | sum (A) | kv (A)]` with A = attention head dim
+ * (docs/reference/pools-and-sizing.md §3).
+ */
 export function onlineC128RowElements(attentionHeadDim: number): number {
   requireInt("attentionHeadDim", attentionHeadDim, 1);
   return 3 * attentionHeadDim;
@@ -45,7 +49,8 @@ export function onlineC128DraftBankCount(maxDraftTokens: number): number {
 /**
  * Rows in one bank = rows between the starts of consecutive banks.
  * `statePoolSize` is the c128 state pool size in online mode, i.e. the number of request slots
- * (`max(given, numReqSlots)`, §5.4); +1 for the one-row dummy ring, +1 for the sentinel row.
+ * (`max(given, numReqSlots)`, docs/reference/pools-and-sizing.md §5.4); +1 for the one-row dummy ring, +1 for the
+ * sentinel row.
  */
 export function onlineC128BankStrideRows(statePoolSize: number): number {
   requireInt("statePoolSize", statePoolSize, 0);

@@ -1,4 +1,7 @@
-/** The KV budget from device memory (spec §6.1) and the V-M1 error. Units: GiB in, bytes out. */
+/**
+ * The KV budget from device memory (docs/reference/pools-and-sizing.md §7.1) and the V-M1 error. Units: GiB in, bytes
+ * out.
+ */
 import { GIB } from "./bytes.js";
 import { MemoryPoolError, requireKnownKeys, requireNumber } from "./errors.js";
 

@@ -1,6 +1,7 @@
 /**
- * Byte constants of the DSV4 pools (spec §3). Every value is derived from the model's head dims so a custom model
- * gets the right numbers; the DeepSeek-V4 values are in the comments and asserted by the tests.
+ * Byte constants of the DSV4 pools (docs/reference/pools-and-sizing.md §3). Every value is derived from the model's
+ * head dims so a custom model gets the right numbers; the DeepSeek-V4 values are in the comments and asserted by the
+ * tests.
  */
 import { requireStateDtypeBytes } from "./banks.js";
 import { MemoryPoolError, requireBoolean, requireInt, requireObject } from "./errors.js";

@@ -1,6 +1,6 @@
 /**
- * Pool shapes and bytes as `DeepSeekV4TokenToKVPool` allocates them (spec §5). Everything here is an allocation,
- * not an estimate: the sizing module compares these against the configurator's coefficient.
+ * Pool shapes and bytes as `DeepSeekV4TokenToKVPool` allocates them (docs/reference/pools-and-sizing.md §5). Everything
+ * here is an allocation, not an estimate: the sizing module compares these against the configurator's coefficient.
  */
 import {
   attentionHeadDim,
@@ -99,8 +99,8 @@ function pageCount(o: PagedPoolOptions, extraKeys: readonly string[]): number {
 }
 
 /**
- * `DeepSeekV4SingleKVPool` (§5.1): pages of `ceilDiv(pageTokens·584, 576)·576` bytes, `(size + pageTokens + 1) //
- * pageTokens` pages.
+ * `DeepSeekV4SingleKVPool` (docs/reference/pools-and-sizing.md §5.1): pages of `ceilDiv(pageTokens·584, 576)·576`
+ * bytes, `(size + pageTokens + 1) // pageTokens` pages.
  */
 export function singleKvPool(o: SingleKvPoolOptions): PoolShape {
   const numPages = pageCount(o, ["dims"]);
@@ -118,7 +118,10 @@ export interface IndexerPoolOptions extends PagedPoolOptions {
   indexerBytesPerToken: number;
 }
 
-/** `DeepSeekV4IndexerPool` (§5.2): pages of `pageTokens · indexerBytesPerToken` bytes, same page count rule. */
+/**
+ * `DeepSeekV4IndexerPool` (docs/reference/pools-and-sizing.md §5.2): pages of `pageTokens · indexerBytesPerToken`
+ * bytes, same page count rule.
+ */
 export function indexerPool(o: IndexerPoolOptions): PoolShape {
   const numPages = pageCount(o, ["indexerBytesPerToken"]);
   requireInt("indexerBytesPerToken", o.indexerBytesPerToken, 1);
@@ -142,9 +145,9 @@ export interface CompressStatePoolOptions {
 }
 
 /**
- * `CompressStatePool` (§5.3). Offline: `size + ringSize + 1` rows (one dummy ring for page 0, one sentinel row),
- * rounded up to a multiple of the ratio because the fused compressor reshapes rows by ratio. Online (c128 only):
- * ring 1 and `(size + 2) · (1 + banks)` rows of `3·headDim`.
+ * `CompressStatePool` (docs/reference/pools-and-sizing.md §5.3). Offline: `size + ringSize + 1` rows (one dummy ring
+ * for page 0, one sentinel row), rounded up to a multiple of the ratio because the fused compressor reshapes rows by
+ * ratio. Online (c128 only): ring 1 and `(size + 2) · (1 + banks)` rows of `3·headDim`.
  */
 export function compressStatePool(o: CompressStatePoolOptions): PoolShape {
   requireKnownKeys("options", o, COMPRESS_STATE_KEYS);
@@ -233,7 +236,9 @@ function shape(
   };
 }
 
-/** Inputs of the composite per-worker pool (§5.4), as the configurator passes them. */
+/**
+ * Inputs of the composite per-worker pool (docs/reference/pools-and-sizing.md §5.4), as the configurator passes them.
+ */
 export interface CompositePoolOptions {
   dims: KvHeadDims;
   /** Compress ratios of this worker's layers (the PP-local slice; `[0]` for the draft worker). */
@@ -291,8 +296,8 @@ export function countLayers(ratios: readonly number[]): {
 }
 
 /**
- * `DeepSeekV4TokenToKVPool` on the separate-KV CUDA path (§5.4): SWA KV for every layer, c4 KV + indexer +
- * two c4 states per c4 layer, c128 KV + c128 state per c128 layer.
+ * `DeepSeekV4TokenToKVPool` on the separate-KV CUDA path (docs/reference/pools-and-sizing.md §5.4): SWA KV for every
+ * layer, c4 KV + indexer + two c4 states per c4 layer, c128 KV + c128 state per c128 layer.
  */
 export function compositePool(o: CompositePoolOptions): CompositePool {
   requireCompositeOptions(o);
@@ -413,7 +418,10 @@ function requireCompositeOptions(o: CompositePoolOptions): void {
 
 export const PLATFORMS = ["cuda", "hip", "npu"] as const;
 
-/** The draft (MTP) worker's pool (§5.4): one SWA layer of the same S tokens, nothing else. */
+/**
+ * The draft (MTP) worker's pool (docs/reference/pools-and-sizing.md §5.5): one SWA layer of the same S tokens, nothing
+ * else.
+ */
 export function draftWorkerPool(o: { dims: KvHeadDims; swaSize: number; pageSize: number }): PoolShape {
   return singleKvPool({ id: "draft-swa-kv", size: o.swaSize, pageTokens: o.pageSize, layers: 1, dims: o.dims });
 }

@@ -1,9 +1,15 @@
-/** Ring sizes of the compress-state pools (spec §4). The write pad is @dsv4-kv/planner's `writePad`, never restated. */
+/**
+ * Ring sizes of the compress-state pools (docs/reference/pools-and-sizing.md §4). The write pad is @dsv4-kv/planner's
+ * `writePad`, never restated.
+ */
 import { NON_SPECULATIVE_RING_SIZE, SPECULATIVE_RING_SIZE, writePad } from "@dsv4-kv/planner";
 import { ONLINE_C128_RING_SIZE } from "./banks.js";
 import { MemoryPoolError, optional, requireBoolean, requireInt, requireKnownKeys } from "./errors.js";
 
-/** Compress ratios with a compress-state ring. Ratio 2 exists only in DeepSeek-V4.1 (Gen C, §4.1). */
+/**
+ * Compress ratios with a compress-state ring. Ratio 2 exists only in DeepSeek-V4.1 (Gen C,
+ * docs/reference/pools-and-sizing.md §4.1).
+ */
 export type StateRatio = 2 | 4 | 128;
 
 export interface RingSizeOptions {
@@ -23,9 +29,10 @@ function bitLength(value: number): number {
 }
 
 /**
- * `getCompressStateRingSize` (§4.1): c4 8/16, c128 128/256 (non-speculative / speculative), online c128 1.
- * Ratio 2: 2 without speculation; with it the smallest power of two >= 2 + numDraftTokens, `1 << bitLength(D + 1)`.
- * Throws ONLINE_C128_MTP (V-S9) for online c128 with speculation unless the experimental MTP switch is on.
+ * `getCompressStateRingSize` (docs/reference/pools-and-sizing.md §4.1): c4 8/16, c128 128/256 (non-speculative /
+ * speculative), online c128 1. Ratio 2: 2 without speculation; with it the smallest power of two >= 2 + numDraftTokens,
+ * `1 << bitLength(D + 1)`. Throws ONLINE_C128_MTP (V-S9) for online c128 with speculation unless the experimental MTP
+ * switch is on.
  */
 export function compressStateRingSize(ratio: number, options: RingSizeOptions): number {
   requireRingSizeOptions(options);
@@ -71,12 +78,17 @@ function requireRingSizeOptions(options: RingSizeOptions): void {
   optional("onlineC128Mtp", options.onlineC128Mtp, requireBoolean);
 }
 
-/** Write pad of a ring, `getCompressStateWritePad` (§4.2), delegated to the planner. */
+/**
+ * Write pad of a ring, `getCompressStateWritePad` (docs/reference/pools-and-sizing.md §4.2), delegated to the planner.
+ */
 export function compressStateWritePad(ratio: number, ringSize: number): number {
   return writePad(ratio, ringSize);
 }
 
-/** SWA ring of the unified-KV layout (§4.3): `window + (speculative ? numDraftTokens - 1 : 0)`. */
+/**
+ * SWA ring of the unified-KV layout (docs/reference/pools-and-sizing.md §4.3):
+ * `window + (speculative ? numDraftTokens - 1 : 0)`.
+ */
 export function swaRingSize(window: number, isSpeculative: boolean, numDraftTokens = 0): number {
   requireInt("window", window, 1);
   requireBoolean("isSpeculative", isSpeculative);

@@ -1,6 +1,6 @@
 /**
- * KV-cache capacity sizing (spec §6): SGLang Gen B's `DSV4PoolConfigurator` arithmetic (`sglang-gen-b`, to the
- * byte, quirks included) and an `exact` mode that sizes what the pools really allocate.
+ * KV-cache capacity sizing (docs/reference/pools-and-sizing.md §8): SGLang Gen B's `DSV4PoolConfigurator` arithmetic
+ * (`sglang-gen-b`, to the byte, quirks included) and an `exact` mode that sizes what the pools really allocate.
  *
  * Units: `...Bytes` bytes; `...Tokens`/`size` tokens or entries; `...Rows` state rows.
  */
@@ -20,7 +20,7 @@ import { compressStateRingSize, compressStateWritePad } from "./rings.js";
 
 export type SizingMode = "sglang-gen-b" | "exact";
 
-/** The model facts sizing needs (spec §2). */
+/** The model facts sizing needs (docs/reference/pools-and-sizing.md §2). */
 export interface KvModelShape extends KvHeadDims {
   /** Model sliding window W (128). */
   slidingWindow: number;
@@ -73,7 +73,7 @@ export interface StageFacts {
   ringSizeC128: number;
 }
 
-/** The coefficient of §6.3 term by term (bytes per full token). */
+/** The coefficient of docs/reference/pools-and-sizing.md §8.2 term by term (bytes per full token). */
 export interface BytesPerFullToken {
   swaKv: number;
   c4Kv: number;
@@ -124,7 +124,9 @@ export interface SizingResult {
   availableBytes: number;
   pageSize: number;
   bytesPerFullToken: BytesPerFullToken;
-  /** Request-scoped c128 state bytes priced outside the coefficient (Gen B §6.5). */
+  /**
+   * Request-scoped c128 state bytes priced outside the coefficient (Gen B, docs/reference/pools-and-sizing.md §8.4).
+   */
   fixedBytes: number;
   sizes: PoolSizes;
   maxRunningRequests: number;
@@ -189,8 +191,8 @@ export function stageFacts(config: SizingConfig): StageFacts[] {
 }
 
 /**
- * The ring-vs-draft check (§6.4, V-S8): every ratio with layers (c128 skipped when online) must have
- * `maxDraftTokens <= writePad(ratio, ring)`. Returns one error per failing ratio (empty when fine).
+ * The ring-vs-draft check (docs/reference/pools-and-sizing.md §8.3, V-S8): every ratio with layers (c128 skipped when
+ * online) must have `maxDraftTokens <= writePad(ratio, ring)`. Returns one error per failing ratio (empty when fine).
  */
 export function ringDraftViolations(stage: StageFacts, maxDraftTokens: number, onlineC128: boolean): MemoryPoolError[] {
   requireInt("maxDraftTokens", maxDraftTokens, 0);
@@ -218,7 +220,10 @@ export function ringDraftViolations(stage: StageFacts, maxDraftTokens: number, o
   return errors;
 }
 
-/** Bytes per full token (§6.3). `c4StateDivisor` is W (Gen B quirk) or P (what the pool addresses, §6.6). */
+/**
+ * Bytes per full token (docs/reference/pools-and-sizing.md §8.2). `c4StateDivisor` is W (Gen B quirk) or P (what the
+ * pool addresses, docs/reference/pools-and-sizing.md §8.5).
+ */
 export function bytesPerFullToken(config: SizingConfig, stage: StageFacts, c4StateDivisor: number): BytesPerFullToken {
   requireSizingConfig(config);
   requireInt("c4StateDivisor", c4StateDivisor, 1);
@@ -238,7 +243,7 @@ export function bytesPerFullToken(config: SizingConfig, stage: StageFacts, c4Sta
   const c128Kv = (kv / 128) * L128;
   const c4Indexer = (idx / 4) * L4;
   const c4AttentionState = r * c4StateRatio * s4 * L4;
-  const c128State = 0; // request-scoped: priced as fixed bytes (§6.5)
+  const c128State = 0; // request-scoped: priced as fixed bytes (docs/reference/pools-and-sizing.md §8.4)
   const c4IndexerState = r * c4StateRatio * s4i * L4;
   // Summed in the order upstream adds the terms, so the float matches to the last bit.
   const raw = swaKv + c4Kv + c128Kv + c4Indexer + c4AttentionState + c128State + c4IndexerState;
@@ -265,7 +270,10 @@ export function numReqSlots(config: SizingConfig, maxRunningRequests: number): n
   return maxRunningRequests + extra + 1;
 }
 
-/** Request-scoped c128 state bytes for `m` running requests (§6.5), exactly what CompressStatePool allocates. */
+/**
+ * Request-scoped c128 state bytes for `m` running requests (docs/reference/pools-and-sizing.md §8.4), exactly what
+ * CompressStatePool allocates.
+ */
 export function c128FixedBytes(config: SizingConfig, stage: StageFacts, maxRunningRequests: number): number {
   requireInt("layersC128", stage.layersC128, 0);
   if (stage.layersC128 === 0) return 0;
@@ -288,7 +296,10 @@ export function requestedMaxRunningRequests(config: SizingConfig): number | null
   return Math.floor(config.maxRunningRequests / (config.attnDpSize ?? DEFAULTS.attnDpSize));
 }
 
-/** `resolveMaxNumReqs` (§6.1): requested (capped at capacity/2) or `clamp(F/context·512, 2048, 4096)` capped. */
+/**
+ * `resolveMaxNumReqs` (docs/reference/pools-and-sizing.md §7.1): requested (capped at capacity/2) or
+ * `clamp(F/context·512, 2048, 4096)` capped.
+ */
 export function resolveMaxRunningRequests(config: SizingConfig, capacityTokens: number): number {
   requireInt("capacityTokens", capacityTokens, 0);
   const requested = requestedMaxRunningRequests(config);
@@ -301,7 +312,7 @@ function estimatedMaxRunningRequests(config: SizingConfig, capacityTokens: numbe
   return Math.min(Math.max(Math.trunc((capacityTokens / config.model.contextLen) * 512), 2048), 4096);
 }
 
-/** `computeSizes(F, P)` (§6.6) with the c4-state divisor of the mode. */
+/** `computeSizes(F, P)` (docs/reference/pools-and-sizing.md §8.5) with the c4-state divisor of the mode. */
 export function computeSizes(
   config: SizingConfig,
   stage: StageFacts,
@@ -328,8 +339,9 @@ export function computeSizes(
 }
 
 function c4StateDivisorOf(config: SizingConfig): number {
-  // Gen B divides by the window (swaPageSize = window in the configurator, §6.6 quirk); the pool addresses one
-  // ring per SWA page of P tokens, which is what exact mode sizes.
+  // Gen B divides by the window (swaPageSize = window in the configurator: the quirk of
+  // docs/reference/pools-and-sizing.md §8.7); the pool addresses one ring per SWA page of P tokens, which is what exact
+  // mode sizes.
   return (config.mode ?? "exact") === "sglang-gen-b" ? config.model.slidingWindow : config.pageSize;
 }
 
@@ -412,9 +424,10 @@ function exactStageCapacity(config: SizingConfig, stage: StageFacts, availableBy
 }
 
 /**
- * Sizes the KV cache for `availableBytes` per worker (§6.1 after the budget, §6.6). Throws MemoryPoolError for
- * input it cannot size (page size not a multiple of 128, V-P2). Capacity problems (V-P4 SWA floor, V-M2) are
- * thrown too, with every number in the message; callers that collect errors catch them.
+ * Sizes the KV cache for `availableBytes` per worker (docs/reference/pools-and-sizing.md §7.1 after the budget,
+ * docs/reference/pools-and-sizing.md §8.5). Throws MemoryPoolError for input it cannot size (page size not a multiple
+ * of 128, V-P2). Capacity problems (V-P4 SWA floor, V-M2) are thrown too, with every number in the message; callers
+ * that collect errors catch them.
  */
 export function sizeKvCache(config: SizingConfig, availableBytes: number): SizingResult {
   requireInt("availableBytes", availableBytes, 0);
@@ -430,7 +443,7 @@ export function sizeKvCache(config: SizingConfig, availableBytes: number): Sizin
     }
     return { stage, bpft, fullTokens: exactStageCapacity(config, stage, availableBytes), fixedBytes: 0 };
   });
-  // Token constraints (§6.1): --max-total-tokens, then the min over PP stages.
+  // Token constraints (docs/reference/pools-and-sizing.md §8.6): --max-total-tokens, then the min over PP stages.
   const warnings: string[] = [];
   let capacity = Math.min(...perStage.map((s) => s.fullTokens));
   if (config.maxTotalTokens != null) {
@@ -547,7 +560,10 @@ function validateCapacity(config: SizingConfig, sizes: PoolSizes): void {
   if (errors.length > 1) throw new MemoryPoolCapacityErrors(errors);
 }
 
-/** Gen B `calculatePoolSizesFromMaxTokens(T)` for one stage (§6.6, §10.12): F = T // P · P, the rest recomputed. */
+/**
+ * Gen B `calculatePoolSizesFromMaxTokens(T)` for one stage (docs/reference/pools-and-sizing.md §8.5, §8.6):
+ * F = T // P · P, the rest recomputed.
+ */
 export function poolSizesFromMaxTokens(config: SizingConfig, maxTokens: number, stage = 0): PoolSizes {
   requireInt("maxTokens", maxTokens, 0);
   const stages = stageFacts(config);

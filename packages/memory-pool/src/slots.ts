@@ -1,7 +1,7 @@
 /**
- * Slot and location math of the DSV4 pools (spec §5.5). Units: locations and rows are indices, never bytes.
- * The sentinel row of an offline compress-state pool is its last row, addressed as -1 (§5.3): every negative
- * input location maps to -1.
+ * Slot and location math of the DSV4 pools (docs/reference/pools-and-sizing.md §6). Units: locations and rows are
+ * indices, never bytes. The sentinel row of an offline compress-state pool is its last row, addressed as -1
+ * (docs/reference/pools-and-sizing.md §5.3): every negative input location maps to -1.
  */
 import { requireInt } from "./errors.js";
 

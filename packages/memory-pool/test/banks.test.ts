@@ -6,14 +6,14 @@ import { MemoryPoolError } from "../src/index.js";
 const { onlineC128BankLayout, onlineC128BankOffsetRows, onlineC128BankStrideRows } = banks;
 const { onlineC128StateRow, onlineC128TotalRows } = banks;
 
-describe("online c128 MTP banks (§5.3, §5.5, §10.7)", () => {
-  it("mrr 256 → slots 257: 259 rows without MTP, 1,295 rows with 4 banks (§10.7)", () => {
+describe("online c128 MTP banks (pools-and-sizing §5.3, §6, §8.4)", () => {
+  it("mrr 256 → slots 257: 259 rows without MTP, 1,295 rows with 4 banks (pools-and-sizing §8.4)", () => {
     expect(onlineC128BankStrideRows(257)).toBe(259);
     expect(onlineC128TotalRows(257, 0)).toBe(259);
     expect(onlineC128TotalRows(257, 4)).toBe(1295);
   });
 
-  it("bytes match §10.7 for 20 c128 layers (fp32, A = 512)", () => {
+  it("bytes match pools-and-sizing §8.4 for 20 c128 layers (fp32, A = 512)", () => {
     expect(onlineC128BankLayout({ statePoolSize: 257, maxDraftTokens: 0 }).bytesPerLayer * 20).toBe(31_825_920);
     const layout = onlineC128BankLayout({ statePoolSize: 257, maxDraftTokens: 4 });
     expect(layout.bytesPerLayer * 20).toBe(159_129_600);

@@ -21,7 +21,7 @@ import {
 } from "../src/index.js";
 import { FLASH } from "./fixtures.js";
 
-describe("ring sizes (§4.1, §10.1)", () => {
+describe("ring sizes (pools-and-sizing §4.1)", () => {
   it("c4 8/16, c128 128/256", () => {
     expect(compressStateRingSize(4, { isSpeculative: false })).toBe(8);
     expect(compressStateRingSize(4, { isSpeculative: true })).toBe(16);
@@ -59,7 +59,7 @@ describe("ring sizes (§4.1, §10.1)", () => {
   });
 });
 
-describe("write pad from the planner (§4.2, §10.2)", () => {
+describe("write pad from the planner (pools-and-sizing §4.2)", () => {
   it("values", () => {
     expect(compressStateWritePad(4, 8)).toBe(0);
     expect(compressStateWritePad(128, 128)).toBe(0);
@@ -70,13 +70,13 @@ describe("write pad from the planner (§4.2, §10.2)", () => {
     expect(compressStateWritePad(2, 8)).toBe(8);
   });
 
-  it("SWA ring (§4.3)", () => {
+  it("SWA ring (pools-and-sizing §4.3)", () => {
     expect(swaRingSize(128, false)).toBe(128);
     expect(swaRingSize(128, true, 4)).toBe(131);
   });
 });
 
-describe("byte constants (§3, §10.4, §10.5)", () => {
+describe("byte constants (pools-and-sizing §3, §5.1)", () => {
   it("KV 584 both ways, page alignment 576, indexer 132/68", () => {
     expect(kvBytesPerToken(FLASH)).toBe(584);
     expect(configuratorKvBytesPerToken(FLASH)).toBe(584);
@@ -107,7 +107,7 @@ describe("byte constants (§3, §10.4, §10.5)", () => {
     expect(singleKvPool({ size: 254, pageTokens: 256, layers: 1, dims: FLASH }).shapePerLayer[0]).toBe(1);
   });
 
-  it("indexer pool pages of 64 · 132 = 8448 B (§5.2)", () => {
+  it("indexer pool pages of 64 · 132 = 8448 B (pools-and-sizing §5.2)", () => {
     expect(indexerPool({ size: 64 * 10, pageTokens: 64, layers: 21, indexerBytesPerToken: 132 })).toMatchObject({
       shapePerLayer: [11, 8448],
     });
@@ -141,7 +141,7 @@ describe("byte constants (§3, §10.4, §10.5)", () => {
   });
 });
 
-describe("slot math (§5.5, §10.16)", () => {
+describe("slot math (pools-and-sizing §6)", () => {
   it("SWA location → c4 state row: one ring per SWA page", () => {
     expect(swaLocToC4StateRow(0, 256, 16)).toBe(0);
     expect(swaLocToC4StateRow(17, 256, 16)).toBe(1);

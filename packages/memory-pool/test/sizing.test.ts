@@ -28,8 +28,8 @@ function bpft(config: SizingConfig) {
   );
 }
 
-describe("bytes per full token, Gen B (§6.3, §10.6)", () => {
-  it("Flash non-spec 7705.45 with the §10.6 term split", () => {
+describe("bytes per full token, Gen B (pools-and-sizing §8.2)", () => {
+  it("Flash non-spec 7705.45 with the pools-and-sizing §8.2 term split", () => {
     const b = bpft(nonSpec({ mode: "sglang-gen-b" }));
     expect(b.total).toBeCloseTo(7705.45, 9);
     expect(b.swaKv).toBeCloseTo(2511.2, 9);
@@ -41,7 +41,7 @@ describe("bytes per full token, Gen B (§6.3, §10.6)", () => {
     expect(b.c4IndexerState).toBeCloseTo(268.8, 9);
   });
 
-  it("Flash spec raw 9049.45, inflated ×44/43 = 9259.9023… (§11.3)", () => {
+  it("Flash spec raw 9049.45, inflated ×44/43 = 9259.9023… (pools-and-sizing §12.1)", () => {
     const b = bpft(genB());
     expect(b.raw).toBeCloseTo(9049.45, 9);
     expect(b.c4AttentionState).toBeCloseTo(2150.4, 9);
@@ -64,7 +64,7 @@ describe("bytes per full token, Gen B (§6.3, §10.6)", () => {
   });
 });
 
-describe("fixed c128 state bytes (§6.5, §10.7)", () => {
+describe("fixed c128 state bytes (pools-and-sizing §8.4)", () => {
   const fixed = (config: SizingConfig) => c128FixedBytes(config, stageFacts(config)[0]!, 256);
   it("Flash offline non-spec 2,715,811,840 B; spec 5,421,137,920 B; Pro spec 8,402,763,776 B", () => {
     expect(fixed(nonSpec())).toBe(2_715_811_840);
@@ -81,7 +81,7 @@ describe("fixed c128 state bytes (§6.5, §10.7)", () => {
   });
 });
 
-describe("ring/draft check (§6.4, §10.3)", () => {
+describe("ring/draft check (pools-and-sizing §8.3)", () => {
   const stage = stageFacts(flashSpec())[0]!;
   it("spec rings accept 6 and 10, reject 11 with 'serves at most 10'", () => {
     expect(ringDraftViolations(stage, 6, false)).toEqual([]);
@@ -107,7 +107,7 @@ describe("ring/draft check (§6.4, §10.3)", () => {
   });
 });
 
-describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
+describe("Gen B sizing (pools-and-sizing §8.5, §12.2 with 118 GiB free)", () => {
   const result = sizeKvCache(genB(), SCENARIO_B_BYTES);
   it("reproduces upstream's arithmetic by hand", () => {
     // fixed = 5,421,137,920; tokenBytes = 98,892,880,281; / 9259.9023… = 10,679,552.x; 41,717 pages of 256.
@@ -133,7 +133,7 @@ describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
     expect(result.allocatedBytes).toBe(result.stages[0]!.pools.reduce((s, p) => s + p.totalBytes, 0));
     expect(result.unusedBytes).toBe(SCENARIO_B_BYTES - result.allocatedBytes);
   });
-  it("property: F·bpft + fixed <= budget and 0 <= F0 − F < P (§10.8, §10.9)", () => {
+  it("property: F·bpft + fixed <= budget and 0 <= F0 − F < P (pools-and-sizing §8.5, §9.1)", () => {
     fc.assert(
       fc.property(fc.integer({ min: 10e9, max: 200e9 }), fc.boolean(), (available, spec) => {
         const config = spec ? genB() : nonSpec({ mode: "sglang-gen-b" });
@@ -155,7 +155,7 @@ describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
       { numRuns: 60 },
     );
   });
-  it("monotonicity (§10.11): more budget ⇒ F non-decreasing; speculation ⇒ smaller F; larger r ⇒ smaller F", () => {
+  it("monotonicity (pools-and-sizing §13): more budget ⇒ F non-decreasing; speculation, larger r ⇒ smaller F", () => {
     fc.assert(
       fc.property(fc.integer({ min: 10e9, max: 150e9 }), fc.integer({ min: 0, max: 5e9 }), (available, extra) => {
         for (const mode of ["sglang-gen-b", "exact"] as const) {
@@ -170,7 +170,7 @@ describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
       { numRuns: 15 },
     );
   });
-  it("--max-total-tokens caps F via fromMaxTokens (§10.12)", () => {
+  it("--max-total-tokens caps F via fromMaxTokens (pools-and-sizing §8.6)", () => {
     const r = sizeKvCache(genB({ maxTotalTokens: 1_000_000 }), SCENARIO_B_BYTES);
     expect(r.sizes).toMatchObject({ maxTotalNumTokens: 999_936, swaTokens: 99_840, c4Size: 249_984, c128Size: 7812 });
     expect(poolSizesFromMaxTokens(genB(), 1_000_000)).toMatchObject({
@@ -178,7 +178,7 @@ describe("Gen B sizing (§6.6, §11.5 scenario B)", () => {
       c4StatePoolSize: (99_840 / 128) * 16,
     });
   });
-  it("mrr unset: estimated clamp(F/context·512, 2048, 4096), capped at F/2 (§6.1)", () => {
+  it("mrr unset: estimated clamp(F/context·512, 2048, 4096), capped at F/2 (pools-and-sizing §7.1)", () => {
     const r = sizeKvCache(genB({ maxRunningRequests: null }), SCENARIO_B_BYTES);
     expect(r.maxRunningRequests).toBe(2048);
     expect(r.numReqSlots).toBe(2049);
@@ -215,7 +215,7 @@ describe("exact sizing (default mode)", () => {
     const c4State = r.stages[0]!.pools.find((p) => p.name === "C4 attention state")!;
     expect(swaPages * 16).toBeLessThanOrEqual(c4State.shapePerLayer[0]! - 1);
   });
-  it("draft worker pool: one SWA layer of S tokens (§10.14)", () => {
+  it("draft worker pool: one SWA layer of S tokens (pools-and-sizing §5.5)", () => {
     const r = sizeKvCache(flashSpec(), SCENARIO_B_BYTES);
     const draft = r.stages[0]!.pools.find((p) => p.name === "draft SWA KV")!;
     expect(draft.layers).toBe(1);
@@ -226,7 +226,7 @@ describe("exact sizing (default mode)", () => {
   });
 });
 
-describe("pipeline parallel (§10.13)", () => {
+describe("pipeline parallel (pools-and-sizing §8.6)", () => {
   it("splits 43 layers into 22 + 21 and takes the min capacity", () => {
     expect(ppStageLayerRanges(43, 2)).toEqual([
       { startLayer: 0, endLayer: 22 },
@@ -239,7 +239,7 @@ describe("pipeline parallel (§10.13)", () => {
   });
 });
 
-describe("validation (§8, §10.15)", () => {
+describe("validation (startup-rules §7)", () => {
   it("P = 64 → multiple of 128 (V-P2); P = 128 → must be 256 (V-P3)", () => {
     expect(() => sizeKvCache(genB({ pageSize: 64 }), SCENARIO_B_BYTES)).toThrow(/page_size must be multiple of 128/);
     expect(() => sizeKvCache(genB({ pageSize: 128 }), SCENARIO_B_BYTES)).toThrow(/page_size must be 256/);
@@ -275,7 +275,7 @@ describe("validation (§8, §10.15)", () => {
   });
 });
 
-describe("budget from the GPU (§6.1, V-M1)", () => {
+describe("budget from the GPU (pools-and-sizing §7.1, V-M1)", () => {
   it("scenario B: 118 GiB free after load at 0.85 → 104,314,018,201 B", () => {
     expect(kvBudgetFromGpu({ preFreeGiB: 139, postFreeGiB: 118, memFractionStatic: 0.85 }).availableBytes).toBe(
       104_314_018_201,

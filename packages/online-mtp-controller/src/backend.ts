@@ -28,7 +28,7 @@ export interface StateBuffer {
   readonly dtype: StateDtype;
 }
 
-/** §6.1. Verify rows are request-major: input row of (batch b, step i) = b·D + i. */
+/** docs/reference/online-mtp.md §8.1. Verify rows are request-major: input row of (batch b, step i) = b·D + i. */
 export interface WritePrefixParams {
   kvScore: MatrixF32;
   /** Pre-verify committed lengths S, ≥ batchSize long. */
@@ -42,7 +42,10 @@ export interface WritePrefixParams {
   numReqSlots: number;
 }
 
-/** §6.2, hardened: `clearAll = false` keeps other requests' markers (§10); `true` is upstream's global reset. */
+/**
+ * docs/reference/online-mtp.md §8.2, hardened: `clearAll = false` keeps other requests' markers
+ * (docs/reference/online-mtp.md §10); `true` is upstream's global reset.
+ */
 export interface MarkPendingParams {
   seqLens: IndexVector;
   reqPoolIndices: IndexVector;
@@ -55,7 +58,10 @@ export interface MarkPendingParams {
   clearAll: boolean;
 }
 
-/** §6.3. One call per layer; `consume` (last layer) clears the marker of every batch request it read. */
+/**
+ * docs/reference/online-mtp.md §8.3. One call per layer; `consume` (last layer) clears the marker of every batch
+ * request it read.
+ */
 export interface CommitPendingParams {
   curSeqLens: IndexVector;
   reqPoolIndices: IndexVector;
@@ -77,7 +83,7 @@ export interface CommitPendingParams {
   mark?: { seqLens: IndexVector; width: number } | null;
 }
 
-/** §3.6: rows r + b·O (b = 0..Dmax) ← (−∞, 0, 0); with `pending`, pending[r] ← −1. */
+/** docs/reference/online-mtp.md §9.5: rows r + b·O (b = 0..Dmax) ← (−∞, 0, 0); with `pending`, pending[r] ← −1. */
 export interface ResetSlotsParams {
   state: StateBuffer;
   slots: IndexVector;
@@ -88,7 +94,10 @@ export interface ResetSlotsParams {
   pending: { seqLens: IndexVector; widths: IndexVector } | null;
 }
 
-/** §4.1 decode: one new token per batch row; `seqLens` INCLUDES the new token. Output row b = entry when closed. */
+/**
+ * docs/reference/online-mtp.md §5.1 decode: one new token per batch row; `seqLens` INCLUDES the new token.
+ * Output row b = entry when closed.
+ */
 export interface OnlineDecodeParams {
   state: StateBuffer;
   kvScore: MatrixF32;
@@ -102,13 +111,14 @@ export interface OnlineDecodeParams {
   out: MatrixF32;
 }
 
-/** Fields of one prefill segment record (int32 ×5, §4.2/§4.3 in our own compact form). */
+/** Fields of one prefill segment record (int32 ×5, our own compact form: docs/reference/online-mtp.md §6.2). */
 export const SEGMENT_FIELDS = 5;
 /**
- * §4.2 prefill: segments `[seqLen, lastRow, len, loadRow, storeRow]` (int32 each), seqLen = last position + 1,
- * lastRow = input row of the segment's last token, its tokens are rows lastRow−len+1 .. lastRow; loadRow = state
- * row merged in when the segment does not start its chunk (−1: none); storeRow = state row of a trailing segment.
- * Pass 1: segments that close their chunk (c1 == 128) emit into out[segment index]; pass 2: the others store.
+ * docs/reference/online-mtp.md §5.2 prefill: segments `[seqLen, lastRow, len, loadRow, storeRow]` (int32 each),
+ * seqLen = last position + 1, lastRow = input row of the segment's last token, its tokens are rows
+ * lastRow−len+1 .. lastRow; loadRow = state row merged in when the segment does not start its chunk (−1: none);
+ * storeRow = state row of a trailing segment. Pass 1: segments that close their chunk (c1 == 128) emit into
+ * out[segment index]; pass 2: the others store.
  */
 export interface OnlinePrefillParams {
   state: StateBuffer;

@@ -1,8 +1,9 @@
 /**
- * `OnlineMtpController` (§7) with the hardened lifecycle of §10, and `UpstreamOnlineMtpController`, a faithful
- * model of upstream's lifecycle kept for comparison (it loses commits in the interleaving scenario; tests show it).
+ * `OnlineMtpController` (docs/reference/online-mtp.md §9) with the hardened lifecycle of
+ * docs/reference/online-mtp.md §10, and `UpstreamOnlineMtpController`, a faithful model of upstream's lifecycle kept
+ * for comparison (it loses commits in the interleaving scenario; tests show it).
  *
- * Hardened lifecycle (what differs from upstream, §10):
+ * Hardened lifecycle (what differs from upstream, docs/reference/online-mtp.md §10):
  *   1. A pending marker lives per request until consumed: `markPending` sets only the batch's markers (no global
  *      reset), and the commit clears the marker of every request it read (clear-on-commit).
  *   2. A commit runs on every non-idle forward that contains the request, whether or not a verify context is
@@ -127,12 +128,12 @@ export class OnlineMtpController {
   readonly numLayers: number;
   readonly stateDtype: StateDtype;
   readonly flags: OnlineMtpFlags;
-  /** O = N + 2 (§3.3, from @dsv4-kv/memory-pool). */
+  /** O = N + 2 (docs/reference/online-mtp.md §7.2, from @dsv4-kv/memory-pool). */
   readonly bankStrideRows: number;
   /** Rows of each layer's state = O·(1 + Dmax). */
   readonly stateRows: number;
   readonly layers: readonly StateBuffer[];
-  /** pending[r] = S ≥ 0 or −1 (§3.4); int32 (sequence lengths stay below 2^31). */
+  /** pending[r] = S ≥ 0 or −1 (docs/reference/online-mtp.md §7.3); int32 (sequence lengths stay below 2^31). */
   readonly pendingSeqLens: IndexVector;
   /** Width D of the verify that set pending[r]. */
   readonly pendingWidths: IndexVector;
@@ -183,7 +184,7 @@ export class OnlineMtpController {
     this.pendingWidths = this.backend.allocIndex(this.numReqSlots, 0);
   }
 
-  /** Bytes of all layers' state (§3.5 fixed budget): rows · 3H · dtype bytes · layers. */
+  /** Bytes of all layers' state (docs/reference/online-mtp.md §14 fixed budget): rows · 3H · dtype bytes · layers. */
   get stateBytes(): number {
     return this.stateRows * STATE_ROW_ELEMS * (this.stateDtype === "fp32" ? 4 : 2) * this.numLayers;
   }
@@ -259,8 +260,9 @@ export class OnlineMtpController {
   }
 
   /**
-   * §7 prepare_forward: commits the previous verify for the batch's requests, then (target verify) marks this
-   * verify. Returns the state slot offset for the verify's prefill plan (O for a verify, else 0).
+   * docs/reference/online-mtp.md §9.1 prepare_forward: commits the previous verify for the batch's requests, then
+   * (target verify) marks this verify. Returns the state slot offset for the verify's prefill plan (O for a verify,
+   * else 0).
    */
   prepareForward(mode: ForwardMode, reqPoolIndices: IndexVector, seqLens: IndexVector, verifyBs?: number): number {
     checkForwardMode(mode, "mode");
@@ -318,8 +320,8 @@ export class OnlineMtpController {
   }
 
   /**
-   * §7 write_prefix_states for one c128 layer, after its verify-time compression. `kvScoreInput` rows are
-   * request-major (b·D + i); padded rows beyond the verify batch are ignored.
+   * docs/reference/online-mtp.md §9.3 write_prefix_states for one c128 layer, after its verify-time compression.
+   * `kvScoreInput` rows are request-major (b·D + i); padded rows beyond the verify batch are ignored.
    */
   writePrefixStates(layerId: number, kvScoreInput: MatrixF32, ape: MatrixF32, mode: ForwardMode): void {
     checkInt(
@@ -413,8 +415,8 @@ export class OnlineMtpController {
   }
 
   /**
-   * §3.6 slot-reset hook: fires for NEW assignments of slots to requests. Every bank row of the slot becomes the
-   * cleared row (max −∞, sum 0, acc 0) in every layer and its pending marker is dropped.
+   * docs/reference/online-mtp.md §9.5 slot-reset hook: fires for NEW assignments of slots to requests. Every bank row
+   * of the slot becomes the cleared row (max −∞, sum 0, acc 0) in every layer and its pending marker is dropped.
    */
   onRequestSlotsAssigned(reqSlots: readonly number[]): void {
     checkSlots(reqSlots, this.numReqSlots, "reqSlots");
@@ -444,9 +446,10 @@ function checkFinalSeqLens(finalSeqLens: readonly number[], n: number): void {
 }
 
 /**
- * Upstream's lifecycle (§7), kept as a model to show its lost-commit hazard (§10): the commit runs only while the
- * previous verify's context is alive, `clear()` drops it after any forward, and `markPending` resets every
- * request's marker. Finishing requests are not flushed. Do not use it in production.
+ * Upstream's lifecycle (docs/reference/online-mtp.md §9), kept as a model to show its lost-commit hazard
+ * (docs/reference/online-mtp.md §10.1): the commit runs only while the previous verify's context is alive, `clear()`
+ * drops it after any forward, and `markPending` resets every request's marker. Finishing requests are not flushed. Do
+ * not use it in production.
  */
 export class UpstreamOnlineMtpController extends OnlineMtpController {
   override prepareForward(

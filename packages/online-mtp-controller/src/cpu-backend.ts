@@ -113,7 +113,7 @@ function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) =>
       const bankShift = faults.bankIndexOffByOne ? 0 : 1;
       forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
         const S = seq[b]!;
-        if (S < 0) return; // padding row (§6.1)
+        if (S < 0) return; // padding row (docs/reference/online-mtp.md §8.1)
         const start = S % CHUNK_TOKENS;
         const hasPartial = S > 0 && start !== 0;
         for (let d = 0; d < H; d++) {
@@ -221,7 +221,8 @@ function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) =>
     },
 
     onlinePrefill(p) {
-      // Two passes in stream order (§4.2): closing segments only read state; trailing segments then read + write.
+      // Two passes in stream order (docs/reference/online-mtp.md §5.2): closing segments only read state; trailing
+      // segments then read + write.
       for (const pass of [0, 1]) {
         for (let i = 0; i < p.numSegments; i++) {
           const bad = prefillSegment(p, i, pass);
@@ -233,8 +234,8 @@ function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) =>
 }
 
 /**
- * §6.3 for one request slot r with marker S at current length c: returns the accepted count a (0: nothing to
- * copy) and, with `consume`, clears the marker it read.
+ * docs/reference/online-mtp.md §8.3 for one request slot r with marker S at current length c: returns the accepted
+ * count a (0: nothing to copy) and, with `consume`, clears the marker it read.
  */
 function commitAccept(
   pend: Int32Array,

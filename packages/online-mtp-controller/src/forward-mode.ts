@@ -1,4 +1,4 @@
-/** Forward modes the controller distinguishes, and the helpers of §8.1. */
+/** Forward modes the controller distinguishes, and the helpers of docs/reference/online-mtp.md §11. */
 import { I32_MAX, checkInt, checkKeys, checkObject, checkOneOf } from "./check.js";
 
 export type ForwardMode = "idle" | "decode" | "extend" | "mixed" | "target_verify" | "draft_extend";
@@ -19,8 +19,8 @@ export function checkForwardMode(mode: unknown, field: string, nullable = false)
 }
 
 /**
- * `_get_logical_forward_mode` (§8.1): IDLE stays IDLE, EXTEND stays EXTEND; otherwise the original mode wins (DP
- * attention may rewrite a verify batch's mode to pad it, but a real idle rank stays idle).
+ * `_get_logical_forward_mode` (docs/reference/online-mtp.md §11): IDLE stays IDLE, EXTEND stays EXTEND; otherwise the
+ * original mode wins (DP attention may rewrite a verify batch's mode to pad it, but a real idle rank stays idle).
  */
 export function logicalForwardMode(batch: {
   forwardMode: ForwardMode;
@@ -38,9 +38,9 @@ export function logicalForwardMode(batch: {
 const VERIFY_BS_KEYS = ["actualForwardMode", "draftTokenCount", "draftTokenNum", "batchSize"];
 
 /**
- * `_get_target_verify_bs` (§8.1): the number of REAL verify rows, excluding CUDA-graph padding. 0 on an idle rank,
- * with no draft tokens per request, or with a draft-token count that is not a whole number of requests (upstream's
- * answers to those cases).
+ * `_get_target_verify_bs` (docs/reference/online-mtp.md §11): the number of REAL verify rows, excluding CUDA-graph
+ * padding. 0 on an idle rank, with no draft tokens per request, or with a draft-token count that is not a whole number
+ * of requests (upstream's answers to those cases).
  */
 export function targetVerifyBatchSize(batch: {
   actualForwardMode?: ForwardMode | null;

@@ -1,5 +1,5 @@
 /**
- * Bank layout of the online state buffer (§3.3). The sizes come from @dsv4-kv/memory-pool
+ * Bank layout of the online state buffer (docs/reference/online-mtp.md §7.2). The sizes come from @dsv4-kv/memory-pool
  * (docs/reference/pools-and-sizing.md): bank stride O = N + 2, rows = O·(1 + Dmax), row(r, b) = r + b·O.
  */
 import { checkInt } from "./check.js";

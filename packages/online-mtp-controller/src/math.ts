@@ -1,5 +1,5 @@
 /**
- * Reference math of online c128 compression (§1, §3.2, §4.1, §4.2).
+ * Reference math of online c128 compression (docs/reference/online-mtp.md §2, §4.1, §5.1, §5.2).
  *
  * A state row is `[max | sum | acc]`, each `H` long, per channel d:
  *   max[d] = running max of s_j[d] = score_j[d] + ape[pos_j][d] over the open chunk's tokens,
@@ -38,7 +38,7 @@ export interface TokenInput {
   ape: ArrayLike<number>;
 }
 
-/** The cleared row (max = −∞, sum = 0, acc = 0): an identity of the update rule (§3.2). */
+/** The cleared row (max = −∞, sum = 0, acc = 0): an identity of the update rule (docs/reference/online-mtp.md §4.2). */
 export function clearedRow(headDim: number): Float64Array {
   checkHeadDim(headDim);
   const row = new Float64Array(3 * headDim);
@@ -47,10 +47,10 @@ export function clearedRow(headDim: number): Float64Array {
 }
 
 /**
- * §4.1 single-token update of one channel; `r` rounds every intermediate (`Math.fround` for float32 semantics,
- * the identity for the float64 oracle), so both precisions run the same operations in the same order. Returns the
- * new (m, σ, a) through `out`. `pos` is the token's position in its chunk; `pos == 0` re-initializes and ignores
- * the old state. Unchecked: the CPU backend calls it per channel after validating the launch.
+ * docs/reference/online-mtp.md §5.1 single-token update of one channel; `r` rounds every intermediate (`Math.fround`
+ * for float32 semantics, the identity for the float64 oracle), so both precisions run the same operations in the same
+ * order. Returns the new (m, σ, a) through `out`. `pos` is the token's position in its chunk; `pos == 0` re-initializes
+ * and ignores the old state. Unchecked: the CPU backend calls it per channel after validating the launch.
  */
 export function updateChannel(
   r: (x: number) => number,
@@ -78,9 +78,9 @@ export function updateChannel(
 }
 
 /**
- * Applies §4.1 to a whole row in place (`row` is `[max|sum|acc]`), token at in-chunk position `pos`.
- * `precision` picks float32 semantics or the float64 oracle. Returns `row` (its `acc` is the emitted entry when
- * `pos == 127`).
+ * Applies docs/reference/online-mtp.md §5.1 to a whole row in place (`row` is `[max|sum|acc]`), token at in-chunk
+ * position `pos`. `precision` picks float32 semantics or the float64 oracle. Returns `row` (its `acc` is the emitted
+ * entry when `pos == 127`).
  */
 export function updateRow<T extends Float32Array | Float64Array>(
   row: T,
@@ -150,8 +150,8 @@ export function foldRow(
 }
 
 /**
- * Segment softmax statistics of §4.2 step 1 (tokens of one chunk), float32 semantics when `precision == "f32"`:
- * m2 = max s_j, σ2 = Σ exp(s_j − m2), a2 = Σ exp(s_j − m2)·k_j / σ2 (sums in token order).
+ * Segment softmax statistics of docs/reference/online-mtp.md §5.2 step 1 (tokens of one chunk), float32 semantics when
+ * `precision == "f32"`: m2 = max s_j, σ2 = Σ exp(s_j − m2), a2 = Σ exp(s_j − m2)·k_j / σ2 (sums in token order).
  */
 export function segmentStats(tokens: readonly TokenInput[], precision: Precision, headDim: number): Float64Array {
   checkHeadDim(headDim);
@@ -176,7 +176,10 @@ export function segmentStats(tokens: readonly TokenInput[], precision: Precision
   return row;
 }
 
-/** §4.2 step 2: merges a stored partial row `a` (earlier tokens) with segment stats `b` (later tokens). */
+/**
+ * docs/reference/online-mtp.md §5.2 step 2: merges a stored partial row `a` (earlier tokens) with segment stats `b`
+ * (later tokens).
+ */
 export function mergeRows(a: ArrayLike<number>, b: ArrayLike<number>, precision: Precision): Float64Array {
   checkArrayLike(a, "a");
   const h = a.length / 3;
@@ -200,9 +203,9 @@ export function mergeRows(a: ArrayLike<number>, b: ArrayLike<number>, precision:
 }
 
 /**
- * Offline softmax pooling (§1), float64: out[d] = Σ_j softmax_j(score_j[d] + ape_j[d]) · kv_j[d] over the
- * given tokens (a full chunk gives the compressed entry; a prefix gives the open chunk's weighted mean).
- * Also returns the max and sum so a state row can be compared as a whole.
+ * Offline softmax pooling (docs/reference/online-mtp.md §2), float64: out[d] = Σ_j softmax_j(score_j[d] + ape_j[d]) ·
+ * kv_j[d] over the given tokens (a full chunk gives the compressed entry; a prefix gives the open chunk's weighted
+ * mean). Also returns the max and sum so a state row can be compared as a whole.
  */
 export function offlinePool(tokens: readonly TokenInput[], headDim: number): Float64Array {
   return segmentStats(tokens, "f64", headDim);

@@ -3,9 +3,9 @@
  * reference, with random accepts, chunk crossings, adaptive D, interleaved EXTEND batches of new requests,
  * CUDA-graph padding rows, requests finishing right after a verify, and slot reuse.
  *
- * The simulator is the "model runner": it uploads batches, runs the verify-time prefill compression (§4.2, reads
- * bank 0, writes bank 1 scratch, emits closed chunks) and calls the controller. It reads device memory only to
- * check results (never inside the controller).
+ * The simulator is the "model runner": it uploads batches, runs the verify-time prefill compression
+ * (docs/reference/online-mtp.md §5.2, reads bank 0, writes bank 1 scratch, emits closed chunks) and calls the
+ * controller. It reads device memory only to check results (never inside the controller).
  *
  * Checks: (a) every commit is a bitwise copy of the bank its accept length selects, observed at the request's next
  * forward or at its flush; a mismatch is a LOST commit; (b) after each forward, bank 0 of every request in it
@@ -226,7 +226,8 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
         }
         req.expectCommit = null;
       }
-      if (req.len % CHUNK_TOKENS === 0) continue; // bank 0 is meaningless at an exact boundary (§10)
+      // Bank 0 is meaningless at an exact boundary (docs/reference/online-mtp.md §10).
+      if (req.len % CHUNK_TOKENS === 0) continue;
       for (let l = 0; l < L; l++) {
         const row = be.readStateRows(ctrl.layers[l]!, req.slot, 1);
         compareRows(row, req.ref[l]!, tol, err);
@@ -287,7 +288,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     const bs = rng.int(1, pool.length);
     const batch: Req[] = [];
     for (let i = 0; i < bs; i++) batch.push(pool.splice(rng.int(0, pool.length - 1), 1)[0]!);
-    const pad = rng.int(0, 2); // CUDA-graph padding rows: slot 0, seq 0 (§10)
+    const pad = rng.int(0, 2); // CUDA-graph padding rows: slot 0, seq 0 (docs/reference/online-mtp.md §10)
     const rpi = be.uploadIndex(Int32Array.from([...batch.map((r) => r.slot), ...Array<number>(pad).fill(0)]));
     const seq = be.uploadIndex(Int32Array.from([...batch.map((r) => r.len), ...Array<number>(pad).fill(0)]));
     const off = ctrl.prepareForward("target_verify", rpi, seq, bs);

@@ -1,9 +1,10 @@
 /**
- * Host-side preconditions of every kernel (§6, invariant 12), shared by both backends so the CPU and the GPU
- * refuse the same inputs with the same error, before anything is launched. Each validator checks every field of
- * its parameter object (unknown keys, handle kinds, integers, booleans) and returns false when the launch is a
- * no-op (batch size 0). Only what the host knows is checked here; device-resident values (request indices,
- * lengths, segment rows) are range-checked inside the kernels, where padding rows are no-ops by design.
+ * Host-side preconditions of every kernel (docs/reference/online-mtp.md §8.6, §15 invariant 12), shared by both
+ * backends so the CPU and the GPU refuse the same inputs with the same error, before anything is launched. Each
+ * validator checks every field of its parameter object (unknown keys, handle kinds, integers, booleans) and returns
+ * false when the launch is a no-op (batch size 0). Only what the host knows is checked here; device-resident values
+ * (request indices, lengths, segment rows) are range-checked inside the kernels, where padding rows are no-ops by
+ * design.
  */
 import type {
   CommitPendingParams,

@@ -33,7 +33,7 @@ function counting(inner: OnlineMtpBackend) {
   return { be: proxy as OnlineMtpBackend, calls, reads: () => reads };
 }
 
-describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () => {
+describe("controller lifecycle (online-mtp §9, §10; invariants 14, 15, 17, 18, 20)", () => {
   test("the verify loop makes no device-to-host read (counting backend)", () => {
     const c = counting(new CpuBackend());
     const s = setup(c.be, { N: 5, D: 4, L: 3 });
@@ -176,7 +176,8 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     expect(c.layers[0]!.rows).toBe(655);
     expect(c.pendingSeqLens.length).toBe(129);
     expect(c.stateBytes).toBe(655 * STATE_ROW_ELEMS * 4);
-    expect(c.stateBytes / 2 ** 20).toBeCloseTo(3.84, 2); // §3.5 example: 3.84 MiB per layer (fp32)
+    // The example of docs/reference/online-mtp.md §14: 3.84 MiB per layer (fp32).
+    expect(c.stateBytes / 2 ** 20).toBeCloseTo(3.84, 2);
     const b = new OnlineMtpController({
       backend: be,
       numReqSlots: 129,
@@ -233,7 +234,7 @@ describe("controller lifecycle (§7, §10; invariants 14, 15, 17, 18, 20)", () =
     }
   });
 
-  test("forward-mode helpers (§8.1)", () => {
+  test("forward-mode helpers (online-mtp §11)", () => {
     expect(logicalForwardMode({ forwardMode: "idle", originalForwardMode: "target_verify" })).toBe("idle");
     expect(logicalForwardMode({ forwardMode: "extend", originalForwardMode: "target_verify" })).toBe("extend");
     expect(logicalForwardMode({ forwardMode: "decode", originalForwardMode: "target_verify" })).toBe("target_verify");

@@ -25,7 +25,7 @@ function tokens(seedVals: number[], n: number, scale = 3): TokenInput[] {
   }));
 }
 
-describe("reference math (§1, §4.1, §4.2)", () => {
+describe("reference math (online-mtp §2, §5.1, §5.2)", () => {
   test("online == offline pooling, float64 and float32 semantics, any chunk length", () => {
     fc.assert(
       fc.property(

@@ -1,7 +1,7 @@
 /**
- * State-slot addressing (spec §4). A "slot" is a row of the compress-state pool; a "page" is `compressRatio`
- * consecutive slots, so `page = slot / compressRatio`. All arithmetic is int32 as upstream's, but every input
- * that would overflow or index out of range is refused instead of wrapped.
+ * State-slot addressing (docs/reference/planner.md §4). A "slot" is a row of the compress-state pool; a "page" is
+ * `compressRatio` consecutive slots, so `page = slot / compressRatio`. All arithmetic is int32 as upstream's, but every
+ * input that would overflow or index out of range is refused instead of wrapped.
  */
 import { PlannerError } from "./errors.js";
 import { DEFAULT_IDENTITY_TOKENS_PER_REQ, INT32_MAX, toIntArray, type FullToState, type ReqToToken } from "./inputs.js";
@@ -24,6 +24,16 @@ export function requestRingSlot(rid: number, position: number, ringSize: number)
 /** Legacy per-request layout: c4 `rid*8 + p%8` (two alternating pages), c128 `rid*128 + p%128`. */
 export function legacySlot(compressRatio: number, rid: number, position: number): number {
   return compressRatio === 4 ? (rid * 8 + (position % 8)) | 0 : (rid * 128 + (position % 128)) | 0;
+}
+/**
+ * Legacy slots are `rid*8 + p%8` (c4) or `rid*128 + p%128` (c128) in int32. One bound serves both ratios, the
+ * c128 one (`rid*128 + 127 <= INT32_MAX`), as the GPU kernels check it: c4 indices above (2^31 - 128) / 128 would
+ * still fit, but no pool has 16.7M request slots, and one bound keeps CPU and GPU refusing the same inputs.
+ */
+export function requireLegacyRid(field: string, rid: number): void {
+  if (rid * 128 + 127 > INT32_MAX) {
+    throw new PlannerError("INT32_OVERFLOW", field, rid, "legacy slot rid*ringSize + p%ringSize does not fit int32");
+  }
 }
 export function legacyPage(compressRatio: number, rid: number, position: number): number {
   return compressRatio === 4 ? (rid * 2 + (Math.trunc(position / 4) & 1)) | 0 : rid | 0;

@@ -1,9 +1,9 @@
 /**
- * Decode planning (spec §6, §7): one DecodePlan per request, whether or not it compresses this step.
- * Upstream's decode planner validates nothing but the req-ring/ratio pairing; we validate the ring as the
+ * Decode planning (docs/reference/planner.md §6, §7): one DecodePlan per request, whether or not it compresses this
+ * step. Upstream's decode planner validates nothing but the req-ring/ratio pairing; we validate the ring as the
  * prefill planner does, and `S >= 1`.
  */
-import { SlotResolver, legacyPage, legacySlot, type SlotMaps } from "./addressing.js";
+import { SlotResolver, legacyPage, legacySlot, requireLegacyRid, type SlotMaps } from "./addressing.js";
 import { PlannerError } from "./errors.js";
 import {
   INT32_MAX,
@@ -22,7 +22,8 @@ export interface DecodePlanOptions extends RingOptions, SlotMaps {
   reqPoolIndices?: IntegerArray;
 }
 
-function decodeInputs(
+/** Decode inputs as every decode planner (CPU, GPU, legacy) validates them: `S >= 1`, pool indices >= 0. */
+export function validateDecodeInputs(
   seqLensIn: IntegerArray,
   ridsIn: IntegerArray | undefined,
 ): { seqLens: Int32Array; rids: Int32Array | Float64Array } {
@@ -41,7 +42,7 @@ function decodeInputs(
 export function planDecode(options: DecodePlanOptions): DecodePlanTable {
   validateRing(options);
   const cr = options.compressRatio;
-  const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
+  const { seqLens, rids } = validateDecodeInputs(options.seqLens, options.reqPoolIndices);
   const resolver = new SlotResolver(cr, options.ringSize, options.swaPageSize, options.useReqRing ?? false, options);
   const plan = DecodePlanTable.allocate(seqLens.length);
   const w = plan.words;
@@ -66,24 +67,20 @@ export interface LegacyDecodePlanOptions {
   reqPoolIndices?: IntegerArray;
 }
 
-/** Legacy decode (§7): `{S, legacySlot(rid, S-1), legacyPage(rid, max(S-1-cr, 0)), legacyPage(rid, S-1)}`. */
+/**
+ * Legacy decode (docs/reference/planner.md §7):
+ * `{S, legacySlot(rid, S-1), legacyPage(rid, max(S-1-cr, 0)), legacyPage(rid, S-1)}`.
+ */
 export function planDecodeLegacy(options: LegacyDecodePlanOptions): DecodePlanTable {
   requireOptionsObject(options);
   const cr = options.compressRatio;
   if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
-  const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
+  const { seqLens, rids } = validateDecodeInputs(options.seqLens, options.reqPoolIndices);
   const plan = DecodePlanTable.allocate(seqLens.length);
   for (let i = 0; i < seqLens.length; i++) {
     const seqLen = seqLens[i]!;
     const rid = rids[i]!;
-    if (rid * 128 + 127 > INT32_MAX) {
-      throw new PlannerError(
-        "INT32_OVERFLOW",
-        `reqPoolIndices[${i}]`,
-        rid,
-        "legacy slot rid*ringSize + p%ringSize does not fit int32",
-      );
-    }
+    requireLegacyRid(`reqPoolIndices[${i}]`, rid);
     const p1 = seqLen - 1;
     const p0 = Math.max(p1 - cr, 0);
     plan.set(i, {

@@ -83,7 +83,10 @@ export interface RingOptions {
   useReqRing?: boolean;
 }
 
-/** §5.2 checks 2, 3 and 5: ratio, req-ring only for c4, ring divides the SWA page and is a whole number of chunks. */
+/**
+ * docs/reference/planner.md §5.2 checks 2, 3 and 5: ratio, req-ring only for c4, ring divides the SWA page and is a
+ * whole number of chunks.
+ */
 export function validateRing(o: RingOptions): void {
   requireOptionsObject(o);
   if (o.compressRatio !== 4 && o.compressRatio !== 128) {

@@ -1,6 +1,6 @@
 /**
- * Prefill / verify planning (spec §5): which positions of a batch compress (PlanC), which raw tokens are
- * persisted into the ring (PlanW), then stage-1 location finalisation.
+ * Prefill / verify planning (docs/reference/planner.md §5): which positions of a batch compress (PlanC), which raw
+ * tokens are persisted into the ring (PlanW), then stage-1 location finalisation.
  *
  * Both upstream paths are mirrored:
  *  - `host`: the CPU host loop. Rows are batch-major, positions ascending; without `useCudaGraph` the tables hold
@@ -8,7 +8,7 @@
  *  - `device`: the contract of the GPU kernel. Always `numQTokens` rows, valid rows first (the kernel's order is
  *    unspecified; this mirror emits the host order), the same multiset as the host loop.
  */
-import { SlotResolver, legacyPage, legacySlot, type SlotMaps } from "./addressing.js";
+import { SlotResolver, legacyPage, legacySlot, requireLegacyRid, type SlotMaps } from "./addressing.js";
 import { PlannerError } from "./errors.js";
 import {
   MAX_NUM_Q_TOKENS,
@@ -93,7 +93,10 @@ export function normalizePrefillOptions(
   return normalizePrefill(options, opts.legacy ?? false);
 }
 
-/** §5.2 validation, with the device-path checks upstream skipped (§16) added. */
+/**
+ * docs/reference/planner.md §5.2 validation, with the device-path checks upstream skipped
+ * (docs/reference/planner.md §12.2) added.
+ */
 function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPrefill {
   requireOptionsObject(o);
   const path = o.path ?? "host";
@@ -209,9 +212,9 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
 }
 
 /**
- * Stage 0 (§3 rules), written straight into the tables' 32-bit words (`signedWords`: same bits as the
- * unsigned fields). Emits, per request, compress events at every `p` with `(p+1) % cr == 0` and writes at every
- * `p >= firstWritePos` plus (paged c4) the last `cr` positions of every SWA page; both in ascending position.
+ * Stage 0 (docs/reference/planner.md §3 rules), written straight into the tables' 32-bit words (`signedWords`: same
+ * bits as the unsigned fields). Emits, per request, compress events at every `p` with `(p+1) % cr == 0` and writes at
+ * every `p >= firstWritePos` plus (paged c4) the last `cr` positions of every SWA page; both in ascending position.
  * Works on ranges rather than testing every token, so its cost is per row, not per token, and it allocates
  * nothing. Returns [numCompress, numWrite].
  */
@@ -301,7 +304,10 @@ export function stage0Into(
   return [nc, nw];
 }
 
-/** Stage 1 (§5.6): replace batch indices and positions by state pages and slots; fill padding rows. */
+/**
+ * Stage 1 (docs/reference/planner.md §5.5): replace batch indices and positions by state pages and slots; fill padding
+ * rows.
+ */
 function stage1(
   cr: number,
   resolver: SlotResolver,
@@ -414,8 +420,8 @@ export interface LegacyPrefillPlanOptions {
 }
 
 /**
- * Legacy prefill planner (§7): per-request non-paged ring (c4 `rid*8 + p%8`, c128 `rid*128 + p%128`), no pad,
- * no tail clause, host path only, and stage 1 fills both pages of every valid compress row.
+ * Legacy prefill planner (docs/reference/planner.md §7): per-request non-paged ring (c4 `rid*8 + p%8`, c128
+ * `rid*128 + p%128`), no pad, no tail clause, host path only, and stage 1 fills both pages of every valid compress row.
  */
 export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPlan {
   requireOptionsObject(options);
@@ -446,14 +452,6 @@ export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPla
 }
 
 function legacyRid(rid: number): number {
-  // Legacy slots are rid*8 (c4) or rid*128 (c128) in int32: refuse what would wrap.
-  if (rid * 128 + 127 > INT32_MAX) {
-    throw new PlannerError(
-      "INT32_OVERFLOW",
-      "reqPoolIndices",
-      rid,
-      "legacy slot rid*ringSize + p%ringSize does not fit int32",
-    );
-  }
+  requireLegacyRid("reqPoolIndices", rid);
   return rid;
 }

@@ -1,9 +1,10 @@
 /**
- * Ring-residency checker (spec §10, §14). Drives one request's compress-state ring through prefill chunks,
- * decode steps, speculative verifies with any draft count and accept length, and radix resumes, using the
- * real planner (stage 0 and stage 1) and the kernels' consumption rules (§9): a batch's compressions read the
- * pre-batch ring, then its writes land. Every ring read must return the committed value of its position
- * (invariant R1); the first violation is explained in words.
+ * Ring-residency checker (docs/reference/write-pad-and-residency.md#7-the-residency-checker). Drives one
+ * request's compress-state ring through prefill chunks, decode steps, speculative verifies with any draft count
+ * and accept length, and radix resumes, using the real planner (stage 0 and stage 1) and the kernels' consumption
+ * rules (docs/reference/planner.md#8-how-kernels-consume-plans): a batch's compressions read the pre-batch ring,
+ * then its writes land. Every ring read must return the committed value of its position (invariant R1); the first
+ * violation is explained in words.
  *
  * Memory is O(ring + window), not O(batches): what a later batch can read is the window of committed positions
  * (`earliestFutureRead` on) and, for a radix resume, the last chunk of every completed SWA page; everything else
@@ -78,7 +79,7 @@ export const KEPT_VIOLATIONS = 1000;
 /** Version of a position restored from a frozen page tail that was intact: slot and commit agree. */
 const RESTORED_VERSION = -1;
 
-/** Slot a compression reads for window element `e` (the kernels' rule, §9). */
+/** Slot a compression reads for window element `e` (docs/reference/planner.md#8-how-kernels-consume-plans). */
 export function compressReadSlot(cr: number, e: number, readPage0: number, readPage1: number): number {
   if (cr === 4) return e < 4 ? readPage0 * 4 + e : readPage1 * 4 + (e - 4);
   return readPage1 * cr + e;
@@ -250,7 +251,7 @@ export class RingResidencySimulator {
       extendLens: [tokens],
       writePadOverride: this.writePad,
     });
-    // compress kernel first: it sees the pre-batch ring (§9.3)
+    // compress kernel first: it sees the pre-batch ring (docs/reference/planner.md#83-launch-order)
     for (let i = 0; i < numCompress; i++) {
       const c = planC.row(i);
       const q = c.seqLen - 1;
@@ -279,7 +280,9 @@ export class RingResidencySimulator {
           committedAtStep: step,
           committedBy: description,
           committedBatchWroteIt: true,
-          message: `step ${step} (${description}): positions ${earlier} and ${p} are both written to slot ${w.writeLoc} in one batch`,
+          message:
+            `step ${step} (${description}): positions ${earlier} and ${p} are both written to slot ${w.writeLoc}` +
+            " in one batch",
         });
       }
       writtenSlots.set(w.writeLoc, p);
@@ -368,7 +371,9 @@ export class RingResidencySimulator {
       const heldCommit = this.commits.get(held.position);
       const rejectedDraft = heldCommit !== undefined ? heldCommit.version !== held.version : !held.committed;
       found = { position: held.position, writtenAtStep: held.version, writtenBy: held.writtenBy, rejectedDraft };
-      what = `slot ${slot} holds position ${held.position}${rejectedDraft ? " (a rejected draft)" : ""}, written by step ${held.version} (${held.writtenBy})`;
+      const draft = rejectedDraft ? " (a rejected draft)" : "";
+      const by = `step ${held.version} (${held.writtenBy})`;
+      what = `slot ${slot} holds position ${held.position}${draft}, written by ${by}`;
     }
     const why = need.wroteIt
       ? `it was written by step ${need.version} (${need.by}) and clobbered since`

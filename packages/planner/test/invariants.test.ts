@@ -1,4 +1,4 @@
-// §12 invariants as property tests over random batches.
+// docs/reference/planner.md §11 invariants as property tests over random batches.
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { SlotResolver } from "../src/internal.js";
@@ -66,7 +66,7 @@ function rowsOf(t: { validRecords(): object[] }): string[] {
   return t.validRecords().map((r) => JSON.stringify(Object.values(r)));
 }
 
-describe("§12 invariants (property tests)", () => {
+describe("planner §11 invariants (property tests)", () => {
   test("stage 0 equals the token-by-token host loop, row for row and in order (invariant 8)", () => {
     fc.assert(
       fc.property(caseArb, (o) => {

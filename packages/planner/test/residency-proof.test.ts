@@ -182,6 +182,25 @@ describe.each(REDUCTION_CASES)("the reduction on %s", (_name, config, maxDraft) 
   });
 });
 
+describe("page tails (paged c4)", () => {
+  test("a completed page whose tail is not all written is reported at the accept that completes it", () => {
+    // The shipped planner always writes tails (the tail clause); a crafted effect checks the detection itself.
+    const g = new RingGeometry({ compressRatio: 4, ringSize: 16, swaPageSize: 32 });
+    const state = { canonical: 30, bits: 0b111111n };
+    const eff = {
+      readMask: 0n,
+      clobber: 0n,
+      written: 0b1110n,
+      readsAfterWrite: false,
+      unconditional: false,
+      tails: [{ end: 2, oldMask: 0b110000n, batchMask: 0b11n }],
+    };
+    expect(successor(g, state, eff, 1).badTail).toBeNull();
+    expect(successor(g, state, eff, 2).badTail).toBe(2);
+    expect(successor(g, state, { ...eff, written: 0b1111n }, 2).badTail).toBeNull();
+  });
+});
+
 describe("the prover finds every violation the random simulator finds", () => {
   const cases: Array<[ResidencyConfig, number, boolean]> = [
     [C4_PAGED, 10, true],

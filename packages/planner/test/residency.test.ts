@@ -1,5 +1,6 @@
-// Ring residency (spec §10, §12 invariants 14–15): the derived pad keeps every committed position readable for
-// any D <= pad, D = pad + 1 corrupts, and the pre-fix pads reproduce the upstream bug.
+// Ring residency (docs/reference/write-pad-and-residency.md#6-residency-invariant-r1): the derived pad keeps
+// every committed position readable for any D <= pad, D = pad + 1 corrupts, and the pre-fix pads reproduce the
+// upstream bug.
 import { describe, expect, test } from "vitest";
 import {
   PlannerError,
@@ -51,7 +52,7 @@ describe.each(CONFIGS)("%s", (_name, config) => {
   });
 });
 
-describe("minimal counterexamples at pad + 1 (spec §10)", () => {
+describe("minimal counterexamples at pad + 1", () => {
   test("c4 R16: prefill 518, verify D=11 accept 1: 518 never written and slot of 512 clobbered by draft 528", () => {
     const sim = new RingResidencySimulator({ compressRatio: 4, ringSize: 16, swaPageSize: 256 });
     sim.prefill(518);

@@ -1,4 +1,5 @@
-// Upstream's regression tests (spec §11), ported, and replayed with the pre-fix pads to show they catch the bug.
+// Upstream's regression tests (docs/reference/planner.md §10), ported, and replayed with the pre-fix pads to show they
+// catch the bug.
 import { describe, expect, test } from "vitest";
 import { padForFormula, planPrefill, writePad, windowSize, type PadFormula } from "../src/index.js";
 import { RAGGED_EXTEND_PATTERNS, raggedExtendOptions } from "../src/testing.js";
@@ -70,7 +71,7 @@ function failingCases(
 
 const pad = (formula: PadFormula) => (cr: number, r: number) => padForFormula(formula, cr, r);
 
-describe("§11.1 test_deepseek_v4_compress_plan_draft_pad", () => {
+describe("planner §10.1 test_deepseek_v4_compress_plan_draft_pad", () => {
   test("residency and agreement matrices pass with the derived pad", () => {
     expect(failingCases(pad("derived"), pad("derived"))).toEqual([]);
   });
@@ -135,7 +136,7 @@ describe("§11.1 test_deepseek_v4_compress_plan_draft_pad", () => {
   });
 });
 
-describe("§11.2 test_dsv4_compress_write_pad", () => {
+describe("planner §10.2 test_dsv4_compress_write_pad", () => {
   test("pad is 0 for every non-speculative ring", () => {
     expect(writePad(2, 2)).toBe(0);
     expect(writePad(4, 8)).toBe(0);
@@ -157,7 +158,7 @@ describe("§11.2 test_dsv4_compress_write_pad", () => {
   });
 });
 
-describe("§11.3 other regressions", () => {
+describe("planner §10.3 other regressions", () => {
   test("ragged extends on the device path: every ragged row written exactly once (c128 R128, prefix 0)", () => {
     for (const ext of RAGGED_EXTEND_PATTERNS) {
       const options = raggedExtendOptions(ext);

@@ -1,5 +1,5 @@
-// §5.2 validation, plus what upstream's device path leaves unchecked (§16): every rule refuses with a typed
-// error naming the field, the value and the rule.
+// docs/reference/planner.md §5.2 validation, plus what upstream's device path leaves unchecked
+// (docs/reference/planner.md §12.2): every rule refuses with a typed error naming the field, the value and the rule.
 import { describe, expect, test } from "vitest";
 import {
   CompressPlanTable,

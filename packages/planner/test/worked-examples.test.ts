@@ -1,4 +1,4 @@
-// Every worked example of spec §13, at the byte level where the spec gives bytes.
+// Every worked example of docs/reference/planner.md §9, at the byte level where it gives bytes.
 import { describe, expect, test } from "vitest";
 import {
   COMPRESS_PLAN_BYTES,
@@ -17,7 +17,7 @@ import { cTuples, hexOfRow, range, wTuples } from "./helpers.js";
 const c4 = { compressRatio: 4, ringSize: 16, swaPageSize: 256 } as const;
 const c128 = { compressRatio: 128, ringSize: 256, swaPageSize: 256 } as const;
 
-describe("§13 worked examples", () => {
+describe("planner §9 worked examples", () => {
   test("Ex 1: c4 R16 prefix 512 D6, host path", () => {
     const plan = planPrefill({ ...c4, seqLens: [518], extendLens: [6] });
     expect(plan.writePad).toBe(10);

@@ -23,7 +23,7 @@ import { resolveServerConfig, ringDraftIssue, type ConfigNote, type DerivedValue
 import { type ConfigIssue, type RuleId, makeIssue } from "./rules.js";
 import type { ServerArgs } from "./schema.js";
 
-/** The KV budget per worker: given in bytes, or from device memory (§6.1). */
+/** The KV budget per worker: given in bytes, or from device memory (docs/reference/pools-and-sizing.md §7.1). */
 export type BudgetInput =
   | { kind: "bytes"; kvBudgetBytes: number }
   | {
@@ -105,7 +105,7 @@ export function checkServerConfig(
   const issues: ConfigIssue[] = [...resolved.issues];
   const sizingMode = options.sizing ?? "exact";
 
-  // Budget (§6.1, V-M1).
+  // Budget (docs/reference/pools-and-sizing.md §7.1, V-M1).
   const memFractionStatic = args.memFractionStatic ?? DEFAULT_MEM_FRACTION_STATIC;
   const budget: BudgetReport = {
     kind: budgetInput.kind,
@@ -149,7 +149,7 @@ export function checkServerConfig(
     }
   }
 
-  // Sizing (§6.6; V-P*, V-M2, V-K1, V-W1).
+  // Sizing (docs/reference/pools-and-sizing.md §8.5; V-P*, V-M2, V-K1, V-W1).
   let sizing: SizingResult | null = null;
   if (budget.availableBytes != null) {
     try {
@@ -303,7 +303,10 @@ function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyC
         violations: report.violations,
         firstViolation: report.firstViolation?.message ?? null,
         skipped: null,
-        proof: residencyProofStatus({ compressRatio: ratio, ringSize, swaPageSize: base.swaPageSize }, base.draftTokens),
+        proof: residencyProofStatus(
+          { compressRatio: ratio, ringSize, swaPageSize: base.swaPageSize },
+          base.draftTokens,
+        ),
       });
     } catch (e) {
       if (!PlannerError.isInstance(e)) throw e;

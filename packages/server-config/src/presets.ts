@@ -1,18 +1,22 @@
 /**
- * Model presets (spec §2.2) and custom model files. A model here carries what the pools and the budget need:
- * head dims, window, the HF `compress_ratios` list, context length, draft facts and the checkpoint size.
+ * Model presets (docs/reference/pools-and-sizing.md §2.2) and custom model files. A model here carries what the pools
+ * and the budget need: head dims, window, the HF `compress_ratios` list, context length, draft facts and the checkpoint
+ * size.
  */
 import type { KvModelShape } from "@dsv4-kv/memory-pool";
 import { z } from "zod";
 
 export interface ModelPreset extends KvModelShape {
   name: string;
-  /** head_dim (512); qk_nope = head_dim − qk_rope (§2.1). */
+  /** head_dim (512); qk_nope = head_dim − qk_rope (docs/reference/pools-and-sizing.md §2.1). */
   headDim: number;
   maxPositionEmbeddings: number;
   /** DSpark γ from the draft checkpoint (Flash-0731: 5), null when the checkpoint has none. */
   dsparkBlockSize: number | null;
-  /** Whole-checkpoint weight bytes in GiB (FP4 experts + FP8 dense; third-party sizes, §2.2). */
+  /**
+   * Whole-checkpoint weight bytes in GiB (FP4 experts + FP8 dense; third-party sizes,
+   * docs/reference/pools-and-sizing.md §2.2).
+   */
   checkpointGiB: number;
 }
 

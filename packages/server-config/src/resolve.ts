@@ -1,7 +1,8 @@
 /**
- * DSV4 defaults and overrides (§7.1), speculative derivations (§7.2), derived values (§7.3) and the server-arg
- * and configurator validation rules of §8. Every problem is collected as a `ConfigIssue`; nothing throws for a
- * bad configuration.
+ * DSV4 defaults and overrides (docs/reference/startup-rules.md §2.1), speculative derivations
+ * (docs/reference/startup-rules.md §3), derived values (docs/reference/startup-rules.md §4) and the server-arg and
+ * configurator validation rules (docs/reference/startup-rules.md §5, §6). Every problem is collected as a
+ * `ConfigIssue`; nothing throws for a bad configuration.
  */
 import type { ErrorCode } from "@dsv4-kv/errors";
 import {
@@ -45,7 +46,7 @@ export interface DerivedValues {
   numDraftTokens: number;
   maxSpeculativeNumDraftTokens: number;
   adaptiveCandidates: number[] | null;
-  /** Tokens allocated per request per decode step (§7.2). */
+  /** Tokens allocated per request per decode step (docs/reference/startup-rules.md §3). */
   allocLenPerDecode: number;
   ringSizes: { c4: number | null; c128: number | null };
   writePads: { c4: number | null; c128: number | null };
@@ -204,7 +205,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     );
   }
 
-  // --- Speculative decoding (§7.2) ---
+  // --- Speculative decoding (docs/reference/startup-rules.md §3) ---
   const rawAlgorithm = args.speculativeAlgorithm;
   let algorithm: "EAGLE" | "DSPARK" | null = null;
   let steps: number | null = null;

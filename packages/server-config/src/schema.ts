@@ -1,8 +1,8 @@
 /**
- * The DSV4-relevant server arguments and environment switches (spec §7.1) as a zod 4 schema. Keys are the
- * upstream flag names in camelCase; `normalizeArgKeys` also accepts kebab-case (`page-size`) and snake_case
- * (`page_size`) so a config file can use upstream spelling. Environment switches are explicit fields: only the
- * CLI reads process.env.
+ * The DSV4-relevant server arguments and environment switches (docs/reference/startup-rules.md §2.1) as a zod 4 schema.
+ * Keys are the upstream flag names in camelCase; `normalizeArgKeys` also accepts kebab-case (`page-size`) and
+ * snake_case (`page_size`) so a config file can use upstream spelling. Environment switches are explicit fields: only
+ * the CLI reads process.env.
  */
 import { closestMatch } from "@dsv4-kv/errors";
 import { z } from "zod";
@@ -49,7 +49,7 @@ export const ServerArgsSchema = z.strictObject({
   enableDpAttention: z.boolean().default(false),
   chunkedPrefillSize: z.int().nullable().default(null),
   prefillContextParallel: z.boolean().default(false),
-  // Environment switches (§7.1).
+  // Environment switches (docs/reference/startup-rules.md §2.1).
   /** SGLANG_OPT_USE_ONLINE_COMPRESS */
   onlineCompress: z.boolean().default(false),
   /** SGLANG_EXPERIMENTAL_ONLINE_C128_MTP */

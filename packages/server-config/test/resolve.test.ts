@@ -29,7 +29,7 @@ const rules = (input: ServerArgsInput = {}, model = FLASH) =>
 const message = (input: ServerArgsInput, rule: string, model = FLASH) =>
   resolve(input, model).issues.find((i) => i.rule === rule)?.message ?? "";
 
-describe("presets (§2.2)", () => {
+describe("presets (pools-and-sizing §2.2)", () => {
   it("Flash 2/21/20, Pro 0/30/31, 0731 = Flash with three trailing entries and γ 5", () => {
     expect(FLASH.compressRatios).toHaveLength(44);
     expect(PRO.compressRatios).toHaveLength(62);
@@ -83,7 +83,7 @@ describe("schema", () => {
   });
 });
 
-describe("DSV4 defaults and overrides (§7.1, §10.17)", () => {
+describe("DSV4 defaults and overrides (startup-rules §2.1, §3)", () => {
   it("page 256 always (64 corrected), r 0.1, mrr 256, fp8_e4m3 only when unset", () => {
     const r = resolve({ pageSize: 64 });
     expect(r.derived).toMatchObject({
@@ -111,7 +111,7 @@ describe("DSV4 defaults and overrides (§7.1, §10.17)", () => {
   });
 });
 
-describe("speculative derivations (§7.2, §10.17)", () => {
+describe("speculative derivations (startup-rules §3)", () => {
   it("EAGLE steps 3 ⇒ 4 draft tokens regardless of the given value (V-S2 warning + correction)", () => {
     const r = resolve({ ...EAGLE, speculativeNumDraftTokens: 7 });
     expect(r.derived).toMatchObject({
@@ -166,7 +166,7 @@ describe("speculative derivations (§7.2, §10.17)", () => {
   });
 });
 
-describe("validation rules (§8), each with its message", () => {
+describe("validation rules (startup-rules §5, §6, §7, §8), each with its message", () => {
   it("V-A1: only EAGLE and DSPARK (NEXTN and lower case refused before aliasing)", () => {
     expect(message({ speculativeAlgorithm: "NEXTN" }, "V-A1")).toMatch(
       /Only EAGLE \(and DSPARK\) speculative algorithms are supported for DeepseekV4ForCausalLM \(got --speculative-algorithm NEXTN\); use --speculative-algorithm EAGLE/,
@@ -249,7 +249,7 @@ describe("validation rules (§8), each with its message", () => {
 
 describe("checkServerConfig: budget, sizing and capacity rules", () => {
   const gpu = (weightsGiB: number) => ({ kind: "gpu" as const, gpuMemoryGiB: 139, weightsGiB });
-  it("V-M1 with the minimum viable fraction for the whole Flash checkpoint on one H200 (§11.5 A)", () => {
+  it("V-M1 with the minimum viable fraction for the full Flash checkpoint on one H200 (pools-and-sizing §12.2)", () => {
     const r = checkServerConfig(args(EAGLE), FLASH, gpu(FLASH.checkpointGiB));
     expect(r.ok).toBe(false);
     expect(r.sizing).toBeNull();

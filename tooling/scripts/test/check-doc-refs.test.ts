@@ -27,6 +27,8 @@ const GOOD = [
   `// ${doc(md("guide"))}#11-notation`,
   `// ${doc(md("guide"))}#the-writepad-rule and ${doc(md("guide"))}#dup-1 and ${doc(md("guide"))}#custom`,
   `// ${doc(md("guide"))} ${S}1.1, ${doc(md("guide"))} ${S}1 and plain ${doc(md("guide"))}.`,
+  `// lists: ${doc(md("guide"))} ${S}1, ${S}1.1 and ${S}1; ${doc(md("reference/rules"))} ${S}2/${S}2.1`,
+  `// short names of docs/reference files: rules ${S}2.1, (rules ${S}2, ${S}2.1)`,
 ];
 const BAD = [
   [`// ${doc(md("missing"))}`, "docs-path"],
@@ -41,10 +43,15 @@ const BAD = [
   [`// ${md("memory-pool-and-config")}`, "outside"],
   ["// ../" + "shared/device/pack.sh", "outside"],
   [`// the rule of ${S}4`, "bare-section"],
+  [`// ${doc(md("guide"))} ${S}1, ${S}9`, "docs-path"],
+  [`// rules ${S}7`, "docs-path"],
+  [`// README ${S}1`, "bare-section"],
 ] as const;
 
 const tree = writeTree({
   [doc(md("guide"))]: GUIDE,
+  [doc(md("reference/rules"))]: "# Rules\n## 2. Scope\n### 2.1 One\n",
+  [doc(md("reference/README"))]: "# Reference\n## 1. Documents\n",
   "packages/p/src/a.ts": [...GOOD, ...BAD.map(([line]) => line), ""].join("\n"),
   "packages/p/native/k.cu": `// kernel of ${S}5\n`,
   "packages/p/scripts/run.sh": "# bash ../" + "shared/x.sh\n",
@@ -103,10 +110,24 @@ describe("githubSlug", () => {
   });
 });
 
+// Files another change is still finishing; the lead empties this list when it lands.
+const EXEMPT_FOR_NOW = [
+  "packages/planner/src/residency.ts",
+  "packages/planner/src/prove/",
+  "packages/planner/test/residency",
+  "packages/planner/test/prove",
+  "packages/cli/src/commands/prove-residency.ts",
+  "packages/cli/src/commands/simulate-residency.ts",
+  "packages/cli/test/prove-residency.test.ts",
+  "packages/cli/test/simulate-residency.test.ts",
+  "docs/residency-proof.md",
+];
+
 describe("check-doc-refs on the repository", () => {
-  it("runs over the tree (its findings are the sweep's work list; pnpm lint fails on them)", () => {
+  it("finds no unresolved reference in the tree", () => {
     const { findings, scanned } = checkDocRefs(REPO_ROOT);
     expect(scanned).toBeGreaterThan(100);
-    expect(findings.every((f) => f.file && f.line > 0)).toBe(true);
+    const open = findings.filter((f) => !EXEMPT_FOR_NOW.some((prefix) => f.file.startsWith(prefix)));
+    expect(open.map((f) => `${f.file}:${f.line}: ${f.kind}: ${f.message}`)).toEqual([]);
   });
 });

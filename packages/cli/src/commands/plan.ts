@@ -81,10 +81,6 @@ export function renderTables(t: PlanCaseTables): PlanCaseResult {
 
 function errorResult(err: unknown): PlanCaseResult {
   if (Dsv4KvError.isInstance(err)) return { error: err.toJSON() };
-  // kernels-cuda errors that are not Dsv4KvErrors yet (GPU unavailable, CUDA failures) carry a code too.
-  const e = err as { code?: unknown; message?: unknown } | null;
-  if (typeof e?.code === "string" && typeof e.message === "string")
-    return { error: { code: e.code, message: e.message } };
   const what = err instanceof Error ? `${err.name}: ${err.message}` : formatValue(err);
   return { error: { code: "INTERNAL", message: `internal error (${what.slice(0, 200)})` } };
 }

@@ -70,7 +70,8 @@ function progress(io: CommandIO, label: string): ResidencyProofOptions["onProgre
   if (!io.stderr.isTTY) return undefined;
   return (p) =>
     io.stderr.write(
-      `\r\x1b[K${label}: ${p.states} states, ${p.explored} explored, depth ${p.depth}, ${p.seconds.toFixed(1)} s`,
+      `\r\x1b[K${label}: ${p.planned} prefixes planned, ${p.states} states, ${p.explored} explored, ` +
+        `depth ${p.depth}, ${p.seconds.toFixed(1)} s`,
     );
 }
 
@@ -112,7 +113,8 @@ function describeProof(label: string, p: ResidencyProof): string {
 
 function describeMax(label: string, m: MaxDraftTokens): string {
   const lines = [
-    `${label}: serves at most ${m.maxDraftTokens} draft token${m.maxDraftTokens === 1 ? "" : "s"} (${m.proofs} proofs, ${m.seconds.toFixed(1)} s)`,
+    `${label}: serves at most ${m.maxDraftTokens} draft token${m.maxDraftTokens === 1 ? "" : "s"} ` +
+      `(${m.proofs} proofs, ${m.seconds.toFixed(1)} s)`,
   ];
   if (m.proof !== null) lines.push(describeProof(label, m.proof));
   lines.push(describeProof(label, m.failure));

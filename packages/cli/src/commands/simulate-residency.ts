@@ -111,7 +111,8 @@ function progressBar(io: CommandIO, label: string): ((step: number, total: numbe
     const elapsed = (performance.now() - started) / 1000;
     const eta = step > 0 ? `ETA ${formatSeconds((elapsed * (total - step)) / step)}` : "";
     io.stderr.write(
-      `\r${label} [${"#".repeat(filled)}${".".repeat(25 - filled)}] ${String(pct).padStart(3)}% ${step}/${total} ${eta}\x1b[K`,
+      `\r${label} [${"#".repeat(filled)}${".".repeat(25 - filled)}] ${String(pct).padStart(3)}% ` +
+        `${step}/${total} ${eta}\x1b[K`,
     );
     if (step === total) io.stderr.write("\r\x1b[K");
   };
@@ -143,20 +144,16 @@ async function runSliced(run: ResidencyScenarioRun): Promise<boolean> {
 }
 
 /** The batches of a prove residency --json file (a proof or a --find-max failure) and the ring they ran on. */
-function replayInput(doc: unknown): { config: ResidencyScenario; batches: ResidencyBatch[] } {
+function replayInput(doc: unknown, path: string): { config: ResidencyScenario; batches: ResidencyBatch[] } {
   const d = (doc ?? {}) as Record<string, unknown>;
   const proof = (typeof d.failure === "object" && d.failure !== null ? d.failure : d) as Record<string, unknown>;
   const ring = proof.ring as Record<string, unknown> | undefined;
   const cx = proof.counterexample as Record<string, unknown> | null | undefined;
   if (typeof ring !== "object" || ring === null) {
-    throw new UsageError("--replay", "ring", "must name a prove residency --json file (it has no ring)");
+    throw new UsageError("--replay", path, "must name a prove residency --json file (it has no ring)");
   }
   if (typeof cx !== "object" || cx === null) {
-    throw new UsageError(
-      "--replay",
-      "counterexample",
-      "holds no counterexample (the proof succeeded): nothing to replay",
-    );
+    throw new UsageError("--replay", path, "holds no counterexample (the proof succeeded): nothing to replay");
   }
   const config = {
     compressRatio: ring.compressRatio as number,
@@ -170,7 +167,7 @@ function replayInput(doc: unknown): { config: ResidencyScenario; batches: Reside
 }
 
 async function replay(path: string, json: boolean, io: CommandIO): Promise<number> {
-  const { config, batches } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin));
+  const { config, batches } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin), path);
   const r = replayResidency(config, batches);
   if (json) {
     io.stdout.write(`${JSON.stringify({ ...r, batches: batches.length }, null, 2)}\n`);

@@ -85,7 +85,8 @@ function requireAddressed(g: RingGeometry, p: number, slot: number): void {
       "SIMULATION",
       "writeLoc",
       slot,
-      `the planner wrote position ${p} to a slot its addressing does not give it (${g.slotOf(p)}); the prover assumes one addressing`,
+      `the planner wrote position ${p} to a slot its addressing does not give it (${g.slotOf(p)}); ` +
+        "the prover assumes one addressing",
     );
   }
 }

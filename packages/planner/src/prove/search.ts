@@ -53,6 +53,8 @@ export interface ProofProgress {
   /** States explored (their successors computed) so far. */
   explored: number;
   depth: number;
+  /** Canonical prefixes whose batch effects are planned (of canonicalCount). */
+  planned: number;
   seconds: number;
 }
 
@@ -63,7 +65,7 @@ export type AbstractStep =
   | { kind: "decode" }
   | { kind: "radixResume" }
   /** A radix resume to the page end that the previous batch completed `end` positions after its prefix. */
-  | { kind: "radixResumeTo"; end: number; beforePrefix: true };
+  | { kind: "radixResumeTo"; end: number };
 
 export interface SearchResult {
   proved: boolean;
@@ -217,6 +219,17 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
     );
   }
   const effects = cache.effects;
+  let planned = 0;
+  let explored = 0;
+  let depth = 0;
+  let lastReport = 0;
+  const report = (): void => {
+    if (o.onProgress === undefined) return;
+    const now = performance.now();
+    if (now - lastReport < 200) return;
+    lastReport = now;
+    o.onProgress({ states: states.length, explored, depth, planned, seconds: (now - started) / 1000 });
+  };
   const effectsOf = (c: number): PrefixEffects => {
     let e = effects[c];
     if (e === undefined) {
@@ -225,6 +238,8 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
       for (let t = 1; t <= maxChunk; t++) chunks.push(prefillEffect(w, t, pad));
       e = { window: w, chunks, verifies: new Map(), decode: decodeEffect(w) };
       effects[c] = e;
+      planned++;
+      report();
     }
     for (const d of draftCounts) if (!e.verifies.has(d)) e.verifies.set(d, prefillEffect(e.window, d, pad));
     return e;
@@ -284,19 +299,12 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
     return true;
   };
 
-  let depth = 0;
   let levelStart = 0;
   let levelEnd = 1;
-  let lastReport = 0;
   search: while (levelStart < levelEnd) {
     for (let s = levelStart; s < levelEnd; s++) {
-      if (o.onProgress !== undefined && (s & 1023) === 0) {
-        const now = performance.now();
-        if (now - lastReport > 200) {
-          lastReport = now;
-          o.onProgress({ states: states.length, explored: s, depth, seconds: (now - started) / 1000 });
-        }
-      }
+      explored = s;
+      if ((s & 255) === 0) report();
       const c = states[s]!.canonical;
       const eff = effectsOf(c);
       for (let t = 1; t <= maxChunk; t++) {
@@ -336,12 +344,7 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
   if (violationAt !== null) path = [...pathTo(violationAt.state), violationAt.step];
   else if (tailCandidate !== null) {
     const tc = tailCandidate as { state: number; step: AbstractStep; end: number };
-    path = [
-      ...pathTo(tc.state),
-      tc.step,
-      { kind: "radixResumeTo", end: tc.end, beforePrefix: true },
-      { kind: "prefill", tokens: g.cr },
-    ];
+    path = [...pathTo(tc.state), tc.step, { kind: "radixResumeTo", end: tc.end }, { kind: "prefill", tokens: g.cr }];
   }
   return {
     proved: path === null,

@@ -26,7 +26,8 @@ export interface ResidencyProofStatus {
 
 function command(ring: ProofRing, draftTokens: number): string {
   const req = ring.useReqRing ? " --req-ring" : "";
-  return `dsv4-kv prove residency --ratio ${ring.compressRatio} --ring ${ring.ringSize} --swa-page ${ring.swaPageSize}${req} --draft-tokens ${draftTokens} --adaptive`;
+  const flags = `--ratio ${ring.compressRatio} --ring ${ring.ringSize} --swa-page ${ring.swaPageSize}${req}`;
+  return `dsv4-kv prove residency ${flags} --draft-tokens ${draftTokens} --adaptive`;
 }
 
 /** The proof status of a ring with its derived pad for every schedule of at most `draftTokens` draft tokens. */
