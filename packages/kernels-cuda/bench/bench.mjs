@@ -5,6 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { execSync } from "node:child_process";
 import { planPrefill, planDecode } from "@dsv4-kv/planner";
+import { raggedExtendLens } from "@dsv4-kv/planner/testing";
 import { probe, loadNative, getDefaultContext, planPrefillGpu } from "../dist/index.js";
 import { decodeNativeJob, prefillNativeJob } from "../dist/internal.js";
 import { requireGpu } from "./require-gpu.mjs";
@@ -29,27 +30,7 @@ const upstream = {
   "decode B=1024": [1.79, 1.19],
 };
 
-function ragged(batch, total, seed) {
-  // deterministic ragged extends summing to `total`
-  let s = seed >>> 0;
-  const w = Array.from({ length: batch }, () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s % 1000) + 1;
-  });
-  const sw = w.reduce((a, b) => a + b, 0);
-  const e = w.map((x) => Math.max(1, Math.floor((x * total) / sw)));
-  let d = total - e.reduce((a, b) => a + b, 0);
-  for (let i = 0; d !== 0; i = (i + 1) % batch) {
-    if (d > 0) {
-      e[i]++;
-      d--;
-    } else if (e[i] > 1) {
-      e[i]--;
-      d++;
-    }
-  }
-  return e;
-}
+const ragged = raggedExtendLens;
 
 // The identity req_to_token row is 16,384 tokens so that every position of every case (up to 518 + 8,192) is inside
 // it: with the planner's default of 2,048 the c4 general cases are refused plans (INDEX_OUT_OF_RANGE), which is

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { planDecode, planPrefill, type PrefillPlanOptions } from "@dsv4-kv/planner";
+import { raggedExtendLens } from "@dsv4-kv/planner/testing";
 import {
   createContext,
   FORCE_CPU_ENV,
@@ -17,15 +18,7 @@ import { gpuTest, hex, withForcedCpu } from "./helpers.js";
 
 /** A ragged batch of `batch` requests whose extends sum to `total` (deterministic). */
 function ragged(batch: number, total: number, cr: 4 | 128, ring: number): PrefillPlanOptions {
-  let seed = 12345;
-  const w = Array.from({ length: batch }, () => {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    return (seed % 1000) + 1;
-  });
-  const sw = w.reduce((a, b) => a + b, 0);
-  const ext = w.map((x) => Math.max(1, Math.floor((x * total) / sw)));
-  let d = total - ext.reduce((a, b) => a + b, 0);
-  for (let i = 0; d > 0; i = (i + 1) % batch, d--) ext[i]! += 1;
+  const ext = raggedExtendLens(batch, total, 12345);
   return {
     compressRatio: cr,
     ringSize: ring,

@@ -79,6 +79,20 @@ function assertLittleEndianHost(): void {
   }
 }
 
+/** Where a record field lives: a whole 32-bit word (unsigned or signed) or one 16-bit half of a word. */
+interface RecordField {
+  readonly name: string;
+  readonly word: number;
+  readonly kind: "u32" | "i32" | "lo16" | "hi16";
+}
+
+const FIELD_RANGE: Readonly<Record<RecordField["kind"], readonly [number, number]>> = {
+  u32: [0, U32_MAX],
+  i32: [INT32_MIN, INT32_MAX],
+  lo16: [0, U16_MAX],
+  hi16: [0, U16_MAX],
+};
+
 /** A table class: what the shared statics construct. */
 interface PlanTableClass<T> {
   new (bytes: Uint8Array): T;
@@ -103,6 +117,7 @@ abstract class PlanTable<R> {
   readonly rowCount: number;
   protected readonly u32: Uint32Array;
   protected readonly i32: Int32Array;
+  private readonly rowWords: number;
 
   protected constructor(
     bytes: Uint8Array,
@@ -127,6 +142,7 @@ abstract class PlanTable<R> {
     }
     this.bytes = bytes;
     this.rowCount = bytes.byteLength / rowBytes;
+    this.rowWords = rowBytes / 4;
     this.u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
     this.i32 = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   }
@@ -145,9 +161,36 @@ abstract class PlanTable<R> {
     return requireInteger(`${this.what}[${index}].${name}`, (r as Record<string, unknown>)[name], min, max);
   }
 
-  abstract row(index: number): R;
+  /** The record's fields, in the order of the byte layout at the top of this file. */
+  protected abstract readonly layout: readonly RecordField[];
   abstract isInvalid(index: number): boolean;
-  abstract set(index: number, r: R): void;
+
+  row(index: number): R {
+    this.checkRow(index);
+    const base = (index * this.rowWords) | 0;
+    const out: Record<string, number> = {};
+    for (const f of this.layout) {
+      const word = this.u32[base + f.word]!;
+      out[f.name] =
+        f.kind === "i32" ? word | 0 : f.kind === "lo16" ? word & 0xffff : f.kind === "hi16" ? word >>> 16 : word;
+    }
+    return out as R;
+  }
+
+  /** Writes record `r` at row `index`; every field must be an integer its slot holds (never wrapped). */
+  set(index: number, r: R): void {
+    this.checkRow(index);
+    const base = (index * this.rowWords) | 0;
+    for (const f of this.layout) {
+      const [min, max] = FIELD_RANGE[f.kind];
+      const v = this.recordField(index, r as object, f.name, min, max);
+      const at = base + f.word;
+      if (f.kind === "i32") this.i32[at] = v;
+      else if (f.kind === "lo16") this.u32[at] = ((this.u32[at]! & 0xffff0000) | v) >>> 0;
+      else if (f.kind === "hi16") this.u32[at] = ((this.u32[at]! & 0xffff) | (v << 16)) >>> 0;
+      else this.u32[at] = v;
+    }
+  }
 
   /** Word view (4 words per compress/decode row, 2 per write row) for hot loops; callers own the layout. */
   get words(): Uint32Array {
@@ -187,35 +230,35 @@ abstract class PlanTable<R> {
   }
 }
 
+const COMPRESS_LAYOUT: readonly RecordField[] = [
+  { name: "seqLen", word: 0, kind: "u32" },
+  { name: "raggedId", word: 1, kind: "lo16" },
+  { name: "bufferLen", word: 1, kind: "hi16" },
+  { name: "readPage0", word: 2, kind: "i32" },
+  { name: "readPage1", word: 3, kind: "i32" },
+];
+
+const WRITE_LAYOUT: readonly RecordField[] = [
+  { name: "raggedId", word: 0, kind: "u32" },
+  { name: "writeLoc", word: 1, kind: "i32" },
+];
+
+const DECODE_LAYOUT: readonly RecordField[] = [
+  { name: "seqLen", word: 0, kind: "u32" },
+  { name: "writeLoc", word: 1, kind: "i32" },
+  { name: "readPage0", word: 2, kind: "i32" },
+  { name: "readPage1", word: 3, kind: "i32" },
+];
+
 export class CompressPlanTable extends PlanTable<CompressPlanRecord> {
+  static readonly ROW_BYTES = COMPRESS_PLAN_BYTES;
+  protected readonly layout = COMPRESS_LAYOUT;
   constructor(bytes: Uint8Array) {
     super(bytes, COMPRESS_PLAN_BYTES, "CompressPlan");
-  }
-  static readonly ROW_BYTES = COMPRESS_PLAN_BYTES;
-  row(index: number): CompressPlanRecord {
-    this.checkRow(index);
-    const w = index * 4;
-    const word1 = this.u32[w + 1]!;
-    return {
-      seqLen: this.u32[w]!,
-      raggedId: word1 & 0xffff,
-      bufferLen: word1 >>> 16,
-      readPage0: this.i32[w + 2]!,
-      readPage1: this.i32[w + 3]!,
-    };
   }
   isInvalid(index: number): boolean {
     this.checkRow(index);
     return this.u32[index * 4] === INVALID_SEQ_LEN;
-  }
-  set(index: number, r: CompressPlanRecord): void {
-    this.checkRow(index);
-    const w = index * 4;
-    this.u32[w] = this.recordField(index, r, "seqLen", 0, U32_MAX);
-    const raggedId = this.recordField(index, r, "raggedId", 0, U16_MAX);
-    this.u32[w + 1] = (raggedId | (this.recordField(index, r, "bufferLen", 0, U16_MAX) << 16)) >>> 0;
-    this.i32[w + 2] = this.recordField(index, r, "readPage0", INT32_MIN, INT32_MAX);
-    this.i32[w + 3] = this.recordField(index, r, "readPage1", INT32_MIN, INT32_MAX);
   }
   setInvalid(index: number): void {
     this.set(index, INVALID_COMPRESS_PLAN);
@@ -223,22 +266,14 @@ export class CompressPlanTable extends PlanTable<CompressPlanRecord> {
 }
 
 export class WritePlanTable extends PlanTable<WritePlanRecord> {
+  static readonly ROW_BYTES = WRITE_PLAN_BYTES;
+  protected readonly layout = WRITE_LAYOUT;
   constructor(bytes: Uint8Array) {
     super(bytes, WRITE_PLAN_BYTES, "WritePlan");
-  }
-  static readonly ROW_BYTES = WRITE_PLAN_BYTES;
-  row(index: number): WritePlanRecord {
-    this.checkRow(index);
-    return { raggedId: this.u32[index * 2]!, writeLoc: this.i32[index * 2 + 1]! };
   }
   isInvalid(index: number): boolean {
     this.checkRow(index);
     return this.u32[index * 2] === INVALID_RAGGED_ID;
-  }
-  set(index: number, r: WritePlanRecord): void {
-    this.checkRow(index);
-    this.u32[index * 2] = this.recordField(index, r, "raggedId", 0, U32_MAX);
-    this.i32[index * 2 + 1] = this.recordField(index, r, "writeLoc", INT32_MIN, INT32_MAX);
   }
   setInvalid(index: number): void {
     this.set(index, INVALID_WRITE_PLAN);
@@ -246,30 +281,13 @@ export class WritePlanTable extends PlanTable<WritePlanRecord> {
 }
 
 export class DecodePlanTable extends PlanTable<DecodePlanRecord> {
+  static readonly ROW_BYTES = DECODE_PLAN_BYTES;
+  protected readonly layout = DECODE_LAYOUT;
   constructor(bytes: Uint8Array) {
     super(bytes, DECODE_PLAN_BYTES, "DecodePlan");
-  }
-  static readonly ROW_BYTES = DECODE_PLAN_BYTES;
-  row(index: number): DecodePlanRecord {
-    this.checkRow(index);
-    const w = index * 4;
-    return {
-      seqLen: this.u32[w]!,
-      writeLoc: this.i32[w + 1]!,
-      readPage0: this.i32[w + 2]!,
-      readPage1: this.i32[w + 3]!,
-    };
   }
   /** Every decode request gets a plan: there is no invalid sentinel. */
   isInvalid(_index: number): boolean {
     return false;
-  }
-  set(index: number, r: DecodePlanRecord): void {
-    this.checkRow(index);
-    const w = index * 4;
-    this.u32[w] = this.recordField(index, r, "seqLen", 0, U32_MAX);
-    this.i32[w + 1] = this.recordField(index, r, "writeLoc", INT32_MIN, INT32_MAX);
-    this.i32[w + 2] = this.recordField(index, r, "readPage0", INT32_MIN, INT32_MAX);
-    this.i32[w + 3] = this.recordField(index, r, "readPage1", INT32_MIN, INT32_MAX);
   }
 }

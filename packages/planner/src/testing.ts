@@ -45,3 +45,25 @@ export function testSeed(fallback: number): number {
   if (!/^-?\d+$/.test(raw)) throw new Error(`DSV4KV_TEST_SEED must be a decimal integer, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
+
+/** `batch` deterministic ragged extend lengths (each >= 1) summing to `total`, from a linear congruential `seed`. */
+export function raggedExtendLens(batch: number, total: number, seed: number): number[] {
+  let s = seed >>> 0;
+  const weights = Array.from({ length: batch }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s % 1000) + 1;
+  });
+  const weightSum = weights.reduce((a, b) => a + b, 0);
+  const ext = weights.map((x) => Math.max(1, Math.floor((x * total) / weightSum)));
+  let diff = total - ext.reduce((a, b) => a + b, 0);
+  for (let i = 0; diff !== 0; i = (i + 1) % batch) {
+    if (diff > 0) {
+      ext[i]! += 1;
+      diff--;
+    } else if (ext[i]! > 1) {
+      ext[i]! -= 1;
+      diff++;
+    }
+  }
+  return ext;
+}
