@@ -28,7 +28,7 @@ describe("dsv4-kv prove residency", () => {
     const text = cli([...C4_REQ, "--draft-tokens", "11"]);
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(
-      /NOT proved .* 3 batches from an empty ring:\n {2}1\. prefill of 1 tokens at prefix 0\n/,
+      /NOT proved .* 3 batches from an empty ring:\n {2}1\. prefill of 1 token at prefix 0\n/,
     );
     expect(text.stdout).toMatch(/needs position 1, but slot 1 was never written/);
     const r = cli([...C4_REQ, "--draft-tokens", "11", "--json"]);

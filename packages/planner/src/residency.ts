@@ -143,7 +143,7 @@ export class RingResidencySimulator {
   /** A plain prefill or chunk of `tokens` tokens, all committed. */
   prefill(tokens: number): void {
     requireInteger("tokens", tokens, 1, 65535);
-    this.extend(tokens, tokens, `prefill of ${tokens} tokens at prefix ${this.prefix}`);
+    this.extend(tokens, tokens, `prefill of ${tokens} token${tokens === 1 ? "" : "s"} at prefix ${this.prefix}`);
   }
 
   /** A verify batch of `draftTokens` tokens at [prefix, prefix + D), of which the first `accept` are kept. */

@@ -110,24 +110,10 @@ describe("githubSlug", () => {
   });
 });
 
-// Files another change is still finishing; the lead empties this list when it lands.
-const EXEMPT_FOR_NOW = [
-  "packages/planner/src/residency.ts",
-  "packages/planner/src/prove/",
-  "packages/planner/test/residency",
-  "packages/planner/test/prove",
-  "packages/cli/src/commands/prove-residency.ts",
-  "packages/cli/src/commands/simulate-residency.ts",
-  "packages/cli/test/prove-residency.test.ts",
-  "packages/cli/test/simulate-residency.test.ts",
-  "docs/residency-proof.md",
-];
-
 describe("check-doc-refs on the repository", () => {
   it("finds no unresolved reference in the tree", () => {
     const { findings, scanned } = checkDocRefs(REPO_ROOT);
     expect(scanned).toBeGreaterThan(100);
-    const open = findings.filter((f) => !EXEMPT_FOR_NOW.some((prefix) => f.file.startsWith(prefix)));
-    expect(open.map((f) => `${f.file}:${f.line}: ${f.kind}: ${f.message}`)).toEqual([]);
+    expect(findings.map((f) => `${f.file}:${f.line}: ${f.kind}: ${f.message}`)).toEqual([]);
   });
 });

@@ -120,7 +120,7 @@ export function describeBatches(batches: readonly ResidencyBatch[]): string[] {
     const at = prefix;
     if (b.kind === "prefill") {
       prefix += b.tokens;
-      return `prefill of ${b.tokens} tokens at prefix ${at}`;
+      return `prefill of ${b.tokens} token${b.tokens === 1 ? "" : "s"} at prefix ${at}`;
     }
     if (b.kind === "verify") {
       prefix += b.accept;
