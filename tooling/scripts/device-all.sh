@@ -23,8 +23,9 @@ step() { # log name, timeout seconds, dir, command...
   echo "$dir [$*]: rc=$rc in $((SECONDS - t0)) s; $tail" | tee -a "$out/summary.txt"
 }
 echo "== tests (GPU present)" | tee -a "$out/summary.txt"
-for pkg in planner memory-pool server-config kernels-cuda agreement-tests online-mtp-controller cli; do
-  step tests.log 120 "packages/$pkg" vitest run
+for dir in packages/errors packages/planner packages/memory-pool packages/server-config packages/kernels-cuda \
+  packages/agreement-tests packages/online-mtp-controller packages/cli; do
+  step tests.log 120 "$dir" vitest run
 done
 node tooling/scripts/summarize-vitest.mjs . | tee -a "$out/summary.txt"
 node -e 'const fs=require("fs");const r={};for(const p of fs.readdirSync("packages")){try{r[p]=JSON.parse(fs.readFileSync(`packages/${p}/.vitest/report.json`,"utf8"))}catch{}}fs.writeFileSync(process.argv[1],JSON.stringify(r))' "$out/vitest-reports.json"
