@@ -6,7 +6,6 @@ import { readFile } from "node:fs/promises";
 import { closestMatch } from "@dsv4-kv/errors";
 import {
   DEFAULT_MODEL,
-  MODEL_PRESETS,
   checkServerConfig,
   parseCustomModel,
   parseServerArgs,
@@ -17,6 +16,7 @@ import {
 import { parse as parseYaml } from "yaml";
 import { ALL_FLAGS, ENV_SWITCHES, SERVER_FLAGS } from "../check/flags.js";
 import { formatReport, toJson } from "../check/report.js";
+import { loadModel } from "../check/model-source.js";
 import { InputError, UsageError } from "./args.js";
 import { flagValueFromData, flagValueFromText, helpTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandIO } from "./registry.js";
@@ -89,7 +89,7 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
       throw new UsageError("--model", merged.model, "cannot be combined with --model-config: give a preset or a file");
   } else {
     const name = typeof merged.model === "string" ? merged.model : DEFAULT_MODEL;
-    model = presetNamed(name);
+    model = (await loadModel(name, "--model")).model;
   }
 
   // Default run: EAGLE 3 steps, top-k 1, 4 draft tokens (steps follow the draft count when only that is given).
@@ -172,17 +172,6 @@ async function check(flags: Values, io: CommandIO): Promise<number> {
       `dsv4-kv check: the configuration is invalid (${report.errors.length} error${report.errors.length === 1 ? "" : "s"})\n`,
     );
   return report.ok ? 0 : 1;
-}
-
-function presetNamed(name: string): ModelPreset {
-  const preset = Object.hasOwn(MODEL_PRESETS, name) ? MODEL_PRESETS[name] : undefined;
-  if (preset) return preset;
-  const names = Object.keys(MODEL_PRESETS);
-  const suggestion = closestMatch(name, names);
-  throw new UsageError("--model", name, `unknown preset: use one of ${names.join(", ")} or --model-config FILE`, {
-    presets: names,
-    ...(suggestion === null ? {} : { suggestion }),
-  });
 }
 
 const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
