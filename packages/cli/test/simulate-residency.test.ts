@@ -55,7 +55,7 @@ describe("dsv4-kv simulate residency", () => {
   test("bad input exits 2 with a message naming the flag", () => {
     const missing = cli(["simulate", "residency", "--ratio", "4"]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/--ring, --swa-page, --draft-tokens are required/);
+    expect(missing.stderr).toMatch(/--ring: is required when any of .* \(so are --swa-page, --draft-tokens\)/);
     const badRatio = cli(c4Ring16(3, { ratio: 8 }));
     expect(badRatio.code).toBe(2);
     expect(badRatio.stderr).toMatch(/--ratio = 8: must be 4 or 128/);

@@ -220,6 +220,38 @@ const serverConfig = block("@dsv4-kv/server-config", {
     "The ring simulator finds committed compress-state positions overwritten before they are read (rule R1).",
     "Lower the draft tokens to the ring's write pad, as rule V-S8 says.",
   ],
+  CONTEXT_LENGTH: [
+    "A --context-length above the model's max_position_embeddings (rule V-C1).",
+    "Set --context-length at most the model's positions, or drop it (the model's length is the default).",
+  ],
+  CONTEXT_EXCEEDS_POOL: [
+    "The KV pool cannot hold one request of the context length, so longer prompts are refused at run time (a warning).",
+    "Lower --context-length to the pool's tokens, or raise the KV budget (rules V-C2, V-C3 say which pool).",
+  ],
+  DP_ATTENTION_REQUESTS: [
+    "Attention DP divides --max-running-requests so that a rank gets no request, or leaves slots unused (rule V-DP1).",
+    "Set --max-running-requests to a multiple of --dp-size, at least --dp-size.",
+  ],
+  DEEPEP_DISPATCH: [
+    "A decode step dispatches more tokens per rank than DeepEP's low-latency buffer holds (rule V-E1).",
+    "Raise SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK, lower the running requests, or use --deepep-mode normal.",
+  ],
+  NO_DRAFT_WEIGHTS: [
+    "The speculative algorithm needs draft weights (MTP layers, DSpark stages) the checkpoint does not have (V-S10).",
+    "Use a checkpoint with those weights, pass --speculative-draft-model-path, or change the algorithm.",
+  ],
+  ONLINE_MTP_VERIFY_TOKENS: [
+    "Experimental online c128 MTP configured for more than the 8 verify tokens its kernels serve (rule V-S11).",
+    "Keep the draft tokens at most 8 (EAGLE steps at most 7), or turn online compress off.",
+  ],
+  UNKNOWN_MODEL: [
+    "A model name that is no preset, Hugging Face id or known variant of one (the message suggests the closest).",
+    "Use a preset name or id (DeepSeek-V4-Flash, -Flash-0731, -Pro), a checkpoint folder, or a config.json path.",
+  ],
+  UNSUPPORTED_MODEL: [
+    "A checkpoint config.json dsv4-kv does not model (another architecture, DeepSeek-V4.1's ratios or KV sources).",
+    "Use a DeepSeek-V4 checkpoint; the field named is the one of config.json that decided it.",
+  ],
 });
 
 const cli = block("@dsv4-kv/cli", {

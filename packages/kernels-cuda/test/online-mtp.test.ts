@@ -268,16 +268,18 @@ describe("bench arguments (GPU: the context is checked first)", () => {
   });
 });
 
+/** N request slots, bank stride O rows, 8 draft banks plus bank 0, `batch` requests. */
+function bankGeometry(N: number, O: number, batch: number) {
+  const Dmax = 8;
+  return { N, O, Dmax, rows: O * (Dmax + 1), batch };
+}
+
 describe("GPU round trips", () => {
   for (const dtype of ["fp32", "bf16"] as const) {
     gpuTest(
       `writePrefix, every variant, D 1/5/8, ${dtype}: banks = float64 fold; bank 0, skipped banks, padding rows untouched`,
       ({ gpu: env }) => {
-        const N = 12,
-          O = 14,
-          Dmax = 8,
-          rows = O * (Dmax + 1),
-          batch = 9;
+        const { N, O, rows, batch } = bankGeometry(12, 14, 9);
         for (const D of [1, 5, 8]) {
           for (const [name, variant, split] of WP_SHAPES) {
             const rng = new Rng(100 + D * 7 + variant * 31 + split);
@@ -352,11 +354,7 @@ describe("GPU round trips", () => {
     gpuTest(
       `commitPending, every variant, plain and fused with mark, ${dtype}: bitwise copy of bank a, markers`,
       ({ gpu: env }) => {
-        const N = 10,
-          O = 12,
-          Dmax = 8,
-          rows = O * (Dmax + 1),
-          batch = 8;
+        const { N, O, Dmax, rows, batch } = bankGeometry(10, 12, 8);
         for (const [name, variant] of Object.entries(COMMIT_VARIANT)) {
           for (const fused of [false, true]) {
             const rng = new Rng(7 + variant * 3 + (fused ? 1 : 0));

@@ -1,3 +1,4 @@
+import { thrownError } from "@dsv4-kv/errors/testing";
 import { describe, expect, it } from "vitest";
 import {
   MemoryPoolCapacityErrors,
@@ -17,16 +18,7 @@ import {
 import { FLASH, SCENARIO_B_BYTES, flashSpec } from "./fixtures.js";
 
 /** The MemoryPoolError `run` throws (the test fails on anything else). */
-function thrown(run: () => unknown): MemoryPoolError {
-  let error: unknown;
-  try {
-    run();
-  } catch (e) {
-    error = e;
-  }
-  expect(MemoryPoolError.isInstance(error), String(error)).toBe(true);
-  return error as MemoryPoolError;
-}
+const thrown = (run: () => unknown): MemoryPoolError => thrownError(run, MemoryPoolError);
 
 const loose = <T>(value: unknown) => value as T;
 

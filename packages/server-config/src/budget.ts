@@ -47,6 +47,8 @@ export function requireBudget(
     number("gpuMemoryGiB", budget.gpuMemoryGiB, 0, false, "free device memory before load, GiB");
     number("weightsGiB", budget.weightsGiB, 0, true, "weights this rank loads, GiB");
     if (budget.runtimeGiB !== undefined) number("runtimeGiB", budget.runtimeGiB, 0, true, "runtime overhead, GiB");
+    if (budget.assumption !== undefined && typeof budget.assumption !== "string")
+      throw fail("assumption", budget.assumption, "must be a string (why the weights are what they are)");
   }
   if (memFractionStatic !== null) {
     const v = memFractionStatic;

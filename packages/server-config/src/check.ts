@@ -16,11 +16,13 @@ import {
   type SizingMode,
   type SizingResult,
 } from "@dsv4-kv/memory-pool";
-import { PlannerError, type ResidencyProofStatus, residencyProofStatus, runResidencyScenario } from "@dsv4-kv/planner";
+import { PlannerError, residencyProofStatus, runResidencyScenario } from "@dsv4-kv/planner";
 import { requireBudget } from "./budget.js";
+import type { z } from "zod";
 import type { ModelPreset } from "./presets.js";
-import { resolveServerConfig, ringDraftIssue, type ConfigNote, type DerivedValues } from "./resolve.js";
-import { type ConfigIssue, type RuleId, makeIssue } from "./rules.js";
+import type { BudgetReportSchema, CheckReportSchema, ResidencyCheckSchema } from "./report-schema.js";
+import { resolveServerConfig, ringDraftIssue, type DerivedValues } from "./resolve.js";
+import { type ConfigIssue, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
 import type { ServerArgs } from "./schema.js";
 
 /** The KV budget per worker: given in bytes, or from device memory (docs/reference/pools-and-sizing.md §7.1). */
@@ -38,31 +40,11 @@ export type BudgetInput =
       assumption?: string;
     };
 
-export interface BudgetReport {
-  kind: "bytes" | "gpu";
-  memFractionStatic: number | null;
-  preFreeGiB: number | null;
-  postFreeGiB: number | null;
-  restGiB: number | null;
-  availableBytes: number | null;
-  minimumViableMemFraction: number | null;
-  assumption: string | null;
-}
+/** The budget part of the report (its JSON contract: report-schema.ts). */
+export type BudgetReport = z.output<typeof BudgetReportSchema>;
 
-export interface ResidencyCheck {
-  ratio: 4 | 128;
-  ringSize: number;
-  swaPageSize: number;
-  draftTokens: number;
-  adaptive: boolean;
-  steps: number;
-  verifies: number;
-  violations: number;
-  firstViolation: string | null;
-  skipped: string | null;
-  /** The residency proof covering every schedule of at most `draftTokens` (docs/residency-proof.md). */
-  proof?: ResidencyProofStatus;
-}
+/** One ring's residency simulation and proof (its JSON contract: report-schema.ts). */
+export type ResidencyCheck = z.output<typeof ResidencyCheckSchema>;
 
 export interface CheckOptions {
   sizing?: SizingMode;
@@ -74,22 +56,14 @@ export interface CheckOptions {
    * Default: the camelCase field (`weightsGiB`).
    */
   fieldName?: (field: string) => string;
+  /** How the caller resolved the model (the CLI's `--model` source), shown as `model.resolvedAs`. */
+  modelResolvedAs?: string;
+  /** Settings the caller accepted and did not read, listed in the report as `ignored`. */
+  ignored?: CheckReport["ignored"];
 }
 
-export interface CheckReport {
-  ok: boolean;
-  model: { name: string; layers: DerivedValues["layers"]; compressRatios: number[] };
-  args: ServerArgs;
-  derived: DerivedValues;
-  notes: ConfigNote[];
-  budget: BudgetReport;
-  sizingMode: SizingMode;
-  sizing: SizingResult | null;
-  residency: ResidencyCheck[];
-  advice: RingAdvice[];
-  errors: ConfigIssue[];
-  warnings: ConfigIssue[];
-}
+/** What `checkServerConfig` returns: `dsv4-kv check --json` is this plus `schemaVersion` (report-schema.ts). */
+export type CheckReport = z.output<typeof CheckReportSchema>;
 
 export const DEFAULT_MEM_FRACTION_STATIC = 0.85;
 
@@ -188,6 +162,8 @@ export function checkServerConfig(
       for (const err of errors) issues.push(sizingIssue(err, fraction));
     }
   }
+  // The rules that read the sized pools (V-C2, V-C3; rules.ts).
+  if (sizing) issues.push(...evaluateSizedRules({ args, model: resolved.model, derived, sizing }));
 
   // Advisor for V-S8 (the ring that would serve the requested count, and its cost).
   let advice: RingAdvice[] = [];
@@ -245,7 +221,12 @@ export function checkServerConfig(
   const errors = issues.filter((i) => i.severity === "error");
   return {
     ok: errors.length === 0,
-    model: { name: model.name, layers: derived.layers, compressRatios: [...model.compressRatios] },
+    model: {
+      name: model.name,
+      resolvedAs: options.modelResolvedAs ?? model.name,
+      layers: derived.layers,
+      compressRatios: [...model.compressRatios],
+    },
     args,
     derived,
     notes,
@@ -256,6 +237,7 @@ export function checkServerConfig(
     advice,
     errors,
     warnings: issues.filter((i) => i.severity === "warning"),
+    ignored: [...(options.ignored ?? [])],
   };
 }
 

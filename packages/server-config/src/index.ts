@@ -7,6 +7,19 @@ export {
   type CustomModelResult,
 } from "./presets.js";
 export {
+  type ModelConfigLayout,
+  type ModelConfigRead,
+  type ModelConfigOptions,
+  DSV4_ARCHITECTURE,
+  modelFromConfigJson,
+} from "./model-config.js";
+export {
+  type ModelNameMatch,
+  QUANTISATION_SUFFIXES,
+  VARIANT_SUFFIXES,
+  resolveModelName,
+} from "./model-names.js";
+export {
   ServerArgsSchema,
   SPECULATIVE_ALGORITHMS_ACCEPTED,
   type ServerArgsInput,
@@ -19,6 +32,21 @@ export {
   type ParseServerArgsOptions,
 } from "./schema.js";
 export { ServerConfigError } from "./errors.js";
+export {
+  type SglangFlag,
+  type SglangFlagEffect,
+  type SglangValueKind,
+  SGLANG_FLAGS,
+  SGLANG_FLAGS_SOURCE,
+  SGLANG_FLAG_NAMES,
+  sglangFlag,
+} from "./sglang-flags.js";
+export {
+  type DeploymentDefault,
+  type DeploymentPreset,
+  DEFAULT_DEPLOYMENT,
+  H200_TP8_EAGLE,
+} from "./deployments.js";
 export { type RuleId, type RuleInfo, type Severity, type ConfigIssue, RULES } from "./rules.js";
 export {
   type ConfigNote,
@@ -38,3 +66,11 @@ export {
   checkServerConfig,
   fmtBytes,
 } from "./check.js";
+export {
+  CHECK_REPORT_SCHEMA_VERSION,
+  CheckReportJsonSchema,
+  CheckReportSchema,
+  type CheckReportJson,
+  checkReportJson,
+  checkReportJsonSchema,
+} from "./report-schema.js";

@@ -10,7 +10,13 @@ export interface ModelPreset extends KvModelShape {
   name: string;
   /** head_dim (512); qk_nope = head_dim − qk_rope (docs/reference/pools-and-sizing.md §2.1). */
   headDim: number;
+  /** max_position_embeddings of config.json: the longest context the model serves (Flash and Pro: 1,048,576). */
   maxPositionEmbeddings: number;
+  /**
+   * Speculative (MTP / next-n) layers the checkpoint carries: config.json's `num_nextn_predict_layers`, or the
+   * `compress_ratios` entries beyond `numHiddenLayers`. 0 means no EAGLE/MTP draft weights.
+   */
+  mtpLayers: number;
   /** DSpark γ from the draft checkpoint (Flash-0731: 5), null when the checkpoint has none. */
   dsparkBlockSize: number | null;
   /**
@@ -26,8 +32,13 @@ function alternating(first: [number, number], pairs: number, tail: number[]): nu
   return [...first, ...Array.from({ length: pairs }, () => [4, 128]).flat(), ...tail];
 }
 
-function preset(p: Omit<ModelPreset, "qkNopeHeadDim" | "contextLen">): ModelPreset {
-  return { ...p, qkNopeHeadDim: p.headDim - p.qkRopeHeadDim, contextLen: p.maxPositionEmbeddings };
+function preset(p: Omit<ModelPreset, "qkNopeHeadDim" | "contextLen" | "mtpLayers">): ModelPreset {
+  return {
+    ...p,
+    qkNopeHeadDim: p.headDim - p.qkRopeHeadDim,
+    contextLen: p.maxPositionEmbeddings,
+    mtpLayers: p.compressRatios.length - p.numHiddenLayers,
+  };
 }
 
 export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
@@ -144,6 +155,7 @@ export function parseCustomModel(raw: unknown): CustomModelResult {
       slidingWindow: m.slidingWindow,
       compressRatios: m.compressRatios,
       maxPositionEmbeddings: m.maxPositionEmbeddings,
+      mtpLayers: m.compressRatios.length - m.numHiddenLayers,
       contextLen: m.maxPositionEmbeddings,
       dsparkBlockSize: m.dsparkBlockSize,
       checkpointGiB: m.checkpointGiB ?? Number.NaN,

@@ -1,21 +1,24 @@
 /**
  * DSV4 defaults and overrides (docs/reference/startup-rules.md §2.1), speculative derivations
  * (docs/reference/startup-rules.md §3), derived values (docs/reference/startup-rules.md §4) and the server-arg and
- * configurator validation rules (docs/reference/startup-rules.md §5, §6). Every problem is collected as a
- * `ConfigIssue`; nothing throws for a bad configuration.
+ * configurator validation rules (docs/reference/startup-rules.md §5, §6). The resolution derives every value and
+ * note first; the rules of the RULES table (rules.ts, one module per family in rules/) then read the result and
+ * collect every problem as a `ConfigIssue`; nothing throws for a bad configuration.
  */
-import type { ErrorCode } from "@dsv4-kv/errors";
 import {
   MemoryPoolError,
   compressStateRingSize,
   compressStateWritePad,
-  ringDraftViolations,
   stageFacts,
   type SizingConfig,
+  type StageFacts,
 } from "@dsv4-kv/memory-pool";
 import type { ModelPreset } from "./presets.js";
-import { type ConfigIssue, type RuleRaising, makeIssue } from "./rules.js";
+import { type ConfigIssue, evaluateResolveRules } from "./rules.js";
+import { STATE_DTYPES } from "./rules/dtype.js";
 import { SPECULATIVE_ALGORITHMS_ACCEPTED, type ServerArgs } from "./schema.js";
+
+export { ringDraftIssue, type RingDraftParams } from "./rules/pools.js";
 
 export interface ConfigNote {
   field: string;
@@ -75,34 +78,13 @@ export interface ResolvedServerConfig {
   sizing: SizingConfig;
 }
 
-const STATE_DTYPES: Record<string, 4 | 2> = { float32: 4, fp32: 4, bfloat16: 2, bf16: 2 };
+type Note = (note: ConfigNote) => void;
 
-export function resolveServerConfig(args: ServerArgs, model: ModelPreset): ResolvedServerConfig {
-  const notes: ConfigNote[] = [];
-  const issues: ConfigIssue[] = [];
-  type Params = Record<string, unknown>;
-  const error = (
-    rule: RuleRaising<"error">,
-    code: ErrorCode,
-    field: string,
-    value: unknown,
-    text: string,
-    params?: Params,
-  ) => issues.push(makeIssue({ rule, severity: "error", code, field, value, text, params }));
-  const warn = (
-    rule: RuleRaising<"warning">,
-    code: ErrorCode,
-    field: string,
-    value: unknown,
-    text: string,
-    params?: Params,
-  ) => issues.push(makeIssue({ rule, severity: "warning", code, field, value, text, params }));
-  const arch = "DeepseekV4ForCausalLM";
-
-  // --- Model overrides (run before the speculative hook upstream) ---
+/** DSV4 model overrides (they run before the speculative hook upstream): page size, backend, SWA ratio, mrr, dtype. */
+function modelOverrides(args: ServerArgs, note: Note) {
   const effectivePageSize = args.platform === "npu" ? DSV4_DEFAULTS.pageSizeNpu : DSV4_DEFAULTS.pageSizeCuda;
   if (args.pageSize == null)
-    notes.push({
+    note({
       field: "pageSize",
       kind: "defaulted",
       from: null,
@@ -110,7 +92,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       reason: `DSV4 uses page size ${effectivePageSize} on ${args.platform}`,
     });
   else if (args.pageSize !== effectivePageSize) {
-    notes.push({
+    note({
       field: "pageSize",
       kind: "corrected",
       from: args.pageSize,
@@ -119,7 +101,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     });
   }
   if (args.attentionBackend !== "dsv4") {
-    notes.push({
+    note({
       field: "attentionBackend",
       kind: args.attentionBackend == null ? "defaulted" : "forced",
       from: args.attentionBackend,
@@ -132,7 +114,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   }
   const swaRatio = args.swaFullTokensRatio ?? DSV4_DEFAULTS.swaFullTokensRatio;
   if (args.swaFullTokensRatio == null)
-    notes.push({
+    note({
       field: "swaFullTokensRatio",
       kind: "defaulted",
       from: null,
@@ -141,7 +123,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     });
   const maxRunningRequests = args.maxRunningRequests ?? DSV4_DEFAULTS.maxRunningRequests;
   if (args.maxRunningRequests == null) {
-    notes.push({
+    note({
       field: "maxRunningRequests",
       kind: "defaulted",
       from: null,
@@ -152,41 +134,24 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   let kvCacheDtype = args.kvCacheDtype;
   if (kvCacheDtype === "auto") {
     kvCacheDtype = DSV4_DEFAULTS.kvCacheDtype;
-    notes.push({
+    note({
       field: "kvCacheDtype",
       kind: "defaulted",
       from: "auto",
       to: kvCacheDtype,
       reason: "auto resolves to fp8_e4m3 for DSV4",
     });
-  } else if (kvCacheDtype !== "fp8_e4m3") {
-    error(
-      "V-A3",
-      "UNSUPPORTED_ARGUMENT",
-      "kvCacheDtype",
-      kvCacheDtype,
-      `--kv-cache-dtype ${kvCacheDtype} is not supported for ${arch}: the DSV4 pools store fp8_e4m3 KV; use --kv-cache-dtype fp8_e4m3 (or auto)`,
-      { kvCacheDtype, supported: ["fp8_e4m3", "auto"] },
-    );
   }
-  const contextLen = args.contextLength ?? model.contextLen;
+  return { effectivePageSize, swaRatio, maxRunningRequests, kvCacheDtype };
+}
 
-  // --- Environment switches ---
+/** Environment switches: the state dtype's bytes (undefined when unknown: V-D1) and online compress off on HIP. */
+function environment(args: ServerArgs, note: Note) {
   const stateDtypeBytes = STATE_DTYPES[args.compressStateDtype.toLowerCase()];
-  if (stateDtypeBytes === undefined) {
-    error(
-      "V-D1",
-      "STATE_DTYPE",
-      "compressStateDtype",
-      args.compressStateDtype,
-      `Unsupported SGLANG_DSV4_COMPRESS_STATE_DTYPE=${args.compressStateDtype}. Expected one of: float32, fp32, bfloat16, bf16.`,
-      { compressStateDtype: args.compressStateDtype, allowed: Object.keys(STATE_DTYPES) },
-    );
-  }
   let onlineC128 = args.onlineCompress;
   if (onlineC128 && args.platform === "hip") {
     onlineC128 = false;
-    notes.push({
+    note({
       field: "onlineCompress",
       kind: "forced",
       from: true,
@@ -194,350 +159,146 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       reason: "online compress is forced off on ROCm/HIP",
     });
   }
-  if (onlineC128 && stateDtypeBytes === 2) {
-    error(
-      "V-D1",
-      "STATE_DTYPE",
-      "compressStateDtype",
-      args.compressStateDtype,
-      "bf16 is not supported when SGLANG_OPT_USE_ONLINE_COMPRESS=1; online c128 state must stay float32 (use --compress-state-dtype float32 or turn online compress off)",
-      { compressStateDtype: args.compressStateDtype, onlineCompress: true },
-    );
-  }
+  return { stateDtypeBytes, onlineC128 };
+}
 
-  // --- Speculative decoding (docs/reference/startup-rules.md §3) ---
-  const rawAlgorithm = args.speculativeAlgorithm;
-  let algorithm: "EAGLE" | "DSPARK" | null = null;
-  let steps: number | null = null;
-  let topk: number | null = null;
-  let numDraftTokens = 1;
-  let maxDraft = 0;
-  let adaptiveCandidates: number[] | null = null;
-  if (rawAlgorithm != null) {
-    if (!(SPECULATIVE_ALGORITHMS_ACCEPTED as readonly string[]).includes(rawAlgorithm)) {
-      const hint =
-        rawAlgorithm.toUpperCase() === "NEXTN" || rawAlgorithm.toUpperCase() === "EAGLE"
-          ? "use --speculative-algorithm EAGLE (the DSV4 check runs before NEXTN aliasing and upper-casing)"
-          : "use --speculative-algorithm EAGLE or DSPARK, or drop speculative decoding";
-      error(
-        "V-A1",
-        "UNSUPPORTED_ARGUMENT",
-        "speculativeAlgorithm",
-        rawAlgorithm,
-        `Only EAGLE (and DSPARK) speculative algorithms are supported for ${arch} (got --speculative-algorithm ${rawAlgorithm}); ${hint}`,
-        { speculativeAlgorithm: rawAlgorithm, supported: [...SPECULATIVE_ALGORITHMS_ACCEPTED] },
-      );
-    } else algorithm = rawAlgorithm as "EAGLE" | "DSPARK";
-  } else {
-    for (const field of [
-      "speculativeNumSteps",
-      "speculativeEagleTopk",
-      "speculativeNumDraftTokens",
-      "speculativeDsparkBlockSize",
-    ] as const) {
-      if (args[field] != null)
-        warn(
-          "V-S0",
-          "IGNORED_ARGUMENT",
-          field,
-          args[field],
-          `${field} = ${args[field]} is ignored: no --speculative-algorithm is set`,
-        );
-    }
-  }
-  if (algorithm === "EAGLE") {
-    topk = args.speculativeEagleTopk;
-    if (topk !== 1) {
-      error(
-        "V-A2",
-        "UNSUPPORTED_ARGUMENT",
-        "speculativeEagleTopk",
-        topk,
-        `Only EAGLE with topk == 1 is supported for ${arch}; --speculative-eagle-topk is ${topk ?? "unset"}: set --speculative-eagle-topk 1`,
-        { speculativeEagleTopk: topk, required: 1 },
-      );
-    }
-    if (args.speculativeAdaptive) {
-      adaptiveCandidates = [...(args.speculativeAdaptiveCandidates ?? DEFAULT_ADAPTIVE_CANDIDATES)].sort(
-        (a, b) => a - b,
-      );
-      const middle = adaptiveCandidates[Math.floor(adaptiveCandidates.length / 2)]!;
-      steps = args.speculativeNumSteps ?? middle;
-      if (args.speculativeNumSteps == null)
-        notes.push({
-          field: "speculativeNumSteps",
-          kind: "defaulted",
-          from: null,
-          to: steps,
-          reason: "adaptive: the middle candidate",
-        });
-      if (!adaptiveCandidates.includes(steps)) {
-        error(
-          "V-S3",
-          "SPECULATIVE_ARGUMENTS",
-          "speculativeNumSteps",
-          steps,
-          `adaptive speculative decoding: --speculative-num-steps ${steps} is not one of the candidate steps [${adaptiveCandidates.join(", ")}]; pick one of them`,
-          { speculativeNumSteps: steps, candidates: adaptiveCandidates },
-        );
-      }
-      maxDraft = Math.max(...adaptiveCandidates) + 1;
-    } else {
-      steps = args.speculativeNumSteps;
-      if (steps == null && args.speculativeNumDraftTokens != null) {
-        steps = args.speculativeNumDraftTokens - 1;
-        notes.push({
-          field: "speculativeNumSteps",
-          kind: "defaulted",
-          from: null,
-          to: steps,
-          reason: "EAGLE topk 1: steps = draft tokens − 1 [ASSUMED; upstream auto-choice is model-dependent]",
-        });
-      }
-      if (steps == null || steps < 1) {
-        error(
-          "V-S2",
-          "SPECULATIVE_ARGUMENTS",
-          "speculativeNumSteps",
-          steps,
-          "EAGLE needs --speculative-num-steps (≥ 1); with topk 1 the verify window is steps + 1 draft tokens, e.g. --speculative-num-steps 3",
-          { speculativeNumSteps: steps },
-        );
-        steps = steps ?? null;
-      }
-    }
-    if (steps != null && steps >= 1) {
-      numDraftTokens = steps + 1;
-      const given = args.speculativeNumDraftTokens;
-      if (given == null)
-        notes.push({
-          field: "speculativeNumDraftTokens",
-          kind: "defaulted",
-          from: null,
-          to: numDraftTokens,
-          reason: `EAGLE topk 1: steps + 1 = ${steps} + 1`,
-        });
-      else if (given !== numDraftTokens && topk === 1) {
-        notes.push({
-          field: "speculativeNumDraftTokens",
-          kind: "corrected",
-          from: given,
-          to: numDraftTokens,
-          reason: `EAGLE topk 1 verifies steps + 1 = ${numDraftTokens} tokens`,
-        });
-        warn(
-          "V-S2",
-          "CORRECTED_ARGUMENT",
-          "speculativeNumDraftTokens",
-          given,
-          `--speculative-num-draft-tokens ${given} was corrected to ${numDraftTokens} = --speculative-num-steps ${steps} + 1 (EAGLE with topk 1); to verify ${given} tokens set --speculative-num-steps ${given - 1}`,
-          { given, corrected: numDraftTokens, speculativeNumSteps: steps },
-        );
-      } else if (given !== numDraftTokens) numDraftTokens = given;
-      if (!args.speculativeAdaptive) maxDraft = numDraftTokens;
-    }
-  } else if (algorithm === "DSPARK") {
-    if (args.speculativeNumSteps != null && args.speculativeNumSteps !== 1)
-      notes.push({
+interface Speculation {
+  algorithm: "EAGLE" | "DSPARK" | null;
+  steps: number | null;
+  topk: number | null;
+  numDraftTokens: number;
+  maxDraft: number;
+  adaptiveCandidates: number[] | null;
+}
+
+/** EAGLE (docs/reference/startup-rules.md §3.1, §3.3): steps, draft tokens steps + 1, the adaptive ladder. */
+function eagle(args: ServerArgs, note: Note, spec: Speculation): void {
+  spec.topk = args.speculativeEagleTopk;
+  if (args.speculativeAdaptive) {
+    const candidates = [...(args.speculativeAdaptiveCandidates ?? DEFAULT_ADAPTIVE_CANDIDATES)].sort((a, b) => a - b);
+    spec.adaptiveCandidates = candidates;
+    const middle = candidates[Math.floor(candidates.length / 2)]!;
+    spec.steps = args.speculativeNumSteps ?? middle;
+    if (args.speculativeNumSteps == null)
+      note({
         field: "speculativeNumSteps",
-        kind: "forced",
-        from: args.speculativeNumSteps,
-        to: 1,
-        reason: "DSpark drafts one block per step",
-      });
-    if (args.speculativeEagleTopk != null && args.speculativeEagleTopk !== 1)
-      notes.push({
-        field: "speculativeEagleTopk",
-        kind: "forced",
-        from: args.speculativeEagleTopk,
-        to: 1,
-        reason: "DSpark uses topk 1",
-      });
-    steps = 1;
-    topk = 1;
-    const gamma = args.speculativeDsparkBlockSize ?? model.dsparkBlockSize;
-    if (args.speculativeDsparkBlockSize == null && gamma != null)
-      notes.push({
-        field: "speculativeDsparkBlockSize",
         kind: "defaulted",
         from: null,
-        to: gamma,
-        reason: `from the ${model.name} draft checkpoint (dspark_block_size)`,
+        to: spec.steps,
+        reason: "adaptive: the middle candidate",
       });
-    if (gamma == null) {
-      error(
-        "V-S1",
-        "SPECULATIVE_ARGUMENTS",
-        "speculativeDsparkBlockSize",
-        null,
-        `DSpark cannot resolve its verify width: ${model.name} declares no dspark_block_size; pass --speculative-dspark-block-size (γ; the verify window is γ + 1)`,
-        { model: model.name },
-      );
-    } else if (gamma <= 0) {
-      error(
-        "V-S1",
-        "SPECULATIVE_ARGUMENTS",
-        "speculativeDsparkBlockSize",
-        gamma,
-        `--speculative-dspark-block-size ${gamma}: γ must be ≥ 1 (the verify window γ + 1 must be at least 2)`,
-        { gamma },
-      );
-    } else {
-      numDraftTokens = gamma + 1;
-      maxDraft = numDraftTokens;
-      const given = args.speculativeNumDraftTokens;
-      if (given != null && given !== numDraftTokens) {
-        error(
-          "V-S1",
-          "SPECULATIVE_ARGUMENTS",
-          "speculativeNumDraftTokens",
-          given,
-          `DSpark verify width --speculative-num-draft-tokens ${given} must equal gamma + 1 (= ${numDraftTokens} for gamma=${gamma}); drop the flag or set it to ${numDraftTokens}`,
-          { given, required: numDraftTokens, gamma },
-        );
-      } else if (given == null)
-        notes.push({
-          field: "speculativeNumDraftTokens",
-          kind: "defaulted",
-          from: null,
-          to: numDraftTokens,
-          reason: `DSpark verify window γ + 1 = ${gamma} + 1`,
-        });
+    spec.maxDraft = Math.max(...candidates) + 1;
+  } else {
+    spec.steps = args.speculativeNumSteps;
+    if (spec.steps == null && args.speculativeNumDraftTokens != null) {
+      spec.steps = args.speculativeNumDraftTokens - 1;
+      note({
+        field: "speculativeNumSteps",
+        kind: "defaulted",
+        from: null,
+        to: spec.steps,
+        reason: "EAGLE topk 1: steps = draft tokens − 1 [ASSUMED; upstream auto-choice is model-dependent]",
+      });
     }
   }
-  const isSpeculative = algorithm != null || (rawAlgorithm != null && issues.some((i) => i.rule === "V-A1"));
-  if (args.maxSpeculativeNumDraftTokens != null && algorithm != null) {
-    if (args.maxSpeculativeNumDraftTokens < numDraftTokens) {
-      error(
-        "V-S5",
-        "SPECULATIVE_ARGUMENTS",
-        "maxSpeculativeNumDraftTokens",
-        args.maxSpeculativeNumDraftTokens,
-        `The speculative algorithm declared max_speculative_num_draft_tokens=${args.maxSpeculativeNumDraftTokens}, below the configured speculative_num_draft_tokens=${numDraftTokens}; raise the declared maximum to at least ${numDraftTokens}`,
-        { declared: args.maxSpeculativeNumDraftTokens, numDraftTokens },
-      );
-    }
-    maxDraft = Math.max(maxDraft, args.maxSpeculativeNumDraftTokens);
-  }
-  if (algorithm == null) {
-    numDraftTokens = 1;
-    maxDraft = 0;
-  }
+  const steps = spec.steps;
+  if (steps == null || steps < 1) return; // V-S2 refuses it
+  spec.numDraftTokens = steps + 1;
+  const given = args.speculativeNumDraftTokens;
+  if (given == null)
+    note({
+      field: "speculativeNumDraftTokens",
+      kind: "defaulted",
+      from: null,
+      to: spec.numDraftTokens,
+      reason: `EAGLE topk 1: steps + 1 = ${steps} + 1`,
+    });
+  else if (given !== spec.numDraftTokens && spec.topk === 1)
+    note({
+      field: "speculativeNumDraftTokens",
+      kind: "corrected",
+      from: given,
+      to: spec.numDraftTokens,
+      reason: `EAGLE topk 1 verifies steps + 1 = ${spec.numDraftTokens} tokens`,
+    });
+  else if (given !== spec.numDraftTokens) spec.numDraftTokens = given;
+  if (!args.speculativeAdaptive) spec.maxDraft = spec.numDraftTokens;
+}
 
-  // --- Online compress + speculation (V-S6, V-S7, V-S9) ---
-  if (onlineC128 && isSpeculative) {
-    if (!(args.onlineC128Mtp && algorithm === "EAGLE")) {
-      error(
-        "V-S6",
-        "ONLINE_C128_MTP",
-        "onlineCompress",
-        true,
-        `SGLANG_OPT_USE_ONLINE_COMPRESS does not support speculative decode (MTP) yet, except the experimental EAGLE topk=1 path gated by SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1 (algorithm ${rawAlgorithm}${args.onlineC128Mtp ? "" : ", experimental switch off"}); turn --online-compress off${algorithm === "EAGLE" ? " or add --online-c128-mtp" : ""}${args.onlineC128Mtp ? "" : " (V-S9: online c128 does not support MTP)"}`,
-        { algorithm: rawAlgorithm, onlineC128Mtp: args.onlineC128Mtp },
-      );
-    } else if (!maxDraft) {
-      error(
-        "V-S7",
-        "SPECULATIVE_ARGUMENTS",
-        "maxSpeculativeNumDraftTokens",
-        maxDraft,
-        "SGLANG_EXPERIMENTAL_ONLINE_C128_MTP requires speculative_num_draft_tokens to be set (set --speculative-num-steps / --speculative-num-draft-tokens)",
-        { maxSpeculativeNumDraftTokens: maxDraft },
-      );
-    } else {
-      warn(
-        "V-S7",
-        "EXPERIMENTAL",
-        "onlineC128Mtp",
-        true,
-        `experimental online c128 MTP is on (${maxDraft} draft banks): validate correctness carefully`,
-        { draftBanks: maxDraft },
-      );
-    }
-  }
+/** DSpark (docs/reference/startup-rules.md §3.2): one step, top-k 1, verify width γ + 1. */
+function dspark(args: ServerArgs, model: ModelPreset, note: Note, spec: Speculation): void {
+  if (args.speculativeNumSteps != null && args.speculativeNumSteps !== 1)
+    note({
+      field: "speculativeNumSteps",
+      kind: "forced",
+      from: args.speculativeNumSteps,
+      to: 1,
+      reason: "DSpark drafts one block per step",
+    });
+  if (args.speculativeEagleTopk != null && args.speculativeEagleTopk !== 1)
+    note({
+      field: "speculativeEagleTopk",
+      kind: "forced",
+      from: args.speculativeEagleTopk,
+      to: 1,
+      reason: "DSpark uses topk 1",
+    });
+  spec.steps = 1;
+  spec.topk = 1;
+  const gamma = args.speculativeDsparkBlockSize ?? model.dsparkBlockSize;
+  if (args.speculativeDsparkBlockSize == null && gamma != null)
+    note({
+      field: "speculativeDsparkBlockSize",
+      kind: "defaulted",
+      from: null,
+      to: gamma,
+      reason: `from the ${model.name} draft checkpoint (dspark_block_size)`,
+    });
+  if (gamma == null || gamma <= 0) return; // V-S1 refuses it
+  spec.numDraftTokens = gamma + 1;
+  spec.maxDraft = spec.numDraftTokens;
+  if (args.speculativeNumDraftTokens == null)
+    note({
+      field: "speculativeNumDraftTokens",
+      kind: "defaulted",
+      from: null,
+      to: spec.numDraftTokens,
+      reason: `DSpark verify window γ + 1 = ${gamma} + 1`,
+    });
+}
 
-  // --- HiSparse (V-H1) and the trtllm backend (V-A4) ---
-  const hisparseRatio = args.enableHisparse
-    ? (args.hisparseHostToDeviceRatio ?? DSV4_DEFAULTS.hisparseHostToDeviceRatio)
-    : 1;
-  if (args.enableHisparse && !(hisparseRatio >= 1)) {
-    error(
-      "V-H1",
-      "HISPARSE_RATIO",
-      "hisparseHostToDeviceRatio",
-      hisparseRatio,
-      `HiSparse host_to_device_ratio = ${hisparseRatio} must be ≥ 1 (the device keeps 1/ratio of the c4 KV)`,
-      { hisparseRatio, min: 1 },
-    );
-  }
-  if (args.dsv4AttnBackend === "trtllm") {
-    const fail = (field: string, value: unknown, why: string) =>
-      error("V-A4", "UNSUPPORTED_ARGUMENT", field, value, `--dsv4-attn-backend trtllm ${why}`, { backend: "trtllm" });
-    if (args.platform !== "cuda" || !/^sm10[03]/.test(args.gpuArch))
-      fail(
-        "gpuArch",
-        args.gpuArch,
-        `requires a Blackwell SM100/SM103 CUDA GPU (got ${args.platform} ${args.gpuArch}); use the default dsv4 attention backend`,
-      );
-    if (kvCacheDtype !== "fp8_e4m3") fail("kvCacheDtype", kvCacheDtype, "requires --kv-cache-dtype fp8_e4m3");
-    if (args.enableHisparse) fail("enableHisparse", true, "is incompatible with HiSparse; drop --enable-hisparse");
-    if (args.prefillContextParallel) fail("prefillContextParallel", true, "is incompatible with context parallelism");
-    if (args.disaggregationMode !== "null")
-      fail("disaggregationMode", args.disaggregationMode, "is incompatible with PD disaggregation");
-    if (args.chunkedPrefillSize != null && args.chunkedPrefillSize <= 0)
-      fail("chunkedPrefillSize", args.chunkedPrefillSize, "requires chunked prefill (--chunked-prefill-size > 0)");
-  } else if (args.dsv4AttnBackend != null) {
-    warn(
-      "V-A4",
-      "NOT_MODELLED",
-      "dsv4AttnBackend",
-      args.dsv4AttnBackend,
-      `--dsv4-attn-backend ${args.dsv4AttnBackend} is not modelled; sizing uses the default separate-KV CUDA pools`,
-      { backend: args.dsv4AttnBackend },
-    );
-  }
-  if (args.enableDeepseekV4Fp4Indexer && args.platform !== "hip") {
-    warn(
-      "V-K1",
-      "NOT_MODELLED",
-      "enableDeepseekV4Fp4Indexer",
-      true,
-      "the FP4 indexer applies to ROCm/HIP only; the FP8 indexer (132 B/token) is sized",
-      { platform: args.platform },
-    );
-  }
-
-  // --- Parallelism, rings and the ring/draft check (V-S8) ---
-  const attnDpSize = args.enableDpAttention ? args.dpSize : 1;
-  const mrrPerWorker = Math.floor(maxRunningRequests / attnDpSize);
-  const extraSlots = args.disaggregationMode === "decode" ? args.disaggregationDecodeExtraSlots : 0;
-  const sizing: SizingConfig = {
-    model,
-    pageSize: effectivePageSize,
-    swaFullTokensRatio: swaRatio,
-    isSpeculative,
-    maxSpeculativeNumDraftTokens: maxDraft,
-    maxRunningRequests,
-    attnDpSize,
-    ppSize: args.ppSize,
-    disaggregationMode: args.disaggregationMode,
-    disaggregationDecodeExtraSlots: args.disaggregationDecodeExtraSlots,
-    hisparseRatio: Math.max(hisparseRatio, 1),
-    onlineC128,
-    // V-S6 already reports online + speculation without the switch; sizing proceeds so the report shows pools.
-    onlineC128Mtp: true,
-    stateDtypeBytes: stateDtypeBytes ?? 4,
-    indexerFp4: args.enableDeepseekV4Fp4Indexer && args.platform === "hip",
-    maxTotalTokens: args.maxTotalTokens,
-    platform: args.platform,
+/** Speculative derivations, including the declared maximum (docs/reference/startup-rules.md §3, §3.4). */
+function speculation(args: ServerArgs, model: ModelPreset, note: Note): Speculation {
+  const raw = args.speculativeAlgorithm;
+  const accepted = raw != null && (SPECULATIVE_ALGORITHMS_ACCEPTED as readonly string[]).includes(raw);
+  const spec: Speculation = {
+    algorithm: accepted ? (raw as "EAGLE" | "DSPARK") : null,
+    steps: null,
+    topk: null,
+    numDraftTokens: 1,
+    maxDraft: 0,
+    adaptiveCandidates: null,
   };
+  if (spec.algorithm === "EAGLE") eagle(args, note, spec);
+  else if (spec.algorithm === "DSPARK") dspark(args, model, note, spec);
+  if (args.maxSpeculativeNumDraftTokens != null && spec.algorithm != null)
+    spec.maxDraft = Math.max(spec.maxDraft, args.maxSpeculativeNumDraftTokens);
+  return spec;
+}
+
+/** Layer counts, ring sizes and write pads from the pool's stages; a MemoryPoolError is kept for V-K1. */
+function rings(sizing: SizingConfig, numDraftTokens: number) {
   const layers = { total: 0, ratio0: 0, ratio4: 0, ratio128: 0 };
   const ringSizes: DerivedValues["ringSizes"] = { c4: null, c128: null };
   const writePads: DerivedValues["writePads"] = { c4: null, c128: null };
   let maxDraftTokensServed: number | null = null;
+  let stages: StageFacts[] | null = null;
+  let poolError: MemoryPoolError | null = null;
+  const { isSpeculative } = sizing;
+  const onlineC128 = !!sizing.onlineC128;
   try {
-    const stages = stageFacts(sizing);
-    for (const s of stages) {
+    const built = stageFacts(sizing);
+    for (const s of built) {
       layers.total += s.layers;
       layers.ratio4 += s.layersC4;
       layers.ratio128 += s.layersC128;
@@ -557,56 +318,85 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
       layers.ratio128 > 0 && !onlineC128 ? writePads.c128 : null,
     ].filter((v): v is number => v != null);
     maxDraftTokensServed = served.length ? Math.min(...served) : null;
-    if (isSpeculative && algorithm != null) {
-      const seenRatios = new Set<unknown>();
-      for (const s of stages) {
-        for (const e of ringDraftViolations(s, maxDraft, onlineC128)) {
-          if (seenRatios.has(e.params.ratio)) continue;
-          seenRatios.add(e.params.ratio);
-          issues.push(ringDraftIssue({ ...e.params, adaptive: args.speculativeAdaptive }));
-        }
-      }
-    }
+    stages = built;
   } catch (e) {
     if (!MemoryPoolError.isInstance(e)) throw e;
-    const pool = e as MemoryPoolError;
-    error("V-K1", pool.code, pool.field, pool.value, pool.message, { ...pool.params });
+    poolError = e as MemoryPoolError;
   }
-  if (args.ppSize > model.numHiddenLayers)
-    error(
-      "V-K1",
-      "INVALID_ARGUMENT",
-      "ppSize",
-      args.ppSize,
-      `--pp-size ${args.ppSize} exceeds the ${model.numHiddenLayers} layers of ${model.name}`,
-      { ppSize: args.ppSize, layers: model.numHiddenLayers },
-    );
+  return { layers, ringSizes, writePads, maxDraftTokensServed, stages, poolError };
+}
 
-  const derived: DerivedValues = {
-    effectivePageSize,
+export function resolveServerConfig(args: ServerArgs, model: ModelPreset): ResolvedServerConfig {
+  const notes: ConfigNote[] = [];
+  const note: Note = (n) => notes.push(n);
+  const overrides = modelOverrides(args, note);
+  const { stateDtypeBytes, onlineC128 } = environment(args, note);
+  const spec = speculation(args, model, note);
+  // An algorithm that fails V-A1 still counts as speculative: the pools are sized as upstream would try to.
+  const isSpeculative = args.speculativeAlgorithm != null;
+  const numDraftTokens = spec.algorithm == null ? 1 : spec.numDraftTokens;
+  const maxDraft = spec.algorithm == null ? 0 : spec.maxDraft;
+  const hisparseRatio = args.enableHisparse
+    ? (args.hisparseHostToDeviceRatio ?? DSV4_DEFAULTS.hisparseHostToDeviceRatio)
+    : 1;
+  const attnDpSize = args.enableDpAttention ? args.dpSize : 1;
+  const mrrPerWorker = Math.floor(overrides.maxRunningRequests / attnDpSize);
+  const extraSlots = args.disaggregationMode === "decode" ? args.disaggregationDecodeExtraSlots : 0;
+  const sizing: SizingConfig = {
+    model,
+    pageSize: overrides.effectivePageSize,
+    swaFullTokensRatio: overrides.swaRatio,
     isSpeculative,
-    speculativeAlgorithm: algorithm,
+    maxSpeculativeNumDraftTokens: maxDraft,
+    maxRunningRequests: overrides.maxRunningRequests,
+    attnDpSize,
+    ppSize: args.ppSize,
+    disaggregationMode: args.disaggregationMode,
+    disaggregationDecodeExtraSlots: args.disaggregationDecodeExtraSlots,
+    hisparseRatio: Math.max(hisparseRatio, 1),
+    onlineC128,
+    // V-S6 already reports online + speculation without the switch; sizing proceeds so the report shows pools.
+    onlineC128Mtp: true,
+    stateDtypeBytes: stateDtypeBytes ?? 4,
+    indexerFp4: args.enableDeepseekV4Fp4Indexer && args.platform === "hip",
+    maxTotalTokens: args.maxTotalTokens,
+    platform: args.platform,
+  };
+  const built = rings(sizing, numDraftTokens);
+  const { steps, topk } = spec;
+  const contextLen = args.contextLength ?? model.contextLen;
+  const derived: DerivedValues = {
+    effectivePageSize: overrides.effectivePageSize,
+    isSpeculative,
+    speculativeAlgorithm: spec.algorithm,
     speculativeNumSteps: steps,
     speculativeEagleTopk: topk,
     numDraftTokens,
     maxSpeculativeNumDraftTokens: maxDraft,
-    adaptiveCandidates,
+    adaptiveCandidates: spec.adaptiveCandidates,
     allocLenPerDecode: isSpeculative && steps != null && topk != null ? Math.max(steps * topk, maxDraft) : 1,
-    ringSizes,
-    writePads,
-    maxDraftTokensServed,
+    ringSizes: built.ringSizes,
+    writePads: built.writePads,
+    maxDraftTokensServed: built.maxDraftTokensServed,
     attnDpSize,
     mrrPerWorker,
     numReqSlots: mrrPerWorker + extraSlots + 1,
-    swaRatio,
+    swaRatio: overrides.swaRatio,
     stateDtypeBytes: stateDtypeBytes ?? 4,
     onlineC128,
     onlineC128Mtp: args.onlineC128Mtp,
     hisparseRatio,
-    kvCacheDtype,
+    kvCacheDtype: overrides.kvCacheDtype,
     contextLen,
-    layers,
+    layers: built.layers,
   };
+  const facts = {
+    rawAlgorithm: args.speculativeAlgorithm,
+    maxRunningRequests: overrides.maxRunningRequests,
+    stages: built.stages,
+    poolError: built.poolError,
+  };
+  const issues = evaluateResolveRules({ args, model, derived, facts });
   return {
     args,
     model: { ...model, contextLen },
@@ -615,33 +405,4 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     issues,
     sizing: { ...sizing, model: { ...model, contextLen } },
   };
-}
-
-/** What V-S8 is built from: the memory pool's DRAFT_EXCEEDS_RING params, and the advisor's words once known. */
-export interface RingDraftParams {
-  ratio?: unknown;
-  ringSize?: unknown;
-  writePad?: unknown;
-  draftTokens?: unknown;
-  adaptive: boolean;
-  advice?: string;
-}
-
-/** The V-S8 issue (check.ts rebuilds it with the advisor's ring; matching is on `params.ratio`). */
-export function ringDraftIssue(params: RingDraftParams): ConfigIssue {
-  const { ratio, ringSize, writePad, draftTokens } = params;
-  const adaptive = params.adaptive ? ` (the largest adaptive draft count, ${draftTokens}, is checked)` : "";
-  const advice = params.advice === undefined ? "" : `. Advisor: ${params.advice}`;
-  return makeIssue({
-    rule: "V-S8",
-    severity: "error",
-    code: "DRAFT_EXCEEDS_RING",
-    field: "speculativeNumDraftTokens",
-    value: draftTokens,
-    text:
-      `speculative_num_draft_tokens=${draftTokens} exceeds what the c${ratio} compress state ring can keep resident ` +
-      `(ring_size=${ringSize} serves at most ${writePad} draft tokens); lower the draft count to ${writePad} or ` +
-      `enlarge the ring${adaptive}${advice}`,
-    params: { ...params },
-  });
 }

@@ -1,44 +1,115 @@
 /**
- * Every start-up rule id server-config reports, with the severities it raises and what it checks, in one table
- * (docs/reference/startup-rules.md explains each). A `ConfigIssue`'s message is built here, by `formatMessage`.
+ * Every start-up rule id server-config reports, in one table: the severities it raises, what it checks, and where it
+ * is evaluated (docs/reference/startup-rules.md explains each). The table's order is the evaluation order: the
+ * resolution runs its `resolve` rules top to bottom, `checkServerConfig` its `sized` rules once the pools are sized;
+ * the `check` rules are raised by `checkServerConfig` from the memory pool's and the planner's refusals.
  */
-import { type ErrorCode, formatMessage } from "@dsv4-kv/errors";
+import { adaptiveStepsRule, algorithmRule, declaredMaximumRule, draftWeightsRule } from "./rules/speculative.js";
+import { dsparkWidthRule, eagleStepsRule, eagleTopkRule, ignoredSpeculativeRule } from "./rules/speculative.js";
+import { hisparseRatioRule, trtllmBackendRule } from "./rules/attention.js";
+import { contextPoolRule, contextPositionsRule, prefillSwaCapRule } from "./rules/context-length.js";
+import type { ResolveContext, ResolveRule, SizedContext, SizedRule } from "./rules/context.js";
+import { kvCacheDtypeRule, stateDtypeRule } from "./rules/dtype.js";
+import type { ConfigIssue } from "./rules/issue.js";
+import { onlineDraftCountRule, onlineSpeculationRule, onlineVerifyWidthRule } from "./rules/online.js";
+import { deepepDispatchRule, dpAttentionRequestsRule } from "./rules/parallel.js";
+import { poolShapeRule, ringDraftRule } from "./rules/pools.js";
+
+export { type ConfigIssue, type IssueData, makeIssue } from "./rules/issue.js";
+export type { ResolveContext, ResolutionFacts, SizedContext } from "./rules/context.js";
 
 export type Severity = "error" | "warning";
 
-export interface RuleInfo {
+/** Where a rule is evaluated: by the resolution, after sizing, or inside `checkServerConfig` itself. */
+export type RuleStage =
+  | { readonly stage: "resolve"; readonly check: ResolveRule }
+  | { readonly stage: "sized"; readonly check: SizedRule }
+  | { readonly stage: "check" };
+
+export type RuleInfo = RuleStage & {
   /** The severities the rule raises (V-S2 corrects with a warning and refuses with an error, …). */
   readonly severities: readonly Severity[];
   readonly summary: string;
+};
+
+function rule<const S extends readonly Severity[]>(severities: S, summary: string, where: RuleStage) {
+  return { ...where, severities, summary };
 }
 
-function rule<const S extends readonly Severity[]>(severities: S, summary: string) {
-  return { severities, summary };
-}
+const resolve = (check: ResolveRule) => ({ stage: "resolve", check }) as const;
+const sized = (check: SizedRule) => ({ stage: "sized", check }) as const;
+const check = { stage: "check" } as const;
 
 export const RULES = {
-  "V-A1": rule(["error"], "the speculative algorithm is EAGLE or DSPARK"),
-  "V-A2": rule(["error"], "EAGLE runs with top-k 1"),
-  "V-A3": rule(["error"], "the KV cache dtype is fp8_e4m3 (or auto)"),
-  "V-A4": rule(["error", "warning"], "the trtllm attention backend's requirements; other backends are not modelled"),
-  "V-D1": rule(["error"], "the compress-state dtype is float32 or bfloat16, and float32 with online compress"),
-  "V-H1": rule(["error"], "the HiSparse host-to-device ratio is at least 1"),
-  "V-K1": rule(["error", "warning"], "the model's pool and layer shape can be built (and the FP4 indexer is HIP only)"),
-  "V-M1": rule(["error"], "the weights leave GPU memory for the KV cache under --mem-fraction-static"),
-  "V-M2": rule(["error"], "the KV budget holds at least one page of every pool"),
-  "V-P2": rule(["error"], "the page size is a multiple of 128"),
-  "V-P3": rule(["error"], "the page size is 256 in paged SWA mode"),
-  "V-P4": rule(["error"], "the SWA pool holds one request's sliding window plus a page"),
-  "V-S0": rule(["warning"], "speculative arguments without an algorithm are ignored"),
-  "V-S1": rule(["error"], "DSpark's verify width is its block size + 1"),
-  "V-S2": rule(["error", "warning"], "EAGLE has steps >= 1 and verifies steps + 1 draft tokens"),
-  "V-S3": rule(["error"], "adaptive steps are one of the candidates"),
-  "V-S5": rule(["error"], "the declared maximum draft tokens covers the configured draft tokens"),
-  "V-S6": rule(["error"], "online compress runs with speculation only on the experimental EAGLE path"),
-  "V-S7": rule(["error", "warning"], "experimental online c128 MTP has a draft count"),
-  "V-S8": rule(["error"], "the draft tokens fit every compress-state ring's write pad"),
-  "V-W1": rule(["warning"], "the sizing matches what was asked (token cap, running requests, allocation)"),
-  R1: rule(["error"], "the ring simulator keeps every committed compress-state position resident"),
+  "V-A3": rule(["error"], "the KV cache dtype is fp8_e4m3 (or auto)", resolve(kvCacheDtypeRule)),
+  "V-D1": rule(
+    ["error"],
+    "the compress-state dtype is float32 or bfloat16, and float32 with online compress",
+    resolve(stateDtypeRule),
+  ),
+  "V-C1": rule(["error"], "the context length is at most the model's max positions", resolve(contextPositionsRule)),
+  "V-A1": rule(["error"], "the speculative algorithm is EAGLE or DSPARK", resolve(algorithmRule)),
+  "V-S0": rule(["warning"], "speculative arguments without an algorithm are ignored", resolve(ignoredSpeculativeRule)),
+  "V-A2": rule(["error"], "EAGLE runs with top-k 1", resolve(eagleTopkRule)),
+  "V-S3": rule(["error"], "adaptive steps are one of the candidates", resolve(adaptiveStepsRule)),
+  "V-S2": rule(
+    ["error", "warning"],
+    "EAGLE has steps >= 1 and verifies steps + 1 draft tokens",
+    resolve(eagleStepsRule),
+  ),
+  "V-S1": rule(["error"], "DSpark's verify width is its block size + 1", resolve(dsparkWidthRule)),
+  "V-S5": rule(
+    ["error"],
+    "the declared maximum draft tokens covers the configured draft tokens",
+    resolve(declaredMaximumRule),
+  ),
+  "V-S10": rule(
+    ["error"],
+    "the checkpoint has the draft weights its speculative algorithm needs",
+    resolve(draftWeightsRule),
+  ),
+  "V-S6": rule(
+    ["error"],
+    "online compress runs with speculation only on the experimental EAGLE path",
+    resolve(onlineSpeculationRule),
+  ),
+  "V-S7": rule(["error", "warning"], "experimental online c128 MTP has a draft count", resolve(onlineDraftCountRule)),
+  "V-S11": rule(["error"], "experimental online c128 MTP verifies at most 8 tokens", resolve(onlineVerifyWidthRule)),
+  "V-H1": rule(["error"], "the HiSparse host-to-device ratio is at least 1", resolve(hisparseRatioRule)),
+  "V-A4": rule(
+    ["error", "warning"],
+    "the trtllm attention backend's requirements; other backends are not modelled",
+    resolve(trtllmBackendRule),
+  ),
+  "V-DP1": rule(
+    ["error", "warning"],
+    "attention DP gives every rank at least one running request (and no unused remainder)",
+    resolve(dpAttentionRequestsRule),
+  ),
+  "V-E1": rule(
+    ["error"],
+    "DeepEP's low-latency dispatch holds a decode step's tokens per rank",
+    resolve(deepepDispatchRule),
+  ),
+  "V-S8": rule(["error"], "the draft tokens fit every compress-state ring's write pad", resolve(ringDraftRule)),
+  "V-K1": rule(
+    ["error", "warning"],
+    "the model's pool and layer shape can be built (and the FP4 indexer is HIP only)",
+    resolve(poolShapeRule),
+  ),
+  "V-M1": rule(["error"], "the weights leave GPU memory for the KV cache under --mem-fraction-static", check),
+  "V-P2": rule(["error"], "the page size is a multiple of 128", check),
+  "V-P3": rule(["error"], "the page size is 256 in paged SWA mode", check),
+  "V-P4": rule(["error"], "the SWA pool holds one request's sliding window plus a page", check),
+  "V-M2": rule(["error"], "the KV budget holds at least one page of every pool", check),
+  "V-W1": rule(["warning"], "the sizing matches what was asked (token cap, running requests, allocation)", check),
+  "V-C2": rule(["warning"], "the full KV pool holds a request of the context length", sized(contextPoolRule)),
+  "V-C3": rule(
+    ["warning"],
+    "a PD prefill node's SWA cap holds a request of the context length",
+    sized(prefillSwaCapRule),
+  ),
+  R1: rule(["error"], "the ring simulator keeps every committed compress-state position resident", check),
 } as const satisfies Record<string, RuleInfo>;
 
 export type RuleId = keyof typeof RULES;
@@ -46,48 +117,17 @@ export type RuleId = keyof typeof RULES;
 /** A severity the rule raises. */
 export type SeverityOf<R extends RuleId> = (typeof RULES)[R]["severities"][number];
 
-export interface ConfigIssue {
-  /** The start-up rule (V-A1 …) that raised it. */
-  rule: RuleId;
-  /** The error code (docs/errors.md). */
-  code: ErrorCode;
-  severity: Severity;
-  /** The argument or value at fault (camelCase). */
-  field: string;
-  value: unknown;
-  /** Structured facts behind the message (numbers as numbers). */
-  params: Record<string, unknown>;
-  /** What is wrong, the values, and what to change. */
-  message: string;
-}
-
-/** What an issue is made from; `text` states the problem and the fix in the flags' own words. */
-export interface IssueData<R extends RuleId> {
-  rule: R;
-  severity: SeverityOf<R>;
-  code: ErrorCode;
-  field: string;
-  value: unknown;
-  text: string;
-  params?: Record<string, unknown>;
-}
-
-/**
- * The one place an issue's message is built. The text already names the flag and its value as the user wrote
- * them (`--kv-cache-dtype bf16 …`), so the message carries no `field = value:` head.
- */
-export function makeIssue<R extends RuleId>(data: IssueData<R>): ConfigIssue {
-  const params = data.params ?? {};
-  return {
-    rule: data.rule,
-    code: data.code,
-    severity: data.severity,
-    field: data.field,
-    value: data.value,
-    params,
-    message: formatMessage({ field: "", value: data.value, rule: data.text, params }),
-  };
-}
-
 /** The rules that raise issues of severity `S`. */
 export type RuleRaising<S extends Severity> = { [R in RuleId]: S extends SeverityOf<R> ? R : never }[RuleId];
+
+const TABLE: readonly RuleInfo[] = Object.values(RULES);
+
+/** Runs the resolution's rules in table order and collects their issues. */
+export function evaluateResolveRules(ctx: ResolveContext): ConfigIssue[] {
+  return TABLE.flatMap((info) => (info.stage === "resolve" ? info.check(ctx) : []));
+}
+
+/** Runs the rules that need the sized pools, in table order. */
+export function evaluateSizedRules(ctx: SizedContext): ConfigIssue[] {
+  return TABLE.flatMap((info) => (info.stage === "sized" ? info.check(ctx) : []));
+}

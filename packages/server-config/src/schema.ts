@@ -49,6 +49,32 @@ export const ServerArgsSchema = z.strictObject({
   enableDpAttention: z.boolean().default(false),
   chunkedPrefillSize: z.int().nullable().default(null),
   prefillContextParallel: z.boolean().default(false),
+  /** --ep-size (alias --ep): expert-parallel ranks. */
+  epSize: positiveInt.default(1),
+  /** --moe-a2a-backend: the MoE all-to-all backend (`none`, `deepep`, …); DeepEP bounds dispatch tokens per rank. */
+  moeA2aBackend: z.string().default("none"),
+  /** --deepep-mode: `auto`, `normal` or `low_latency`. */
+  deepepMode: z.string().default("auto"),
+  /** --moe-dense-tp-size: TP size of the dense MLP layers. */
+  moeDenseTpSize: positiveInt.nullable().default(null),
+  /** --enable-dp-lm-head: the LM head follows attention DP. */
+  enableDpLmHead: z.boolean().default(false),
+  /** --speculative-draft-model-path: separate draft weights (absent: the checkpoint's own MTP layers). */
+  speculativeDraftModelPath: z.string().nullable().default(null),
+  /** --cuda-graph-max-bs: the largest batch captured in a CUDA graph. */
+  cudaGraphMaxBs: nullableInt,
+  /** --disable-cuda-graph */
+  disableCudaGraph: z.boolean().default(false),
+  /** --disable-radix-cache */
+  disableRadixCache: z.boolean().default(false),
+  /** --max-prefill-tokens: tokens one prefill batch may hold. */
+  maxPrefillTokens: nullableInt,
+  /** --nnodes: nodes of the deployment (ranks per node = tp / nnodes). */
+  nnodes: positiveInt.default(1),
+  /** --quantization: a weight quantisation method (absent: what the checkpoint declares). */
+  quantization: z.string().nullable().default(null),
+  /** --dtype: the activation/weight dtype (`auto`, `bfloat16`, …). */
+  dtype: z.string().default("auto"),
   // Environment switches (docs/reference/startup-rules.md §2.1).
   /** SGLANG_OPT_USE_ONLINE_COMPRESS */
   onlineCompress: z.boolean().default(false),
@@ -56,6 +82,8 @@ export const ServerArgsSchema = z.strictObject({
   onlineC128Mtp: z.boolean().default(false),
   /** SGLANG_DSV4_COMPRESS_STATE_DTYPE */
   compressStateDtype: z.string().default("float32"),
+  /** SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK: DeepEP's low-latency dispatch buffer, tokens per rank. */
+  deepepNumMaxDispatchTokensPerRank: positiveInt.default(128),
   /** --enable-deepseek-v4-fp4-indexer (HIP only) */
   enableDeepseekV4Fp4Indexer: z.boolean().default(false),
 });

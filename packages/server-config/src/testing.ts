@@ -1,2 +1,3 @@
 // Test helpers for this package and the packages above it; not for production code.
-export {};
+/** A config.json a checkpoint of a preset ships, in either layout (fixtures for model-source tests). */
+export { presetConfigJson } from "./model-config.js";

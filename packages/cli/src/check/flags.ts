@@ -65,6 +65,25 @@ export const SERVER_FLAGS: FlagTable = {
   "online-c128-mtp": bool("env SGLANG_EXPERIMENTAL_ONLINE_C128_MTP"),
   "compress-state-dtype": str("env SGLANG_DSV4_COMPRESS_STATE_DTYPE: float32 (default) | bfloat16"),
   "enable-deepseek-v4-fp4-indexer": bool("FP4 indexer (HIP only)"),
+  "ep-size": int(1, U16_MAX, "expert-parallel ranks (alias --ep)"),
+  "moe-a2a-backend": str("MoE all-to-all backend: none (default), deepep, …"),
+  "deepep-mode": choice(["auto", "normal", "low_latency"], "DeepEP mode (default auto)"),
+  "moe-dense-tp-size": int(1, U16_MAX, "TP size of the dense MLP layers"),
+  "enable-dp-lm-head": bool("the LM head follows attention DP"),
+  "speculative-draft-model-path": str("separate draft weights (default: the checkpoint's MTP layers)", "PATH"),
+  "cuda-graph-max-bs": int(1, INT32_MAX, "largest decode batch captured in a CUDA graph (--cuda-graph-max-bs-decode)"),
+  "disable-cuda-graph": bool("no CUDA graphs"),
+  "disable-radix-cache": bool("no prefix cache"),
+  "max-prefill-tokens": int(1, INT32_MAX, "tokens one prefill batch may hold (default 16384)"),
+  nnodes: int(1, U16_MAX, "nodes of the deployment"),
+  quantization: str("weight quantisation method (default: what the checkpoint declares)"),
+  dtype: str("weight/activation dtype (default auto)"),
+  "prefill-context-parallel": bool("prefill context parallelism (SGLang --enable-prefill-cp)"),
+  "deepep-num-max-dispatch-tokens-per-rank": int(
+    1,
+    INT32_MAX,
+    "env SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (default 128)",
+  ),
 };
 
 export const CLI_FLAGS: FlagTable = {
@@ -87,4 +106,5 @@ export const ENV_SWITCHES: Readonly<Record<string, string>> = {
   SGLANG_OPT_USE_ONLINE_COMPRESS: "online-compress",
   SGLANG_EXPERIMENTAL_ONLINE_C128_MTP: "online-c128-mtp",
   SGLANG_DSV4_COMPRESS_STATE_DTYPE: "compress-state-dtype",
+  SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK: "deepep-num-max-dispatch-tokens-per-rank",
 };

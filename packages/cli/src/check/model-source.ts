@@ -1,10 +1,13 @@
 /**
- * `--model` / `--model-path` as users name a model: a preset name today (the model helper extends this to Hugging
- * Face ids, checkpoint folders and config.json paths). The one place the CLI turns that value into a ModelPreset.
+ * `--model` / `--model-path` as users name a model: a checkpoint folder (its config.json), a config.json path, or
+ * a name (a preset in any case, a Hugging Face id, either with a quantisation or variant suffix). The one place
+ * the CLI turns that value into a ModelPreset. A path that exists wins over a name, as SGLang loads a local
+ * folder before it asks the Hub; the file reading is here, the parsing in server-config.
  */
-import { closestMatch } from "@dsv4-kv/errors";
-import { MODEL_PRESETS, type ModelPreset } from "@dsv4-kv/server-config";
-import { UsageError } from "../commands/args.js";
+import { readFile, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { type ModelPreset, modelFromConfigJson, resolveModelName } from "@dsv4-kv/server-config";
+import { InputError } from "../commands/args.js";
 
 export interface ModelSource {
   model: ModelPreset;
@@ -12,14 +15,67 @@ export interface ModelSource {
   resolvedAs: string;
 }
 
+/** Largest config.json read (a real one is a few kB). */
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
 /** The model `spec` names; `flag` is the flag as the user typed it (for errors). */
 export async function loadModel(spec: string, flag: string): Promise<ModelSource> {
-  const preset = Object.hasOwn(MODEL_PRESETS, spec) ? MODEL_PRESETS[spec] : undefined;
-  if (preset) return { model: preset, resolvedAs: `preset ${spec}` };
-  const names = Object.keys(MODEL_PRESETS);
-  const suggestion = closestMatch(spec, names);
-  throw new UsageError(flag, spec, `unknown preset: use one of ${names.join(", ")} or --model-config FILE`, {
-    presets: names,
-    ...(suggestion === null ? {} : { suggestion }),
-  });
+  const kind = await pathKind(spec);
+  if (kind === "dir") return fromConfigFile(join(spec, "config.json"), flag, basename(spec) || spec);
+  if (kind === "file") return fromConfigFile(spec, flag, basename(dirname(spec)) || spec);
+  if (looksLikePath(spec))
+    throw new InputError(flag, spec, "names no folder or file: give a checkpoint folder, a config.json path or a name");
+  const match = resolveModelName(spec, flag);
+  return { model: match.preset, resolvedAs: match.resolvedAs };
+}
+
+async function pathKind(path: string): Promise<"dir" | "file" | null> {
+  try {
+    const s = await stat(path);
+    return s.isDirectory() ? "dir" : s.isFile() ? "file" : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A Hugging Face id has exactly one `/` and no leading `.`, `/` or `~`; anything else is meant as a path. */
+function looksLikePath(spec: string): boolean {
+  return /^[./~]/.test(spec) || spec.split("/").length > 2 || spec.includes("\\") || /\.json$/i.test(spec);
+}
+
+async function fromConfigFile(path: string, flag: string, name: string): Promise<ModelSource> {
+  const raw = parseJson(await readConfigText(path, flag), path, flag);
+  const read = modelFromConfigJson(raw, { name, file: path });
+  const layout = read.layout === "deepseek" ? "DeepSeek layout" : "transformers layout";
+  const resolvedAs =
+    read.preset === null
+      ? `${path} (${layout}): a custom model, no preset matches its facts`
+      : `${path} (${layout}) → preset ${read.preset} (every KV fact matches)`;
+  return { model: read.model, resolvedAs };
+}
+
+async function readConfigText(path: string, flag: string): Promise<string> {
+  try {
+    const s = await stat(path);
+    if (s.size > MAX_CONFIG_BYTES)
+      throw new InputError(flag, path, `is larger than ${MAX_CONFIG_BYTES} bytes: not a config.json`, {
+        bytes: s.size,
+      });
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if (InputError.isInstance(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+    const rule =
+      code === "ENOENT" ? "has no config.json: a checkpoint folder holds one" : `cannot read the file (${code})`;
+    throw new InputError(flag, path, rule, { errno: code });
+  }
+}
+
+function parseJson(text: string, path: string, flag: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).slice(0, 200);
+    throw new InputError(flag, path, `is not valid JSON (${reason})`);
+  }
 }

@@ -1,23 +1,27 @@
 /** Human-readable and JSON renderings of a `CheckReport`. The JSON is the same content as the text. */
-import { fmtBytes, type CheckReport } from "@dsv4-kv/server-config";
+import { type CheckReport, type CheckReportJson, checkReportJson, fmtBytes } from "@dsv4-kv/server-config";
+import { NO_PAINT, type Paint } from "../colour.js";
 
 const GIB = 2 ** 30;
 const n = (v: number): string => v.toLocaleString("en-US");
 const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-export function toJson(report: CheckReport): unknown {
-  return report;
+/** `--json`: the report with `schemaVersion`, as `@dsv4-kv/server-config/check-report.schema.json` describes it. */
+export function toJson(report: CheckReport): CheckReportJson {
+  return checkReportJson(report);
 }
 
-export function formatReport(r: CheckReport): string {
+/** The text report; `paint` colours the verdict and the error and warning lines (a terminal's choice). */
+export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
   const out: string[] = [];
   const d = r.derived;
   const L = d.layers;
   out.push(
     `dsv4-kv check: ${r.model.name} (${L.total} layers: ${L.ratio0} SWA-only, ${L.ratio4} c4, ${L.ratio128} c128)`,
   );
+  if (r.model.resolvedAs !== `preset ${r.model.name}`) out.push(`Model: ${r.model.resolvedAs}`);
   out.push(
-    `Result: ${r.ok ? "VALID" : "INVALID"} (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}, ${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})`,
+    `Result: ${r.ok ? paint.ok("VALID") : paint.bad("INVALID")} (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}, ${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})`,
   );
 
   out.push("", "Resolved arguments");
@@ -152,11 +156,11 @@ export function formatReport(r: CheckReport): string {
 
   if (r.errors.length) {
     out.push("", "Errors");
-    for (const e of r.errors) out.push(`  [${e.rule}] ${e.message}`);
+    for (const e of r.errors) out.push(paint.bad(`  [${e.rule}] ${e.message}`));
   }
   if (r.warnings.length) {
     out.push("", "Warnings");
-    for (const w of r.warnings) out.push(`  [${w.rule}] ${w.message}`);
+    for (const w of r.warnings) out.push(paint.warn(`  [${w.rule}] ${w.message}`));
   }
   return `${out.join("\n")}\n`;
 }

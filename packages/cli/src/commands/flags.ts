@@ -23,6 +23,8 @@ interface Common {
   arg?: string;
   /** The command cannot run without it. */
   required?: boolean;
+  /** What an absent flag means, for the help and docs (the command applies it). */
+  default?: string | number | boolean;
 }
 export type FlagSpec =
   | (Common & { type: "bool" })
@@ -184,13 +186,33 @@ function parseIntList(flag: string, spec: { min: number; max: number }, items: s
   });
 }
 
-/** The Options section of a command's help, from its table. */
-export function helpTable(table: FlagTable, width = 26): string {
-  const rows = Object.entries(table).map(([name, spec]) => {
-    const arg = spec.type === "bool" ? "" : ` ${spec.arg ?? placeholder(spec)}`;
-    return `  ${`--${name}${arg}`.padEnd(width)} ${spec.help}${rangeHint(spec)}`;
+const INT32_MAX = 2 ** 31 - 1;
+
+/** The widest option column: longer flags put their help on the next line. */
+const MAX_OPTION_WIDTH = 40;
+
+/** `--name ARG` as the help shows it. */
+export function flagSynopsis(name: string, spec: FlagSpec): string {
+  return spec.type === "bool" ? `--${name}` : `--${name} ${spec.arg ?? placeholder(spec)}`;
+}
+
+/** The Options section of a command's help, from its table: each flag, its help, range, default. */
+export function helpTable(table: FlagTable, width?: number): string {
+  const synopses = Object.entries(table).map(([name, spec]) => flagSynopsis(name, spec));
+  const column = width ?? Math.max(0, ...synopses.map((s) => s.length).filter((n) => n <= MAX_OPTION_WIDTH));
+  const rows = Object.values(table).map((spec, i) => {
+    const synopsis = synopses[i]!;
+    const text = `${spec.help}${hints(spec)}`;
+    if (synopsis.length > column) return `  ${synopsis}\n  ${" ".repeat(column)}  ${text}`;
+    return `  ${synopsis.padEnd(column)}  ${text}`;
   });
   return rows.join("\n");
+}
+
+function hints(spec: FlagSpec): string {
+  const range = rangeHint(spec);
+  const parts = [range && `range ${range}`, spec.required ? "required" : "", defaultHint(spec)].filter((p) => p !== "");
+  return parts.length === 0 ? "" : ` (${parts.join("; ")})`;
 }
 
 function placeholder(spec: FlagSpec): string {
@@ -198,13 +220,35 @@ function placeholder(spec: FlagSpec): string {
   return spec.type === "intList" ? "A,B,…" : "N";
 }
 
-function rangeHint(spec: FlagSpec): string {
-  if (spec.type === "int" || spec.type === "intList") {
-    if (spec.max === Number.MAX_SAFE_INTEGER) return spec.min === 0 ? "" : ` (≥ ${spec.min})`;
-    return ` (${spec.min}..${spec.max})`;
+/** The value's type in words, for the docs. */
+export function typeText(spec: FlagSpec): string {
+  switch (spec.type) {
+    case "bool":
+      return "switch";
+    case "string":
+      return spec.choices ? "choice" : "string";
+    case "int":
+      return "integer";
+    case "number":
+      return "number";
+    case "intList":
+      return "integer list";
   }
-  if (spec.type === "number") return ` (${rangeText(spec)})`;
+}
+
+/** The accepted values in words (`≥ 1`, `1..8`, `(0, 1]`, `cpu, gpu`), or "" when any value of the type goes. */
+export function rangeHint(spec: FlagSpec): string {
+  if (spec.type === "int" || spec.type === "intList") {
+    if (spec.max === Number.MAX_SAFE_INTEGER) return spec.min === 0 ? "" : `≥ ${spec.min}`;
+    return `${spec.min}..${spec.max === INT32_MAX ? "2^31-1" : spec.max}`;
+  }
+  if (spec.type === "number") return rangeText(spec);
+  if (spec.type === "string" && spec.choices && spec.arg !== undefined) return spec.choices.join(", ");
   return "";
+}
+
+export function defaultHint(spec: FlagSpec): string {
+  return spec.default === undefined ? "" : `default ${String(spec.default)}`;
 }
 
 /** For commands that take no words after `--`. */
@@ -213,6 +257,7 @@ export function refuseRest(rest: readonly string[]): void {
 }
 
 /** A string flag that takes one of `choices` (its value type is their union). */
-export function choice<const C extends readonly string[]>(choices: C, help: string) {
-  return { type: "string", choices, help } as const;
+export function choice<const C extends readonly string[]>(choices: C, help: string, defaultValue?: C[number]) {
+  if (defaultValue === undefined) return { type: "string", choices, help } as const;
+  return { type: "string", choices, help, default: defaultValue } as const;
 }

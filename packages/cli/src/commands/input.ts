@@ -4,6 +4,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { InputError } from "./args.js";
+import type { InputStream } from "./registry.js";
 
 /**
  * Why 256 MiB: an explicit `reqToToken` table for 256 requests of 128 Ki positions is ~230 MB of JSON; parsing
@@ -32,7 +33,7 @@ export interface InputSource {
 /** Reads and parses JSON from `source`; every refusal is an InputError naming the source. */
 export async function readJsonInput(
   source: InputSource,
-  stdin: NodeJS.ReadableStream,
+  stdin: InputStream,
   limits: InputLimits = INPUT_LIMITS,
 ): Promise<unknown> {
   const at = source.path;
@@ -77,7 +78,7 @@ async function readFileBounded(field: string, path: string, maxBytes: number): P
 }
 
 /** Reads a stream to its end, refusing it as soon as it passes the limit. */
-export async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Promise<Buffer> {
+export async function readStream(stream: InputStream, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of stream) {

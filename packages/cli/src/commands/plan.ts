@@ -11,19 +11,20 @@ import {
   type PlanEngine,
   type WritePlanTable,
 } from "@dsv4-kv/planner";
-import { type FlagTable, choice, helpTable, parseFlags, refuseRest } from "./flags.js";
+import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
+import type { CommandSpec } from "./help.js";
 import { MAX_INPUT_DEPTH, readJsonInput } from "./input.js";
 import type { CommandIO } from "./registry.js";
 
 const FLAGS = {
   input: { type: "string", arg: "FILE", help: "read cases from FILE instead of stdin" },
-  path: choice(["cpu", "gpu"], "plan with the TypeScript planner (cpu, default) or the CUDA planner (gpu)"),
+  path: choice(["cpu", "gpu"], "plan with the TypeScript planner (cpu) or the CUDA planner (gpu)", "cpu"),
   pretty: { type: "bool", help: "indent the JSON" },
 } as const satisfies FlagTable;
 
-export const help = `Usage: dsv4-kv plan [--input FILE] [--path cpu|gpu] [--pretty]
-
-Reads one case, or a JSON array of cases, from --input FILE or stdin, and prints the plans as JSON.
+export const spec: CommandSpec = {
+  usage: ["[--input FILE] [--path cpu|gpu] [--pretty]"],
+  description: `Reads one case, or a JSON array of cases, from --input FILE or stdin, and prints the plans as JSON.
 
 A case:
   { "kind": "prefill" | "decode" | "prefill-legacy" | "decode-legacy",
@@ -43,16 +44,15 @@ Output per case:
   A bad case prints {"error": {"code", "field", "value", "rule", "params", "message"}} in its place.
   The case is checked as given: nothing is coerced ("false" is not false) and unknown keys are refused.
 
-Input: at most 256 MiB, nested at most ${MAX_INPUT_DEPTH} levels deep.
-
-Options:
-${helpTable(FLAGS, 16)}
-
-Exit codes: 0 every case planned, 2 a case was refused or the input is not usable JSON.
-
-Example:
-  echo '{"kind":"prefill","compressRatio":4,"ringSize":16,"swaPageSize":256,"seqLens":[518],"extendLens":[6]}' | dsv4-kv plan
-`;
+Input: at most 256 MiB, nested at most ${MAX_INPUT_DEPTH} levels deep.`,
+  flags: FLAGS,
+  exitCodes: [
+    [0, "every case planned"],
+    [2, "a case was refused or the input is not usable JSON"],
+  ],
+  more: `Example:
+  echo '{"kind":"prefill","compressRatio":4,"ringSize":16,"swaPageSize":256,"seqLens":[518],"extendLens":[6]}' | dsv4-kv plan`,
+};
 
 export type PlanCaseResult =
   | { planC: Row[]; planW: Row[]; planD: Row[]; bytes: { planC: string; planW: string; planD: string } }

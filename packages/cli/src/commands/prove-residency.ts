@@ -11,7 +11,9 @@ import {
   proveResidency,
 } from "@dsv4-kv/planner";
 import { UsageError } from "./args.js";
-import { type FlagTable, choice, helpTable, parseFlags, refuseRest } from "./flags.js";
+import { type Paint, paintFor } from "../colour.js";
+import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
+import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
 
 const PAD_FORMULAS = ["derived", "pre-fix-device", "pre-fix-host"] as const satisfies readonly PadFormula[];
@@ -26,40 +28,43 @@ const FLAGS = {
     min: 1,
     max: 65535,
     arg: "D",
-    help: "draft tokens per verify (the largest, with --adaptive)",
+    help: "draft tokens per verify (the largest, with --adaptive); or --find-max",
   },
   adaptive: { type: "bool", help: "every draft count 1..D at each verify" },
   "find-max": { type: "bool", help: "the largest D that proves, and the counterexample at the next one" },
   pad: { type: "int", min: 0, max: 65535, help: "force the write pad" },
   "pad-formula": choice(
     PAD_FORMULAS,
-    "derived (default) | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)",
+    "derived | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)",
+    "derived",
   ),
   "max-states": {
     type: "int",
     min: 1,
     max: 1e9,
-    help: "refuse beyond this many canonical states (default 20,000,000)",
+    default: 20_000_000,
+    help: "refuse beyond this many canonical states",
   },
   json: { type: "bool", help: "print {proved, states, seconds, ring, draftTokens, counterexample, ...}" },
 } as const satisfies FlagTable;
 
-export const help = `Usage: dsv4-kv prove residency --ratio 4|128 --ring N --swa-page N [--req-ring]
-                              (--draft-tokens D | --find-max) [--adaptive]
-                              [--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json]
-
-Proves, for every batch sequence from an empty ring, that no compression reads a lost committed position
+export const spec: CommandSpec = {
+  usage: [
+    "--ratio 4|128 --ring N --swa-page N [--req-ring]\n(--draft-tokens D | --find-max) [--adaptive]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json]",
+  ],
+  description: `Proves, for every batch sequence from an empty ring, that no compression reads a lost committed position
 (invariant R1): prefill chunks, decodes, verifies of D draft tokens with every accept 1..D (with --adaptive,
 every draft count 1..D), and (paged c4) radix resumes at SWA-page boundaries, each planned by the real planner.
 States are reduced to what later batches can observe (docs/residency-proof.md) and explored breadth-first, so
 a failure comes with a shortest counterexample; save the --json output and replay it with
-\`dsv4-kv simulate residency --replay FILE\`.
-
-Options:
-${helpTable(FLAGS, 24)}
-
-Exit codes: 0 proved, 1 not proved (a counterexample), 2 bad input.
-`;
+\`dsv4-kv simulate residency --replay FILE\`.`,
+  flags: FLAGS,
+  exitCodes: [
+    [0, "proved"],
+    [1, "not proved (a counterexample)"],
+    [2, "bad input"],
+  ],
+};
 
 function ringLabel(o: ResidencyProofOptions): string {
   const kind = o.compressRatio === 128 || o.useReqRing ? "request ring" : `paged, SWA page ${o.swaPageSize}`;
@@ -95,29 +100,29 @@ function proofJson(p: ResidencyProof) {
   };
 }
 
-function describeProof(label: string, p: ResidencyProof): string {
+function describeProof(label: string, p: ResidencyProof, paint: Paint): string {
   const ds = p.adaptive ? `every D in [1, ${p.draftTokens}]` : `D = ${p.draftTokens}`;
   const head = `${label}, write pad ${p.writePad} (${p.padSource}), ${ds}`;
   const counts = `${p.states} canonical states, ${p.transitions} transitions, ${p.seconds.toFixed(1)} s`;
-  if (p.proved) return `${head}\nproved: no batch sequence loses a committed position (${counts})`;
+  if (p.proved) return `${head}\n${paint.ok("proved")}: no batch sequence loses a committed position (${counts})`;
   const cx = p.counterexample!;
   const steps = describeBatches(cx.batches).map((d, i) => `  ${i + 1}. ${d}`);
   return [
     head,
-    `NOT proved (${counts}); a shortest counterexample, ${cx.batches.length} batches from an empty ring:`,
+    `${paint.bad("NOT proved")} (${counts}); a shortest counterexample, ${cx.batches.length} batches from an empty ring:`,
     ...steps,
     `  ${cx.violation.message}`,
     "  (save the --json output and run `dsv4-kv simulate residency --replay FILE` to replay it)",
   ].join("\n");
 }
 
-function describeMax(label: string, m: MaxDraftTokens): string {
+function describeMax(label: string, m: MaxDraftTokens, paint: Paint): string {
   const lines = [
     `${label}: serves at most ${m.maxDraftTokens} draft token${m.maxDraftTokens === 1 ? "" : "s"} ` +
       `(${m.proofs} proofs, ${m.seconds.toFixed(1)} s)`,
   ];
-  if (m.proof !== null) lines.push(describeProof(label, m.proof));
-  lines.push(describeProof(label, m.failure));
+  if (m.proof !== null) lines.push(describeProof(label, m.proof, paint));
+  lines.push(describeProof(label, m.failure, paint));
   return lines.join("\n");
 }
 
@@ -161,12 +166,15 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       };
       io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     } else {
-      io.stdout.write(`${describeMax(label, m)}\n`);
+      io.stdout.write(`${describeMax(label, m, paintFor(io.stdout, io.env))}\n`);
     }
     return 0;
   }
   const p = proveResidency({ ...options, onProgress: progress(io, `${label} D=${options.draftTokens}`) });
   clearProgress(io);
-  io.stdout.write(values.json ? `${JSON.stringify(proofJson(p), null, 2)}\n` : `${describeProof(label, p)}\n`);
+  const text = values.json
+    ? JSON.stringify(proofJson(p), null, 2)
+    : describeProof(label, p, paintFor(io.stdout, io.env));
+  io.stdout.write(`${text}\n`);
   return p.proved ? 0 : 1;
 }

@@ -2,17 +2,35 @@
  * The dsv4-kv subcommands. Each entry loads its module lazily so that `dsv4-kv --help` (and every command)
  * starts without loading the others (the CUDA addon in particular).
  *
- * A command module exports `run(argv: string[], io: CommandIO): Promise<number>` (the exit code) and `help`.
+ * A command module exports `run(argv: string[], io: CommandIO): Promise<number>` (the exit code) and `spec`,
+ * from which its help and docs/cli.md are rendered.
  */
+import type { CommandSpec } from "./help.js";
+
+/**
+ * Where a command writes. Structural, so that the published types need no `@types/node`: `process.stdout` and
+ * any Node writable fit.
+ */
+export interface OutputStream {
+  write(chunk: string): unknown;
+  readonly isTTY?: boolean;
+}
+
+/** Where a command reads stdin from: `process.stdin`, or any async iterable of strings or bytes. */
+export interface InputStream extends AsyncIterable<unknown> {
+  readonly isTTY?: boolean;
+}
+
 export interface CommandIO {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  env: NodeJS.ProcessEnv;
+  stdout: OutputStream;
+  stderr: OutputStream;
+  stdin: InputStream;
+  /** The environment (`process.env`): switches, NO_COLOR / FORCE_COLOR, DSV4_KV_DEBUG. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 export interface CommandModule {
-  help: string;
+  spec: CommandSpec;
   run(argv: string[], io: CommandIO): Promise<number>;
 }
 
@@ -57,4 +75,10 @@ export const DEFAULT_COMMAND: { path: string[]; describe: string } = {
   path: ["check"],
   describe:
     "check of the default DeepSeek-V4-Flash server (EAGLE 3 steps, top-k 1, 4 draft tokens, one rank of 8×H200 TP): rings, residency, pools, capacity",
+};
+
+/** Commands of two words share their first (`simulate residency`): the group's help lists them. */
+export const GROUPS: Readonly<Record<string, string>> = {
+  simulate: "run a ring or the online MTP controller through seeded scenarios against a reference",
+  prove: "prove a property for every batch sequence, not a sampled one",
 };

@@ -12,16 +12,52 @@ import {
   type ResidencyScenario,
 } from "@dsv4-kv/planner";
 import { UsageError } from "./args.js";
+import { type Paint, paintFor } from "../colour.js";
 import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
+import type { CommandSpec } from "./help.js";
 import { readJsonInput } from "./input.js";
 import type { CommandIO } from "./registry.js";
 
-export const help = `Usage: dsv4-kv simulate residency --ratio 4|128 --ring N --swa-page N --draft-tokens D
-                                  [--req-ring] [--adaptive] [--steps N] [--seed N]
-                                  [--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json]
-       dsv4-kv simulate residency --replay FILE [--json]
+const PAD_FORMULAS: readonly PadFormula[] = ["derived", "pre-fix-device", "pre-fix-host"];
 
-Drives one request's compress-state ring through an initial prefill, then speculative verifies of D draft
+const FLAGS = {
+  ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", help: "compression ratio" },
+  ring: {
+    type: "int",
+    min: 1,
+    max: 2 ** 31 - 1,
+    help: "ring size in slots (a multiple of the ratio dividing the SWA page)",
+  },
+  "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, help: "SWA page size in tokens" },
+  "req-ring": { type: "bool", help: "c4: use the request-scoped ring instead of the paged SWA ring" },
+  "draft-tokens": {
+    type: "int",
+    min: 1,
+    max: 65535,
+    arg: "D",
+    help: "draft tokens per verify (the maximum, with --adaptive)",
+  },
+  adaptive: { type: "bool", help: "draw each verify's D from [1, D]" },
+  steps: { type: "int", min: 0, max: 10_000_000, default: 300, help: "batches after the initial prefill" },
+  seed: { type: "int", min: 0, max: 0xffffffff, default: 1, help: "random seed" },
+  pad: { type: "int", min: 0, max: 2 ** 31 - 1, help: "force the write pad" },
+  "pad-formula": {
+    type: "string",
+    choices: PAD_FORMULAS,
+    arg: "F",
+    default: "derived",
+    help: "derived | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)",
+  },
+  replay: { type: "string", arg: "FILE", help: "replay a `prove residency --json` counterexample" },
+  json: { type: "bool", help: "print {steps, verifies, violations, firstViolation, ...} per ring" },
+} as const satisfies FlagTable;
+
+export const spec: CommandSpec = {
+  usage: [
+    "--ratio 4|128 --ring N --swa-page N --draft-tokens D\n[--req-ring] [--adaptive] [--steps N] [--seed N]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json]",
+    "--replay FILE [--json]",
+  ],
+  description: `Drives one request's compress-state ring through an initial prefill, then speculative verifies of D draft
 tokens with random accept lengths, mixed with plain chunks, decode steps and (paged c4) radix resumes, using
 the real planner. Every compression must read the committed value of every position it needs; the first
 violation is explained (position, slot, what the slot held, which write clobbered it).
@@ -31,41 +67,15 @@ and c128 ring 256 at 130 (SWA page 256). Memory stays O(ring + window) however m
 a progress bar shows the ETA, and Ctrl-C stops the run and prints the summary so far.
 
 --replay FILE runs the batch sequence of a \`dsv4-kv prove residency --json\` counterexample (its ring and pad
-come from the file) and explains its violation.
-
-Options:
-  --ratio 4|128        compression ratio
-  --ring N             ring size in slots (a multiple of the ratio dividing the SWA page)
-  --swa-page N         SWA page size in tokens
-  --req-ring           c4: use the request-scoped ring instead of the paged SWA ring
-  --draft-tokens D     draft tokens per verify (the maximum, with --adaptive)
-  --adaptive           draw each verify's D from [1, D]
-  --steps N            batches after the initial prefill (default 300)
-  --seed N             random seed (default 1)
-  --pad N              force the write pad
-  --pad-formula F      derived (default) | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)
-  --replay FILE        replay a \`prove residency --json\` counterexample
-  --json               print {steps, verifies, violations, firstViolation, ...} per ring
-
-Exit codes: 0 no violation, 1 a violation, 2 bad input.
-`;
-
-const PAD_FORMULAS: readonly PadFormula[] = ["derived", "pre-fix-device", "pre-fix-host"];
-
-const FLAGS = {
-  ratio: { type: "int", min: 1, max: 2 ** 31 - 1, help: "compression ratio" },
-  ring: { type: "int", min: 1, max: 2 ** 31 - 1, help: "ring size in slots" },
-  "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, help: "SWA page size in tokens" },
-  "req-ring": { type: "bool", help: "c4: the request-scoped ring" },
-  "draft-tokens": { type: "int", min: 1, max: 65535, help: "draft tokens per verify" },
-  adaptive: { type: "bool", help: "draw each verify's D from [1, D]" },
-  steps: { type: "int", min: 0, max: 10_000_000, help: "batches after the initial prefill" },
-  seed: { type: "int", min: 0, max: 0xffffffff, help: "random seed" },
-  pad: { type: "int", min: 0, max: 2 ** 31 - 1, help: "force the write pad" },
-  "pad-formula": { type: "string", choices: PAD_FORMULAS, help: "derived | pre-fix-device | pre-fix-host" },
-  replay: { type: "string", arg: "FILE", help: "replay a prove residency --json counterexample" },
-  json: { type: "bool", help: "print JSON" },
-} as const satisfies FlagTable;
+come from the file) and explains its violation.`,
+  flags: FLAGS,
+  exitCodes: [
+    [0, "no violation"],
+    [1, "a violation"],
+    [2, "bad input"],
+    [130, "interrupted (Ctrl-C) before a violation"],
+  ],
+};
 
 interface RingRun {
   label: string;
@@ -178,13 +188,14 @@ async function replay(path: string, json: boolean, io: CommandIO): Promise<numbe
       `replay on c${config.compressRatio} ring ${config.ringSize} (${kind}), write pad ${config.writePad}:`,
     ];
     for (const [i, b] of describeBatches(batches).entries()) lines.push(`  ${i + 1}. ${b}`);
-    lines.push(r.firstViolation === null ? "result: clean" : `result: ${r.firstViolation.message}`);
+    const paint = paintFor(io.stdout, io.env);
+    lines.push(`result: ${r.firstViolation === null ? paint.ok("clean") : paint.bad(r.firstViolation.message)}`);
     io.stdout.write(`${lines.join("\n")}\n`);
   }
   return r.violations === 0 ? 0 : 1;
 }
 
-function describeRun(run: RingRun, r: ResidencyReport): string {
+function describeRun(run: RingRun, r: ResidencyReport, paint: Paint): string {
   const s = run.scenario;
   const padSource = s.writePad !== undefined ? "forced" : (s.padFormula ?? "derived");
   const lines = [
@@ -192,7 +203,7 @@ function describeRun(run: RingRun, r: ResidencyReport): string {
     `  ${r.steps} batches (seed ${s.seed ?? 1}), ${r.verifies} verifies of ${s.adaptive ? `D in [1, ${s.draftTokens}]` : `D = ${s.draftTokens}`}, final prefix ${r.finalPrefix}`,
   ];
   if (r.violations === 0) {
-    lines.push("  clean: every compression read the committed value of every position");
+    lines.push(`  ${paint.ok("clean")}: every compression read the committed value of every position`);
   } else {
     lines.push(`  ${r.violations} violation${r.violations === 1 ? "" : "s"}; first:`);
     lines.push(`  ${r.firstViolation!.message}`);
@@ -227,9 +238,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     const missing = names.filter((_, i) => ringFlags[i] === undefined);
     if (missing.length > 0)
       throw new UsageError(
-        "",
+        `--${missing[0]!}`,
         undefined,
-        `--${missing.join(", --")} ${missing.length === 1 ? "is" : "are"} required with --ratio/--ring/--swa-page/--draft-tokens`,
+        `is required when any of --ratio, --ring, --swa-page, --draft-tokens is given${missing.length > 1 ? ` (so are --${missing.slice(1).join(", --")})` : ""}`,
         { missing: missing.map((name) => `--${name}`) },
       );
     const ratio = values.ratio!;
@@ -285,11 +296,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     const body = reports.length === 1 ? one(reports[0]!) : { rings: reports.map(one), violations };
     io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
-    io.stdout.write(`${reports.map((r) => describeRun(r.run, r.report)).join("\n")}\n`);
+    const paint = paintFor(io.stdout, io.env);
+    io.stdout.write(`${reports.map((r) => describeRun(r.run, r.report, paint)).join("\n")}\n`);
     io.stdout.write(
-      violations === 0
-        ? "result: clean\n"
-        : `result: ${violations} violation${violations === 1 ? "" : "s"}: committed KV would be silently corrupted\n`,
+      `result: ${violations === 0 ? paint.ok("clean") : paint.bad(`${violations} violation${violations === 1 ? "" : "s"}: committed KV would be silently corrupted`)}\n`,
     );
   }
   if (interrupted) return violations === 0 ? 130 : 1;

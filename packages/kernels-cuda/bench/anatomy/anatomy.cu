@@ -1,5 +1,5 @@
 // Anatomy of the small planner kernels and of writePrefix's byte mix: variant timings that each leave one cost out,
-// so differences locate the time (H200.md: "time variants that leave one stage out"). Not part of the addon; built
+// so differences locate the time (results: docs/benchmarks.md, docs/decisions.md D17). Not part of the addon; built
 // and run by bench/anatomy/run.sh or compare.sh (nvcc here, the binary runs on the GPU machine). `--ncu` only
 // launches the kernels of interest a few times each, for Nsight Compute (ANATOMY_NCU_SMALL=1: only the four small
 // planner kernels, as compare.sh profiles them). The calibration kernels (DecodeMin*) are upstream's shapes written

@@ -54,7 +54,7 @@ struct Vec4IO;
 template <>
 struct Vec4IO<float> {
   static __device__ __forceinline__ float4 load(const float* p) { return *reinterpret_cast<const float4*>(p); }
-  // Inline PTX: NVVM otherwise splits some of these stores into four 4-byte ones (seen in the PTX of the D loop).
+  // Inline PTX keeps each store one 16-byte st.global.v4: NVVM otherwise splits some into four 4-byte stores.
   static __device__ __forceinline__ void store(float* p, float4 v) {
     asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
                  : "memory");
@@ -104,7 +104,7 @@ __device__ __forceinline__ void Step4(float4& m, float4& sg, float4& n, float4 k
     StepFast(m.y, sg.y, n.y, k.y, s.y);
     StepFast(m.z, sg.z, n.z, k.z, s.z);
     StepFast(m.w, sg.w, n.w, k.w, s.w);
-  } else {  // n holds the normalised acc here (the first version's math)
+  } else {  // n holds the normalised acc here (kWpLegacy's math)
     Update(m.x, sg.x, n.x, k.x, s.x, pos);
     Update(m.y, sg.y, n.y, k.y, s.y, pos);
     Update(m.z, sg.z, n.z, k.z, s.z, pos);
@@ -453,7 +453,7 @@ __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
 }
 
 // kWpVec decode: grid = (batch, split), block = 128/split threads, 4 channels each; the input row is issued before
-// the index loads resolve. Math as the first version (expf, IEEE division) so decode keeps its rounding.
+// the index loads resolve. kWpLegacy's math (expf, IEEE division) so decode keeps its rounding.
 template <typename T>
 __global__ void __launch_bounds__(kVecThreads) DecodeVecKernel(const DecodeParams p) {
   const int b = blockIdx.x;

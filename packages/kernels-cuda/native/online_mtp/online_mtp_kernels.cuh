@@ -35,16 +35,17 @@ enum ErrCode : int32_t {
 enum KernelId : int32_t { kKPrefill = 0, kKWritePrefix = 1, kKCommit = 2, kKDecode = 3, kKReset = 4 };
 
 // writePrefix / decode kernel shapes (the `variant` field; every variant computes the same function):
-//   kWpLegacy: one thread per channel, 512 threads, one block per request (the first version, kept for timing);
+//   kWpLegacy: one thread per channel, 512 threads, one block per request, expf and IEEE division (the baseline the
+//              other shapes are compared with, docs/decisions.md D18);
 //   kWpVec:    4 channels per thread (16-byte fp32 loads/stores), `split` blocks of 128/split threads per request,
 //              the D input rows issued before the index loads resolve, and an unnormalised accumulator
 //              n = acc·sum so the recurrence chain is max → exp → fma (fast exp; the division only feeds stores);
-//   kWpVecAccurate: kWpVec's shape with the first version's math (expf, IEEE division, normalised acc).
-//   kWpScalar: one thread per channel (the legacy shape, which measured faster than 4 channels per thread: the
-//              recurrence is instruction-issue bound, so more warps with shorter streams win), `split` blocks of
-//              512/split threads per request, every global load issued before the first use of any of them (the
-//              bank-0 row is loaded unconditionally from row r, which always exists, and selected afterwards, so no
-//              branch sits between the ape loads' consumers and the bank-0 loads), and kWpVec's fast math.
+//   kWpVecAccurate: kWpVec's shape with kWpLegacy's math (expf, IEEE division, normalised acc).
+//   kWpScalar: one thread per channel (the recurrence is instruction-issue bound, so more warps with shorter
+//              streams win; docs/decisions.md D18), `split` blocks of 512/split threads per request, every global
+//              load issued before the first use of any of them (the bank-0 row is loaded unconditionally from row
+//              r, which always exists, and selected afterwards, so no branch sits between the ape loads' consumers
+//              and the bank-0 loads), and kWpVec's fast math.
 enum WritePrefixVariant : int32_t { kWpLegacy = 0, kWpVec = 1, kWpVecAccurate = 2, kWpScalar = 3 };
 constexpr int kMaxSplit = 16;              // blocks per request: 512/16 = 32 threads (one warp) at the finest
 constexpr int kVecThreads = kHeadDim / 4;  // 128 threads cover one 512-channel row with 4 channels each

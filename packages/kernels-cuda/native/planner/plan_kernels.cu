@@ -91,13 +91,11 @@ __device__ __forceinline__ int32_t DivCr(int32_t n) {
 
 // A length (S or E) of request i as int64: int32 inputs widen; int64 inputs (upstream's dtype) are returned as read
 // and narrowed by the caller after the range check (kErrNarrow).
-// Inputs are read with volatile inline PTX (ld.global.nc): the front end may not sink a volatile asm into the branch
-// that first uses its value, so S, E and the pool index are fetched together at the top of the kernel instead of
-// one after another behind the validity checks (each sunk load would add a dependent memory round trip). The PTX
-// assembler still schedules the loads like any others: it sank a load into a conditional block that followed it
-// (decode, bench/anatomy SASS), so a load that must go early is kept out of branches (DecodeRows, the small prefill
-// kernel's clamped request index). The read-only path (.nc); plain ld.global measured the same on the H200
-// (bench/anatomy, within 0.01 µs, for the identity-map and table paths alike).
+// Inputs are read with volatile inline PTX (ld.global.nc): the front end cannot sink a volatile asm into the branch
+// that first uses its value, so S, E and the pool index go out together at the top of the kernel, not one dependent
+// round trip each behind the checks. The assembler may still move a load into a conditional block after it, so a
+// load that must go early is also kept out of branches (DecodeRows, the small prefill kernel's clamped index).
+// History: docs/decisions.md D17.
 __device__ __forceinline__ int64_t Ld64(const int64_t* ptr) {
   long long v;
   asm volatile("ld.global.nc.s64 %0, [%1];" : "=l"(v) : "l"(ptr));
@@ -240,8 +238,8 @@ __device__ __forceinline__ bool IndexChecked(const SlotParams& sp, int32_t rid, 
 // kMaps: which tables the launch has, bit 0 req_to_token, bit 1 full_to_state, as a template parameter so that the
 // kernel holds only the reads it does (-1: decided at run time).
 // Locations are kept as int32 (table entries are int32; an identity location row*stride + p is < r2t_rows*stride <=
-// INT32_MAX) and widened only where compared: a load whose value is widened right away stalls the warp at once (the
-// sign extension consumes it), which put each round trip back on the chain (H200, bench/anatomy SASS).
+// INT32_MAX) and widened only where compared: a sign extension right after a load consumes it, and the warp would
+// stall there instead of overlapping the round trip with other work.
 struct PairLookup {
   int32_t full_a, full_b;  // full-pool locations (req_to_token entries, or identity row*stride + p)
   int32_t swa_a, swa_b;    // SWA locations (full_to_state entries, or the full locations)
@@ -299,9 +297,8 @@ __device__ __forceinline__ void PairFinish(const SlotParams& sp, const PairLooku
 
 // PairFinish's slots without its error details: whether it would note an error (the small kernel's common path
 // keeps one flag per thread and recomputes the details only when a flag is set, see PrefillSmallKernel).
-// Branch-free: the slot arithmetic runs on location 0 for a refused location and the result is discarded (with a
-// branch around it, the compiler put each slot in its own block, which kept the row's other work from being
-// scheduled under the full_to_state round trip).
+// Branch-free: the slot arithmetic runs on location 0 for a refused location and the result is discarded, so the
+// row stays one basic block and its other work can be scheduled under the full_to_state round trip.
 __device__ __forceinline__ bool PairSlotsFast(const SlotParams& sp, const PairLookup& l, bool want_a, int32_t& sa,
                                               int32_t& sb) {
   const bool ok_a = l.range_a && l.swa_a >= 0, ok_b = l.range_b && l.swa_b >= 0;
@@ -314,10 +311,9 @@ __device__ __forceinline__ bool PairSlotsFast(const SlotParams& sp, const PairLo
 }
 
 // Slots of positions pa and pb (both < S) of an IndexChecked request, as Slot(pa) then Slot(pb) would give them
-// (errors noted for pa first, and only when want_a), without Slot's index checks (they hold by IndexChecked; on the
-// H200 they were about a third of the small prefill kernel's row code, bench/anatomy) and, paged, with both table
-// reads of each level issued together, so a paged lookup costs two dependent memory round trips for the pair instead
-// of four. pa is always a valid position, so reading it when !want_a is safe.
+// (errors noted for pa first, and only when want_a), without Slot's index checks (they hold by IndexChecked) and,
+// paged, with both table reads of each level issued together, so a paged lookup costs two dependent memory round
+// trips for the pair instead of four. pa is always a valid position, so reading it when !want_a is safe.
 template <int MODE, int kMaps = -1>
 __device__ __forceinline__ void SlotPairChecked(const SlotParams& sp, int32_t rid, int32_t b, int32_t pa, int32_t pb,
                                                 bool want_a, LaneErr& err, int32_t& sa, int32_t& sb) {
@@ -531,15 +527,14 @@ __device__ __forceinline__ bool EmitRowFast(const PrefillParams& p, int32_t k, i
 // ---------------------------------------------------------------------------------------------------------------
 // Small batches (1 <= B <= kSmallBatch = 32): one request per lane, everything in registers.
 // kLoop (here and in the other kernels): the grid does not cover every row / request, so threads loop over a grid
-// stride; without it each thread has at most one and the loop body runs once (measured on the H200, bench/anatomy:
-// the loop structure alone cost decode 0.07 µs even when it ran once).
+// stride; without it each thread has at most one and no loop control sits on the chain.
 //
-// A small plan is one dependent chain per warp (about 500 warp instructions at ~6 cycles each before this layout,
-// Nsight Compute on the H200), so the kernel is laid out to keep the chain short:
+// A small plan is one dependent chain per warp, so the kernel is laid out to keep the chain short (docs/decisions.md
+// D8, D17):
 // * Errors cost one flag on the common path. Requests, pool indices and rows only say whether they saw an error; when
 //   some flag is set (one vote at the end), the warp recomputes the details in the host loop's order (CheckReq, the
 //   sum, CheckRid, then every row again with EmitRow<kDetail>, which does the same lookups and rewrites the same
-//   bytes). Before, every check carried its code, index, value and aux through the rows in select chains.
+//   bytes).
 // * Table reads start early: the req_to_token reads go out as soon as a row knows its request (after the scans and the
 //   binary lifting) and overlap the batch checks and the status record; the full_to_state reads overlap the row's
 //   shape shuffles. Both are guarded by the checked-index conditions (IndexChecked), so they are in bounds whatever
@@ -583,8 +578,7 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
   // Inclusive warp scan of E and of the packed counts nc | nw << 16. E is clamped to 65536: 32 clamped values sum
   // to < 2^22 (exact in int32), and a clamped E means sum(E) > 65535 >= numQ, a refused batch. nc, nw <= E, so
   // when the batch is accepted (sum(E) <= numQ <= 65535) every partial sum of nc and of nw is <= 65535: the low
-  // half never carries into the high half. Lanes >= B add 0. (Scanning E alone first, so that the table reads go
-  // out before the shape and the count scan, measured no faster on the H200: bench/anatomy.)
+  // half never carries into the high half. Lanes >= B add 0.
   const int32_t ev = min(e, 65536);
   const uint32_t cw = static_cast<uint32_t>(min(r.nc, 65535)) | (static_cast<uint32_t>(min(r.nw, 65535)) << 16);
   int32_t e_inc = ev;
@@ -672,9 +666,9 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
     const ReqShape rb = row_shape(row, c_base, w_base);
     if (k < n_tok) {
       if (MODE != kLegacy && row.rid_flag < 0) {
-        // Paged rows (c4): the straight-line row, which lets the row's other work run under the full_to_state round
-        // trip and measured faster with identity maps too (c4 B=8 D=6 1.77 -> 1.69 µs; B=16 E=4095 2.25 -> 2.29).
-        // Request-ring rows read no table and keep the branches (c128 B=1 E=8192 1.52 µs vs 1.57 straight-line).
+        // Paged rows (c4): the straight-line row, so the row's other work runs under the full_to_state round trip.
+        // Request-ring rows read no table, so they have no round trip to hide and keep the branches (docs/decisions.md
+        // D17).
         if constexpr (MODE == kPaged)
           row_err |=
               EmitRowFast<CR, MODE, kMaps>(p, k, row.b, row.j, rb, row.rid_flag & 0x7fffffff, c_base, w_base, row.look);
@@ -908,11 +902,9 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
 // record first (DecodeStatusClean; the stores overlap the loads), and a warp that saw an error overwrites it at the
 // end (DecodeRows; same thread, so program order makes the error record the one that stays). The clean record writes
 // the fields a clean record defines: `code`, the counts (0 for decode) and `grid`; index, value and aux mean
-// something only when code != 0 (PlanStatus). Measured on the H200 (bench/anatomy): the full ballot + lowest-lane
-// shuffles + 48-byte record after the rows cost decode ~0.15 µs.
+// something only when code != 0 (PlanStatus; docs/decisions.md D6).
 // The clean record in three stores: code, {num_compress, num_write} as one 8-byte store, grid (WriteCleanRecord).
-// The compiler issues them before the row's loads; pinning them after the loads (volatile PTX stores) measured
-// slower on the H200: decode c128 B=8 1.02 -> 1.10 µs (bench/anatomy).
+// The compiler may issue them before the row's loads; pinning them after the loads was slower (docs/decisions.md D17).
 __device__ __forceinline__ void DecodeStatusClean(PlanStatus* rec, int lane, int32_t records) {
   if (lane == 0) WriteCleanRecord(rec, 0, 0, records);
 }
@@ -933,8 +925,8 @@ __device__ __forceinline__ void DecodeRows(uint32_t* plan_d, PlanStatus* status,
   PlanStatus* const rec = status + (tid >> 5);
   bool noted = false;
   LaneErr err;
-  // The fast row is computed whether or not the thread has a request (`has`), so no branch precedes it: the compiler
-  // would otherwise sink the S load into the `has` branch, behind the status stores (bench/anatomy SASS).
+  // The fast row is computed whether or not the thread has a request (`has`), so no branch precedes the loads and
+  // the assembler cannot sink the S load into the `has` branch, behind the status stores.
   auto one = [&](int32_t i, int64_t s64, int64_t rid64, bool has) {
     uint4 out;
     if (!fast(s64, rid64, out) && has) {
@@ -981,8 +973,8 @@ __device__ __forceinline__ bool DecodeSeqOk(int32_t i, int64_t s64, LaneErr& err
 }
 
 // Request-ring and legacy decode read only these: 56 bytes, one 64-byte constant-cache line, where DecodeParams is
-// 168 bytes over three (measured on the H200, bench/anatomy: the compact struct alone took c128 B=8 from 1.26 to
-// 1.16 µs). Built from DecodeParams by LaunchDecode.
+// 168 bytes over three, so the kernel's parameters cost one constant-cache fetch. Built from DecodeParams by
+// LaunchDecode.
 struct DecodeRingArgs {
   uint32_t* plan_d;
   PlanStatus* status;
@@ -1118,15 +1110,9 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodePagedKernel(const Decode
   constexpr bool kR2t = (kMaps & 1) != 0, kF2s = (kMaps & 2) != 0;
   auto fast = [&](int64_t s64, int64_t rid64, uint4& out) {
     // Fast path: S in [1, r2t_stride] and rid in [0, r2t_rows), so both positions p0 <= p1 < S index the table row;
-    // the table values are checked below and any failure falls back to the checked path, which reports it. Each range
-    // is one unsigned compare (S - 1 and rid wrap to huge values when below range), and the row offset is one
-    // 32 x 32 -> 64-bit product (rid < r2t_rows <= INT32_MAX, r2t_stride <= INT32_MAX): the fewer instructions
-    // between the first loads and the table reads, the shorter the chain.
-    // Fast path: S in [1, r2t_stride] and rid in [0, r2t_rows), so both positions p0 <= p1 < S index the table row;
     // the table values are checked below and any failure falls back to the checked path, which reports it.
-    // (Written with int64 offsets and int64 range checks on purpose: 32-bit forms of the same arithmetic let the H200
-    // build schedule the second read of each pair after the first one's dependent read, one round trip more,
-    // 1.48 -> 1.64 µs at B=8; bench/anatomy SASS.)
+    // int64 offsets and range checks on purpose: with 32-bit forms the assembler issued the second read of each pair
+    // after the first one's dependent read, one round trip more (docs/decisions.md D17).
     if (s64 >= 1 && s64 <= a.r2t_stride && rid64 >= 0 && rid64 < a.r2t_rows && (!kF2s || a.f2s_len > 0)) {
       const int32_t s = static_cast<int32_t>(s64), p1 = s - 1, p0 = max(p1 - CR, 0);
       const int64_t row = rid64 * a.r2t_stride;

@@ -49,7 +49,7 @@ enum PlanErr : int32_t {
 // looks at records [0, grid) and takes the first non-zero code.
 struct PlanStatus {
   int32_t code;  // PlanErr (first error seen by this block)
-  // index, value, aux: the error's details, defined only when code != 0 (a clean decode record leaves them as they were)
+  // index, value, aux: the error's details, defined only when code != 0 (a clean record leaves them as they were)
   int32_t index;
   int64_t value;
   int64_t aux;
@@ -68,9 +68,8 @@ constexpr size_t kStatusBytes = sizeof(PlanStatus) * kMaxStatusBlocks;
 // and m = floor(2^32 (2^l - d) / d) + 1, t = umulhi(n, m) and q = (t + n) >> l (Granlund-Montgomery 1994, Fig. 4.1,
 // whose q = (t + ((n - t) >> 1)) >> (l - 1) equals (t + n) >> l because floor(floor(x/2)/2^(l-1)) = floor(x/2^l); we
 // may add directly since t <= n < 2^31, so t + n < 2^32). 0 <= 2^l - d < d gives m <= 2^32 - 1. d = 1 (l = 0) and
-// powers of two (m = 1, t = 0) need no special case, so the device code has no select and no predicated load (the
-// earlier form, floor(n * ceil(2^p/d) / 2^p) with d = 1 special-cased, measured 0.09 µs slower in the small prefill
-// kernel on the H200, bench/anatomy). Built on the host (MakeFastDiv), checked by scripts/check-fastdiv.cpp.
+// powers of two (m = 1, t = 0) need no special case, so the device code has no select and no predicated load
+// (docs/decisions.md D17). Built on the host (MakeFastDiv), checked by scripts/check-fastdiv.cpp.
 struct FastDiv {
   uint32_t d;
   uint32_t mul;  // m

@@ -15,35 +15,23 @@ export interface ShippedResidencyProof {
   transitions: number;
 }
 
+/** One shipped row: ring (ratio, size, SWA page, request ring), its pad, the proved draft count and the counts. */
+function row(
+  ring: [compressRatio: 4 | 128, ringSize: number, swaPageSize: number, useReqRing: boolean],
+  writePad: number,
+  draftTokens: number,
+  states: number,
+  transitions: number,
+): ShippedResidencyProof {
+  const [compressRatio, ringSize, swaPageSize, useReqRing] = ring;
+  return { ring: { compressRatio, ringSize, swaPageSize, useReqRing }, writePad, draftTokens, states, transitions };
+}
+
 export const SHIPPED_RESIDENCY_PROOFS: readonly ShippedResidencyProof[] = [
-  {
-    ring: { compressRatio: 4, ringSize: 16, swaPageSize: 256, useReqRing: false },
-    writePad: 10,
-    draftTokens: 10,
-    states: 512,
-    transitions: 304_328,
-  },
-  {
-    ring: { compressRatio: 4, ringSize: 16, swaPageSize: 128, useReqRing: false },
-    writePad: 10,
-    draftTokens: 10,
-    states: 256,
-    transitions: 86_600,
-  },
-  {
-    ring: { compressRatio: 4, ringSize: 16, swaPageSize: 256, useReqRing: true },
-    writePad: 10,
-    draftTokens: 10,
-    states: 32,
-    transitions: 3_080,
-  },
-  {
-    ring: { compressRatio: 128, ringSize: 256, swaPageSize: 256, useReqRing: false },
-    writePad: 130,
-    draftTokens: 130,
-    states: 512,
-    transitions: 4_745_916,
-  },
+  row([4, 16, 256, false], 10, 10, 512, 304_328),
+  row([4, 16, 128, false], 10, 10, 256, 86_600),
+  row([4, 16, 256, true], 10, 10, 32, 3_080),
+  row([128, 256, 256, false], 130, 130, 512, 4_745_916),
 ];
 
 /**

@@ -1,0 +1,107 @@
+/**
+ * `--config FILE`: SGLang's config format (a YAML or JSON object of server flags, keys with dashes or underscores,
+ * `null`/`None` meaning unset) plus dsv4-kv's own options. Every unknown key is reported in one error.
+ */
+import { readFile } from "node:fs/promises";
+import { closestMatch } from "@dsv4-kv/errors";
+import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
+import { parse as parseYaml } from "yaml";
+import { InputError, UsageError } from "../commands/args.js";
+import { flagValueFromData } from "../commands/flags.js";
+import { ALL_FLAGS } from "./flags.js";
+import { type IgnoredSetting, type Values, dsv4FlagOf, effectOf } from "./launch.js";
+
+export async function readText(flag: string, path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+    throw new InputError(flag, path, `cannot read the file (${code})`, { errno: code });
+  }
+}
+
+/** A file's parse error, first line only (YAML's next lines quote the file). */
+export function parseFailure(flag: string, path: string, format: string, error: unknown): InputError {
+  const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 200);
+  return new InputError(flag, path, `is not valid ${format} (${reason})`);
+}
+
+/** Python's `None` as YAML reads it (a string), and YAML/JSON null: the setting is left unset. */
+const isUnset = (value: unknown) => value === null || value === "None";
+
+interface UnknownKey {
+  key: string;
+  value: unknown;
+  suggestion: string | null;
+}
+
+export interface ConfigFileValues {
+  values: Values;
+  ignored: IgnoredSetting[];
+}
+
+export async function readConfigFile(path: string): Promise<ConfigFileValues> {
+  const text = await readText("--config", path);
+  const isJson = /\.json$/i.test(path);
+  let raw: unknown;
+  try {
+    raw = isJson ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw parseFailure("--config", path, isJson ? "JSON" : "YAML", error);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new InputError("--config", path, "must hold an object of settings");
+  const values: Values = {};
+  const ignored: IgnoredSetting[] = [];
+  const unknown: UnknownKey[] = [];
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    const name = key
+      .replace(/^-+/, "")
+      .replace(/_/g, "-")
+      .replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    if (name === "config" || name === "help")
+      throw new InputError(key, value, `cannot be set in a config file (${path})`, { file: path });
+    const sglang = sglangFlag(name);
+    const dsv4Name = sglang ? dsv4FlagOf(sglang) : Object.hasOwn(ALL_FLAGS, name) ? name : null;
+    if (dsv4Name === null && !sglang) {
+      unknown.push({ key, value, suggestion: closestMatch(name, [...Object.keys(ALL_FLAGS), ...SGLANG_FLAG_NAMES]) });
+      continue;
+    }
+    if (isUnset(value)) {
+      // An explicit `None` algorithm turns speculative decoding off; left out, check's default run applies.
+      if (dsv4Name === "speculative-algorithm") values[dsv4Name] = "none";
+      continue;
+    }
+    if (dsv4Name !== null) values[dsv4Name] = configValue(path, key, dsv4Name, value);
+    else ignored.push({ name: key, value: negated(sglang!, name, value), effect: effectOf(sglang!) });
+  }
+  if (unknown.length > 0) throw unknownKeys(path, unknown);
+  return { values, ignored };
+}
+
+function negated(flag: SglangFlag, name: string, value: unknown): unknown {
+  return name === `no-${flag.name}` && typeof value === "boolean" ? !value : value;
+}
+
+function unknownKeys(path: string, unknown: readonly UnknownKey[]): InputError {
+  const [first, ...others] = unknown;
+  const listed = others.map((u) => (u.suggestion === null ? u.key : `${u.key} (did you mean ${u.suggestion}?)`));
+  const also = others.length === 0 ? "" : `; ${others.length} more unknown: ${listed.join(", ")}`;
+  return new InputError(first!.key, first!.value, `is not a setting of dsv4-kv check or SGLang (in ${path})${also}`, {
+    file: path,
+    unknownKeys: unknown.map((u) => u.key),
+    suggestions: Object.fromEntries(unknown.filter((u) => u.suggestion !== null).map((u) => [u.key, u.suggestion])),
+    ...(first!.suggestion === null ? {} : { suggestion: first!.suggestion }),
+  });
+}
+
+/** A config value is typed by its file (YAML/JSON): checked like the flag, but never coerced from a string. */
+function configValue(path: string, key: string, dsv4Name: string, value: unknown) {
+  const spec = ALL_FLAGS[dsv4Name]!;
+  try {
+    return flagValueFromData(key, spec, value)!;
+  } catch (error) {
+    if (!UsageError.isInstance(error)) throw error;
+    throw new InputError(error.field, error.value, `${error.rule} (in ${path})`, { ...error.params, file: path });
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * `dsv4-kv check` input as operators have it: dsv4-kv options, SGLang server flags in any spelling SGLang accepts,
+ * and a whole pasted launch command (`sglang serve …`, `python -m sglang.launch_server …`) with leading `NAME=value`
+ * assignments. Server flags come from server-config's SGLang flag table: KV-relevant ones become check values,
+ * the rest are accepted and returned as ignored, an unknown one is refused with a suggestion.
+ */
+import { closestMatch } from "@dsv4-kv/errors";
+import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
+import { UsageError } from "../commands/args.js";
+import { type FlagSpec, flagValueFromText } from "../commands/flags.js";
+import { ALL_FLAGS, ENV_SWITCHES } from "./flags.js";
+
+export type Value = string | boolean | number | number[];
+export type Values = Record<string, Value | undefined>;
+
+/** A setting accepted but not read: no effect on KV state, or one dsv4-kv does not model. */
+export interface IgnoredSetting {
+  /** As typed: `--host`, a config key, or an environment name. */
+  name: string;
+  value: unknown;
+  /** `unmodelled`: SGLang may change KV state with it; dsv4-kv does not model it. */
+  effect: "ignored" | "unmodelled";
+}
+
+export interface ParsedWords {
+  values: Values;
+  ignored: IgnoredSetting[];
+  /** How each value's flag was typed (`model` → `--model-path`), for errors. */
+  spelling: Record<string, string>;
+}
+
+/** The dsv4-kv flag a KV-relevant SGLang flag sets: its ServerArgs field in kebab-case (`model-path` → `model`). */
+export function dsv4FlagOf(flag: SglangFlag): string | null {
+  if (flag.effect === "config") return "config";
+  if (flag.effect !== "kv" || flag.field === null) return null;
+  return flag.field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** Every flag spelling check accepts, for suggestions. */
+function knownNames(): string[] {
+  return [...new Set([...Object.keys(ALL_FLAGS), ...SGLANG_FLAG_NAMES])];
+}
+
+export function unknownFlag(flag: string, name: string): UsageError {
+  const suggestion = closestMatch(name, knownNames());
+  return new UsageError(
+    flag,
+    undefined,
+    "is not a flag of dsv4-kv check or an SGLang server flag",
+    suggestion === null ? undefined : { suggestion: `--${suggestion}` },
+  );
+}
+
+const isFlagWord = (word: string) => word.startsWith("--");
+const INT = /^-?\d+$/;
+const FLOAT = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?$/;
+
+/**
+ * Parses flags (dsv4-kv's and SGLang's, `--flag value`, `--flag=value`, switches, `--no-X` for SGLang's
+ * optional booleans). A later occurrence wins, as in argparse.
+ */
+export function parseCheckWords(words: readonly string[]): ParsedWords {
+  const values: Values = {};
+  const ignored: IgnoredSetting[] = [];
+  const spelling: Record<string, string> = {};
+  let i = 0;
+  const takeValue = (flag: string, inline: string | undefined, what: string): string => {
+    if (inline !== undefined) return inline;
+    if (i + 1 < words.length && !isFlagWord(words[i + 1]!)) return words[++i]!;
+    throw new UsageError(flag, undefined, `needs a value (${what})`);
+  };
+  for (; i < words.length; i++) {
+    const word = words[i]!;
+    if (!isFlagWord(word) || word === "--" || word.startsWith("--="))
+      throw new UsageError(word, undefined, "is not a flag (flags start with --)");
+    const eq = word.indexOf("=");
+    const name = word.slice(2, eq < 0 ? undefined : eq);
+    const inline = eq < 0 ? undefined : word.slice(eq + 1);
+    const flag = `--${name}`;
+    const sglang = sglangFlag(name);
+    const dsv4Name = sglang ? dsv4FlagOf(sglang) : Object.hasOwn(ALL_FLAGS, name) ? name : null;
+    if (dsv4Name !== null) {
+      const spec = ALL_FLAGS[dsv4Name]!;
+      values[dsv4Name] = dsv4Value(flag, spec, inline, () => takeValue(flag, undefined, spec.arg ?? kindWord(spec)));
+      spelling[dsv4Name] = flag;
+      continue;
+    }
+    if (!sglang) throw unknownFlag(flag, name);
+    ignored.push({ name: flag, value: ignoredValue(flag, name, sglang, inline), effect: effectOf(sglang) });
+  }
+  return { values, ignored, spelling };
+
+  function dsv4Value(flag: string, spec: FlagSpec, inline: string | undefined, next: () => string): Value {
+    if (spec.type === "bool") {
+      if (inline !== undefined) throw new UsageError(flag, inline, "is a switch and takes no value");
+      return true;
+    }
+    return flagValueFromText(flag, spec, inline ?? next());
+  }
+
+  function ignoredValue(flag: string, name: string, spec: SglangFlag, inline: string | undefined): unknown {
+    switch (spec.kind) {
+      case "bool":
+      case "optbool":
+        if (inline !== undefined) throw new UsageError(flag, inline, "is a switch and takes no value");
+        return name !== `no-${spec.name}`;
+      case "int":
+      case "float": {
+        const raw = takeValue(flag, inline, spec.kind === "int" ? "an integer" : "a number");
+        if (!(spec.kind === "int" ? INT : FLOAT).test(raw))
+          throw new UsageError(flag, raw, `must be ${spec.kind === "int" ? "an integer" : "a decimal number"}`);
+        return Number(raw);
+      }
+      case "list": {
+        if (inline !== undefined) return [inline];
+        const items: string[] = [];
+        while (i + 1 < words.length && !isFlagWord(words[i + 1]!)) items.push(words[++i]!);
+        if (items.length === 0 && spec.nargs === "+") throw new UsageError(flag, undefined, "needs one or more values");
+        return items;
+      }
+      default:
+        if (spec.nargs === "?" && inline === undefined && (i + 1 >= words.length || isFlagWord(words[i + 1]!)))
+          return "";
+        return takeValue(flag, inline, "a value");
+    }
+  }
+}
+
+function kindWord(spec: FlagSpec): string {
+  return spec.type === "int" || spec.type === "number" ? "N" : spec.type === "intList" ? "A,B,…" : "S";
+}
+
+export function effectOf(flag: SglangFlag): "ignored" | "unmodelled" {
+  return flag.effect === "unmodelled" ? "unmodelled" : "ignored";
+}
+
+/** A launch command: its environment assignments and its server flags. */
+export interface LaunchCommand {
+  env: Record<string, string>;
+  /** How it was started: `sglang serve` or `python -m sglang.launch_server`. */
+  program: string;
+  serverWords: string[];
+}
+
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
+const PYTHON = /^python[0-9.]*$/;
+
+/**
+ * The words after `--`: a launch command, or (pnpm passes `--` through) more dsv4-kv/server flags. One word
+ * holding blanks is a pasted command and is tokenised here.
+ */
+export function splitLaunchCommand(rest: readonly string[]): LaunchCommand | null {
+  const words = rest.length === 1 && /\s/.test(rest[0]!) ? tokenizeCommand(rest[0]!) : [...rest];
+  if (words.length === 0 || isFlagWord(words[0]!)) return null;
+  const env: Record<string, string> = {};
+  let i = 0;
+  for (; i < words.length; i++) {
+    const m = ASSIGNMENT.exec(words[i]!);
+    if (!m) break;
+    env[m[1]!] = m[2]!;
+  }
+  const head = words[i];
+  let program: string | null = null;
+  if (head === "sglang" && words[i + 1] === "serve") program = "sglang serve";
+  else if (head !== undefined && PYTHON.test(head.split("/").pop()!) && words[i + 1] === "-m") {
+    if (words[i + 2] === "sglang.launch_server") program = `${head} -m sglang.launch_server`;
+  }
+  if (program === null) {
+    throw new UsageError(
+      "--",
+      words.slice(i, i + 3).join(" ") || words.join(" "),
+      "is not an SGLang launch command: expected `sglang serve …` or `python -m sglang.launch_server …` " +
+        "(optionally after NAME=value assignments), or more flags",
+    );
+  }
+  const skip = program === "sglang serve" ? 2 : 3;
+  return { env, program, serverWords: words.slice(i + skip) };
+}
+
+/** The environment assignments of a launch command: the switches check models, and the rest as ignored. */
+export function launchEnv(env: Readonly<Record<string, string>>): {
+  honoured: Record<string, string>;
+  ignored: IgnoredSetting[];
+} {
+  const honoured: Record<string, string> = {};
+  const ignored: IgnoredSetting[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (Object.hasOwn(ENV_SWITCHES, name)) honoured[name] = value;
+    else ignored.push({ name, value, effect: "ignored" });
+  }
+  return { honoured, ignored };
+}
+
+const FIELD = "launch command";
+const SPECIAL = new Set(["|", "&", ";", "<", ">", "(", ")", "`"]);
+
+/**
+ * A command line split as a POSIX shell splits it: blanks separate words, single quotes are literal, double
+ * quotes allow `\` before `$ \` " \\` and newline, a backslash outside quotes escapes the next character and
+ * backslash-newline continues the line, `#` at a word's start comments to the end of the line. What needs a shell
+ * to run (expansions, substitutions, pipes, redirections, lists) is refused, naming the token.
+ */
+export function tokenizeCommand(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  const refuse = (token: string, why: string): never => {
+    throw new UsageError(FIELD, token, `cannot be read without a shell (${why}): write the value out`);
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "\\") {
+      if (text[i + 1] === "\n") {
+        i++;
+        continue;
+      }
+      if (i + 1 >= text.length) refuse("\\", "a trailing backslash");
+      word += text[++i];
+      inWord = true;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      if (end < 0) refuse(text.slice(i, i + 20), "an unbalanced single quote");
+      word += text.slice(i + 1, end);
+      i = end;
+      inWord = true;
+    } else if (c === '"') {
+      let j = i + 1;
+      for (; j < text.length && text[j] !== '"'; j++) {
+        const d = text[j]!;
+        if (d === "\\" && j + 1 < text.length && '$`"\\\n'.includes(text[j + 1]!)) {
+          if (text[j + 1] !== "\n") word += text[j + 1];
+          j++;
+        } else if (d === "$" || d === "`") refuse(text.slice(j, j + 20), "an expansion inside double quotes");
+        else word += d;
+      }
+      if (j >= text.length) refuse(text.slice(i, i + 20), "an unbalanced double quote");
+      i = j;
+      inWord = true;
+    } else if (c === " " || c === "\t" || c === "\n" || c === "\r") {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else if (c === "#" && !inWord) {
+      const end = text.indexOf("\n", i);
+      i = end < 0 ? text.length : end - 1;
+    } else if (c === "$") {
+      refuse(text.slice(i, i + 20).split(/\s/)[0]!, "a variable or command substitution");
+    } else if (SPECIAL.has(c)) {
+      refuse(text.slice(i, i + 2).trim(), "a pipe, redirection, list or subshell");
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}

@@ -1,0 +1,264 @@
+/**
+ * The `dsv4-kv check --json` contract: the check report as a zod schema. The JSON Schema published as
+ * `@dsv4-kv/server-config/check-report.schema.json` is generated from it (`pnpm build`; a test fails when the
+ * committed file drifts), and `checkReportJson` builds the output from this schema's type.
+ *
+ * Every object is strict, so a field the schema does not document fails the tests that validate real outputs.
+ * To add a field: add it to the part's schema below (with a `describe`), rebuild, and say in the changeset.
+ * Adding a field, a rule id, an error code or a note kind keeps `schemaVersion`; removing or renaming a field,
+ * or changing its type or meaning, raises it.
+ */
+import { ERROR_CODES, type ErrorCode } from "@dsv4-kv/errors";
+import { z } from "zod";
+import { POOL_NAMES, type PoolId } from "@dsv4-kv/memory-pool";
+import { RULES, type RuleId } from "./rules.js";
+import { ServerArgsSchema } from "./schema.js";
+
+/** The JSON contract's version: an integer, raised only on a breaking change of the report's shape. */
+export const CHECK_REPORT_SCHEMA_VERSION = 1;
+
+const int = z.int();
+const count = z.int().nonnegative();
+const bytes = z.number().describe("bytes");
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+const ratio = z.literal([4, 128]);
+const perRing = (schema: z.ZodType<number | null>) => z.strictObject({ c4: schema, c128: schema });
+
+export const RuleIdSchema = z.enum(Object.keys(RULES) as [RuleId, ...RuleId[]]).describe("start-up rule id");
+export const ErrorCodeSchema = z
+  .enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]])
+  .describe("error code (docs/errors.md)");
+
+export const ConfigIssueSchema = z.strictObject({
+  rule: RuleIdSchema,
+  code: ErrorCodeSchema,
+  severity: z.enum(["error", "warning"]),
+  field: z.string().describe("the argument or value at fault (camelCase)"),
+  value: z.unknown().describe("the value at fault, null when the issue has no single value"),
+  params: z.record(z.string(), z.unknown()).describe("structured facts behind the message (numbers as numbers)"),
+  message: z.string().describe("what is wrong, the values, and what to change"),
+});
+
+export const ConfigNoteSchema = z.strictObject({
+  field: z.string(),
+  kind: z.enum(["defaulted", "corrected", "forced"]),
+  from: z.unknown(),
+  to: z.unknown(),
+  reason: z.string(),
+});
+
+const LayersSchema = z.strictObject({ total: count, ratio0: count, ratio4: count, ratio128: count });
+
+export const DerivedValuesSchema = z.strictObject({
+  effectivePageSize: int,
+  isSpeculative: z.boolean(),
+  speculativeAlgorithm: z.enum(["EAGLE", "DSPARK"]).nullable(),
+  speculativeNumSteps: nullable(int),
+  speculativeEagleTopk: nullable(int),
+  numDraftTokens: int,
+  maxSpeculativeNumDraftTokens: int,
+  adaptiveCandidates: z.array(int).nullable(),
+  allocLenPerDecode: int.describe("tokens allocated per request per decode step"),
+  ringSizes: perRing(nullable(int)).describe("compress-state ring size per ratio, null when no layer has it"),
+  writePads: perRing(nullable(int)).describe("draft tokens each ring's write pad serves"),
+  maxDraftTokensServed: nullable(int).describe("min write pad over the rings in use (c128 excluded when online)"),
+  attnDpSize: int,
+  mrrPerWorker: int,
+  numReqSlots: int,
+  swaRatio: z.number(),
+  stateDtypeBytes: z.literal([4, 2]),
+  onlineC128: z.boolean(),
+  onlineC128Mtp: z.boolean(),
+  hisparseRatio: z.number(),
+  kvCacheDtype: z.string(),
+  contextLen: int,
+  layers: LayersSchema,
+});
+
+export const ModelSummarySchema = z.strictObject({
+  name: z.string(),
+  resolvedAs: z.string().describe("how the model was named and read (preset, Hugging Face id, checkpoint config.json)"),
+  layers: LayersSchema,
+  compressRatios: z.array(count),
+});
+
+export const BudgetReportSchema = z.strictObject({
+  kind: z.enum(["bytes", "gpu"]),
+  memFractionStatic: z.number().nullable(),
+  preFreeGiB: z.number().nullable(),
+  postFreeGiB: z.number().nullable(),
+  restGiB: z.number().nullable(),
+  availableBytes: nullable(bytes).describe("the KV budget per worker"),
+  minimumViableMemFraction: z.number().nullable(),
+  assumption: z.string().nullable(),
+});
+
+export const ResidencyProofStatusSchema = z.strictObject({
+  status: z.enum(["proved", "fails", "not proved"]),
+  source: z.enum(["shipped table", "live"]).nullable(),
+  draftTokens: int,
+  states: nullable(int),
+  detail: z.string().nullable(),
+  command: z.string().describe("the command that proves (or refutes) it"),
+});
+
+export const ResidencyCheckSchema = z.strictObject({
+  ratio,
+  ringSize: int,
+  swaPageSize: int,
+  draftTokens: int,
+  adaptive: z.boolean(),
+  steps: count,
+  verifies: count,
+  violations: count,
+  firstViolation: z.string().nullable(),
+  skipped: z.string().nullable().describe("why the ring was not simulated, null when it was"),
+  proof: ResidencyProofStatusSchema.optional().describe("the proof covering every schedule (simulated rings only)"),
+});
+
+const PoolIdSchema = z.enum(Object.keys(POOL_NAMES) as [PoolId, ...PoolId[]]);
+
+export const PoolReportSchema = z.strictObject({
+  id: PoolIdSchema.describe("what the pool is (decide on this, not on name)"),
+  name: z.string().describe("display name"),
+  dtype: z.enum(["uint8", "float32", "bfloat16"]),
+  layers: count,
+  shapePerLayer: z.array(count),
+  bytesPerLayer: bytes,
+  totalBytes: bytes,
+  unitBytes: bytes.describe("bytes one more page or padded row group costs across the layers"),
+  estimatedBytes: bytes.describe("what the sizing priced for this pool"),
+  unaccountedBytes: bytes.describe("allocated − estimated"),
+});
+
+const StageFactsSchema = z.strictObject({
+  stage: count,
+  startLayer: count,
+  endLayer: count,
+  ratios: z.array(count),
+  layers: count,
+  layersC4: count,
+  layersC128: count,
+  ringSizeC4: int,
+  ringSizeC128: int,
+});
+
+const StageSizingSchema = z.strictObject({
+  stage: StageFactsSchema,
+  stageCapacityTokens: int,
+  pools: z.array(PoolReportSchema),
+  allocatedBytes: bytes,
+  estimatedBytes: bytes,
+  unusedBytes: bytes,
+});
+
+const BytesPerFullTokenSchema = z.strictObject({
+  swaKv: z.number(),
+  c4Kv: z.number(),
+  c128Kv: z.number(),
+  c4Indexer: z.number(),
+  c4AttentionState: z.number(),
+  c128State: z.number(),
+  c4IndexerState: z.number(),
+  raw: z.number(),
+  draftFactor: z.number(),
+  total: z.number(),
+});
+
+const PoolSizesSchema = z.strictObject({
+  maxTotalNumTokens: count.describe("full tokens (max_total_num_tokens)"),
+  swaTokens: count,
+  c4Size: count,
+  c128Size: count,
+  c4LogicalSize: count,
+  c4StatePoolSize: count,
+  c128StatePoolSize: count,
+});
+
+export const SizingModeSchema = z.enum(["sglang-gen-b", "exact"]);
+
+export const SizingResultSchema = z.strictObject({
+  mode: SizingModeSchema,
+  availableBytes: bytes,
+  pageSize: int,
+  bytesPerFullToken: BytesPerFullTokenSchema,
+  fixedBytes: bytes,
+  sizes: PoolSizesSchema.describe("the capacity"),
+  maxRunningRequests: count,
+  numReqSlots: count,
+  stages: z.array(StageSizingSchema),
+  allocatedBytes: bytes,
+  estimatedBytes: bytes,
+  unusedBytes: bytes.describe("negative when the pools allocate more than the budget"),
+  warnings: z.array(z.string()),
+});
+
+export const RingAdviceSchema = z.strictObject({
+  ratio,
+  draftTokens: int,
+  ringSize: nullable(int),
+  writePad: nullable(int),
+  nextSmallerRingSize: nullable(int),
+  reason: z.string().nullable(),
+  currentRingSize: int,
+  currentWritePad: int,
+  currentServes: z.boolean(),
+  stateBytesCurrent: nullable(bytes),
+  stateBytesAdvised: nullable(bytes),
+  capacityTokensCurrent: nullable(count),
+  capacityTokensAdvised: nullable(count),
+});
+
+export const IgnoredSettingSchema = z.strictObject({
+  name: z.string().describe("as typed: a flag (`--host`), a config key, or an environment name"),
+  value: z.unknown(),
+  effect: z
+    .enum(["ignored", "unmodelled"])
+    .describe("ignored: no effect on KV state; unmodelled: SGLang may change KV state with it, the check does not"),
+});
+
+/** The report's fields, in the order `checkServerConfig` returns them. */
+const reportShape = {
+  ok: z.boolean().describe("true when there is no error"),
+  model: ModelSummarySchema,
+  args: ServerArgsSchema.describe("the server arguments as parsed (every field, defaults filled)"),
+  derived: DerivedValuesSchema,
+  notes: z.array(ConfigNoteSchema).describe("what was defaulted, corrected or forced, and why"),
+  budget: BudgetReportSchema,
+  sizingMode: SizingModeSchema,
+  sizing: SizingResultSchema.nullable().describe("the pools and the capacity; null when there is no KV budget"),
+  residency: z.array(ResidencyCheckSchema),
+  advice: z.array(RingAdviceSchema).describe("ring-sizing advice when the draft tokens exceed a ring's pad"),
+  errors: z.array(ConfigIssueSchema),
+  warnings: z.array(ConfigIssueSchema),
+  ignored: z.array(IgnoredSettingSchema).describe("settings accepted and not read (the caller's, e.g. the CLI's)"),
+};
+
+/** The report `checkServerConfig` returns. */
+export const CheckReportSchema = z.strictObject(reportShape);
+
+/** What `dsv4-kv check --json` prints. */
+export const CheckReportJsonSchema = z
+  .strictObject({
+    schemaVersion: z.literal(CHECK_REPORT_SCHEMA_VERSION).describe("raised only on a breaking change"),
+    ...reportShape,
+  })
+  .meta({ title: "dsv4-kv check --json report" });
+
+export type CheckReportJson = z.output<typeof CheckReportJsonSchema>;
+
+/** The report as its JSON contract: `schemaVersion` first, an issue without a value carries null. */
+export function checkReportJson(report: z.output<typeof CheckReportSchema>): CheckReportJson {
+  const issue = (i: z.output<typeof ConfigIssueSchema>) => ({ ...i, value: i.value === undefined ? null : i.value });
+  return {
+    schemaVersion: CHECK_REPORT_SCHEMA_VERSION,
+    ...report,
+    errors: report.errors.map(issue),
+    warnings: report.warnings.map(issue),
+  };
+}
+
+/** The JSON Schema (draft 2020-12) of `dsv4-kv check --json`, generated from `CheckReportJsonSchema`. */
+export function checkReportJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(CheckReportJsonSchema, { io: "output", target: "draft-2020-12" }) as Record<string, unknown>;
+}
