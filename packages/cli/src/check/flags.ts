@@ -23,7 +23,12 @@ const num = (min: number, max: number, help: string, minExclusive = false): Flag
 });
 
 export const SERVER_FLAGS: FlagTable = {
-  model: str("model preset: DeepSeek-V4-Flash (default), DeepSeek-V4-Flash-0731, DeepSeek-V4-Pro", "PRESET"),
+  model: str(
+    "the model: a preset (DeepSeek-V4-Flash (default), DeepSeek-V4-Flash-0731, DeepSeek-V4-Pro, any case), a " +
+      "Hugging Face id (deepseek-ai/DeepSeek-V4-Flash, with -FP8/-NVFP4/… suffixes), a checkpoint folder or a " +
+      "config.json path",
+    "MODEL",
+  ),
   "page-size": int(1, INT32_MAX, "--page-size (DSV4 always uses 256 on CUDA; other values are corrected)"),
   "attention-backend": str("--attention-backend (forced to dsv4)"),
   "swa-full-tokens-ratio": num(0, 1, "SWA:full token ratio (DSV4 default 0.1)", true),

@@ -33,7 +33,7 @@ import type { CommandIO } from "./registry.js";
 
 export const spec: CommandSpec = {
   usage: [
-    "[--model PRESET | --model-config FILE] [--config FILE] [server flags] [--json]",
+    "[--model MODEL | --model-config FILE] [--config FILE] [server flags] [--json]",
     "[dsv4-kv options] -- [NAME=value …] sglang serve [server flags]",
     "[dsv4-kv options] -- [NAME=value …] python -m sglang.launch_server [server flags]",
   ],
