@@ -93,6 +93,9 @@ const FIELD_RANGE: Readonly<Record<RecordField["kind"], readonly [number, number
   hi16: [0, U16_MAX],
 };
 
+/** "00".."ff": toHex without Node's Buffer, so the planner also runs in a browser. */
+const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 /** A table class: what the shared statics construct. */
 interface PlanTableClass<T> {
   new (bytes: Uint8Array): T;
@@ -222,7 +225,9 @@ abstract class PlanTable<R> {
 
   /** The exact bytes as lowercase hex, rows concatenated. */
   toHex(): string {
-    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).toString("hex");
+    let hex = "";
+    for (const byte of this.bytes) hex += HEX_BYTES[byte];
+    return hex;
   }
 
   [Symbol.iterator](): Iterator<R> {
