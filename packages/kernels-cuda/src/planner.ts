@@ -31,7 +31,7 @@ import {
   reqToTokenInt32,
   requireInteger,
   requireLegacyRid,
-  requireOptionsObject,
+  requireOptionKeys,
   slotMapGeometry,
   toIntArray,
   validateDecodeInputs,
@@ -272,6 +272,7 @@ function finishPrefill(job: PrefillJob, out: Uint8Array, legacy: boolean): Prefi
 /** `planPrefill` on the GPU: same options, same PrefillPlan, same bytes, same PlannerError codes. */
 export function planPrefillGpu(options: PrefillPlanOptions, opts?: GpuCallOptions): PrefillPlan {
   const addon = loadNative();
+  requireOptionKeys(options, "prefill");
   return runPrefill(addon, preparePrefill(options, false, addon.maxGpuBatch), opts, false);
 }
 
@@ -284,12 +285,14 @@ export function planPrefillGpu(options: PrefillPlanOptions, opts?: GpuCallOption
  */
 export async function planPrefillGpuAsync(options: PrefillPlanOptions, opts?: GpuCallOptions): Promise<PrefillPlan> {
   const addon = loadNative();
+  requireOptionKeys(options, "prefill");
   return runPrefillAsync(addon, preparePrefill(options, false, addon.maxGpuBatch), opts, false);
 }
 
 /** `planPrefillLegacy` on the GPU. */
 export function planPrefillLegacyGpu(options: LegacyPrefillPlanOptions, opts?: GpuCallOptions): PrefillPlan {
   const addon = loadNative();
+  requireOptionKeys(options, "prefill-legacy");
   const cr = options.compressRatio;
   const ring = cr === 4 ? 8 : 128;
   const job = preparePrefill({ ...options, ringSize: ring, swaPageSize: ring, path: "host" }, true, addon.maxGpuBatch);
@@ -333,6 +336,7 @@ function decodeJob(
 
 /** The native decode call of `planDecode` options (the planner's validation, in its order). */
 export function decodeNativeJob(options: DecodePlanOptions): NativeJob<DecodePlanConfig, DecodePlanInputs> {
+  requireOptionKeys(options, "decode");
   validateRing(options);
   const cr = options.compressRatio;
   const { seqLens, rids } = decodeInputs(options.seqLens, options.reqPoolIndices);
@@ -386,7 +390,7 @@ export async function planDecodeGpuAsync(options: DecodePlanOptions, opts?: GpuC
 /** `planDecodeLegacy` on the GPU. */
 export function planDecodeLegacyGpu(options: LegacyDecodePlanOptions, opts?: GpuCallOptions): DecodePlanTable {
   const addon = loadNative();
-  requireOptionsObject(options);
+  requireOptionKeys(options, "decode-legacy");
   const cr = options.compressRatio;
   if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
   const { seqLens, rids, ridsNum } = decodeInputs(options.seqLens, options.reqPoolIndices);
@@ -585,6 +589,7 @@ export function readPlanStatus(status: DeviceBuffer): PlanStatus {
 /** The validated native call of `planPrefill` options (the bench times the kernel on it). */
 export function prefillNativeJob(options: PrefillPlanOptions): NativeJob<PrefillPlanConfig, PrefillPlanInputs> {
   const addon = loadNative();
+  requireOptionKeys(options, "prefill");
   const job = preparePrefill(options, false, addon.maxGpuBatch);
   return { cfg: job.cfg, inputs: nativeInputs(job.seqLens, job.extendLens, job.rids, job.slots) };
 }

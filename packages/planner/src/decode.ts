@@ -8,7 +8,7 @@ import { PlannerError } from "./errors.js";
 import {
   INT32_MAX,
   requireBatchLength,
-  requireOptionsObject,
+  requireOptionKeys,
   toIntArray,
   validateRing,
   type IntegerArray,
@@ -40,6 +40,7 @@ export function validateDecodeInputs(
 
 /** `{S, slot(S-1), page(max(S-1-cr, 0)), page(S-1)}` per request. */
 export function planDecode(options: DecodePlanOptions): DecodePlanTable {
+  requireOptionKeys(options, "decode");
   validateRing(options);
   const cr = options.compressRatio;
   const { seqLens, rids } = validateDecodeInputs(options.seqLens, options.reqPoolIndices);
@@ -72,7 +73,7 @@ export interface LegacyDecodePlanOptions {
  * `{S, legacySlot(rid, S-1), legacyPage(rid, max(S-1-cr, 0)), legacyPage(rid, S-1)}`.
  */
 export function planDecodeLegacy(options: LegacyDecodePlanOptions): DecodePlanTable {
-  requireOptionsObject(options);
+  requireOptionKeys(options, "decode-legacy");
   const cr = options.compressRatio;
   if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
   const { seqLens, rids } = validateDecodeInputs(options.seqLens, options.reqPoolIndices);

@@ -2,6 +2,7 @@
  * Input normalisation and validation shared by every planner entry point. Upstream narrows int64 inputs to
  * int32 and trusts them; we refuse anything that would not survive that narrowing or would index out of range.
  */
+import { closestMatch } from "@dsv4-kv/errors";
 import { PlannerError } from "./errors.js";
 
 /** Integer arrays as users hold them: plain arrays, typed arrays, or int64 tensors as BigInt64Array. */
@@ -62,6 +63,46 @@ export function requireBatchLength(field: string, length: number, batch: number)
 export function requireOptionsObject(options: unknown): void {
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new PlannerError("INVALID_TYPE", "options", options, "must be an options object");
+  }
+}
+
+const RING_KEYS = ["compressRatio", "ringSize", "swaPageSize", "useReqRing"] as const;
+const MAP_KEYS = ["reqToToken", "fullToState"] as const;
+
+/** The option keys each public planning function reads; anything else is a typo or a key of another function. */
+export const PLAN_OPTION_KEYS = {
+  prefill: [
+    ...RING_KEYS,
+    ...MAP_KEYS,
+    "seqLens",
+    "extendLens",
+    "reqPoolIndices",
+    "numQTokens",
+    "useCudaGraph",
+    "path",
+    "writePadOverride",
+    "deviceBatchLimit",
+  ],
+  decode: [...RING_KEYS, ...MAP_KEYS, "seqLens", "reqPoolIndices"],
+  "prefill-legacy": ["compressRatio", "seqLens", "extendLens", "reqPoolIndices", "numQTokens", "useCudaGraph"],
+  "decode-legacy": ["compressRatio", "seqLens", "reqPoolIndices"],
+} as const satisfies Record<string, readonly string[]>;
+
+/** Refuses a non-object and any key `kind`'s options do not have (UNKNOWN_KEY, with the closest known key). */
+export function requireOptionKeys(options: unknown, kind: keyof typeof PLAN_OPTION_KEYS): void {
+  requireOptionsObject(options);
+  const known: readonly string[] = PLAN_OPTION_KEYS[kind];
+  for (const key of Object.keys(options as object)) {
+    if (known.includes(key)) continue;
+    const suggestion = closestMatch(key, known);
+    const params = suggestion === null ? { kind } : { kind, suggestion };
+    throw new PlannerError(
+      "UNKNOWN_KEY",
+      key,
+      (options as Record<string, unknown>)[key],
+      `is not an option of ${kind} planning`,
+      params,
+    );
   }
 }
 

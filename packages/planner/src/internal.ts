@@ -1,5 +1,12 @@
 // What other packages of this repository need from this one; not for users (no semver promise).
-export { INT32_MAX, requireInteger, requireOptionsObject, toIntArray } from "./inputs.js";
+export {
+  INT32_MAX,
+  PLAN_OPTION_KEYS,
+  requireInteger,
+  requireOptionKeys,
+  requireOptionsObject,
+  toIntArray,
+} from "./inputs.js";
 export {
   reqToTokenElementError,
   reqToTokenInt32,

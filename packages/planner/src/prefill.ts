@@ -17,6 +17,7 @@ import {
   optionalBoolean,
   requireBatchLength,
   requireInteger,
+  requireOptionKeys,
   requireOptionsObject,
   toIntArray,
   validateRing,
@@ -356,6 +357,7 @@ function setInvalidW(ww: Uint32Array, ws: Int32Array, i: number): void {
 
 /** Stage-0 rows as upstream's first pass leaves them (batch index in readPage1, packed write ids, p+1). */
 export function planPrefillStage0(options: PrefillPlanOptions): PrefillPlan {
+  requireOptionKeys(options, "prefill");
   const n = normalizePrefill(options, false);
   return runStage0(n);
 }
@@ -403,6 +405,7 @@ export function devicePathOf(extendLens: ArrayLike<number>): "uniform" | "genera
  * device-path inputs upstream silently mis-handles.
  */
 export function planPrefill(options: PrefillPlanOptions): PrefillPlan {
+  requireOptionKeys(options, "prefill");
   const n = normalizePrefill(options, false);
   const plan = runStage0(n);
   const resolver = new SlotResolver(n.cr, n.ringSize, n.swaPageSize, n.useReqRing, options);
@@ -424,7 +427,7 @@ export interface LegacyPrefillPlanOptions {
  * `rid*128 + p%128`), no pad, no tail clause, host path only, and stage 1 fills both pages of every valid compress row.
  */
 export function planPrefillLegacy(options: LegacyPrefillPlanOptions): PrefillPlan {
-  requireOptionsObject(options);
+  requireOptionKeys(options, "prefill-legacy");
   const cr = options.compressRatio;
   const ringSize = cr === 4 ? 8 : 128;
   // The legacy layout is a request ring with no pad and no tail clause: stage 0 is the shared host loop.

@@ -160,3 +160,33 @@ describe("options and tables refuse garbage", () => {
     expect(t.isInvalid(0)).toBe(true);
   });
 });
+
+describe("planning options refuse keys the function does not read", () => {
+  const prefill = { ...c4, seqLens: [518], extendLens: [6] };
+  test.each([
+    [
+      "a misspelt prefill key",
+      () => planPrefill({ ...prefill, use_req_ring: true } as never),
+      "use_req_ring",
+      "useReqRing",
+    ],
+    ["a decode key on decode", () => planDecode({ ...c4, seqLens: [9], extendLens: [1] } as never), "extendLens", null],
+    [
+      "a ring key on legacy prefill",
+      () => planPrefillLegacy({ compressRatio: 4, seqLens: [8], extendLens: [8], ringSize: 7 } as never),
+      "ringSize",
+      null,
+    ],
+    [
+      "a path on legacy decode",
+      () => planDecodeLegacy({ compressRatio: 4, seqLens: [8], path: "host" } as never),
+      "path",
+      null,
+    ],
+  ])("%s", (_name, fn, field, suggestion) => {
+    const e = thrown(fn) as PlannerError;
+    expect(PlannerError.isInstance(e)).toBe(true);
+    expect([e.code, e.field]).toEqual(["UNKNOWN_KEY", field]);
+    expect(e.params.suggestion ?? null).toBe(suggestion);
+  });
+});
