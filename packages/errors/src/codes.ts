@@ -252,6 +252,10 @@ const serverConfig = block("@dsv4-kv/server-config", {
     "A checkpoint config.json dsv4-kv does not model (another architecture, DeepSeek-V4.1's ratios or KV sources).",
     "Use a DeepSeek-V4 checkpoint; the field named is the one of config.json that decided it.",
   ],
+  SGLANG_LOG: [
+    "A server log that is not a whole SGLang DeepSeek-V4 start-up log (empty, no DSV4 sizing line, a line cut off).",
+    "Pass the start-up log of one server as SGLang wrote it, up to the KV pool lines; the message names the line.",
+  ],
 });
 
 const cli = block("@dsv4-kv/cli", {

@@ -1,2 +1,12 @@
 // What other packages of this repository need from this one; not for users (no semver promise).
-export {};
+export {
+  type ConfiguratorGenerationId,
+  type GenerationSizing,
+  type GenerationOptions,
+  sizeForGeneration,
+  sizesFromMaxTokensForGeneration,
+  capCoefficients,
+  genABytesPerFullToken,
+  npuStatePoolSize,
+  finalizedC128StatePoolSize,
+} from "./generations/configurator.js";

@@ -74,3 +74,14 @@ export {
   checkReportJson,
   checkReportJsonSchema,
 } from "./report-schema.js";
+export type {
+  ConfiguratorGeneration,
+  FigureComparison,
+  LogComparison,
+  LogRank,
+  LoggedNumber,
+  LoggedSizingLine,
+  ParsedSglangLog,
+} from "./sglang-log/types.js";
+export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
+export { reconcileSglangLog } from "./sglang-log/reconcile.js";

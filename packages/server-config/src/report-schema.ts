@@ -237,11 +237,29 @@ const reportShape = {
 /** The report `checkServerConfig` returns. */
 export const CheckReportSchema = z.strictObject(reportShape);
 
+const FigureComparisonSchema = z.strictObject({
+  name: z.string().describe("the figure (bytes per full token, a pool's size, request slots, …)"),
+  rank: z.string().nullable().describe("the rank label of its line (`TP0`, `DP1 TP1 EP1`), null when logged once"),
+  line: z.int().positive().optional().describe("the 1-based log line it was read from"),
+  logged: z.string().describe("as the log printed it"),
+  computed: z.string().nullable().describe("ours at the log's precision; null when the generation is not modelled"),
+  match: z.boolean().describe("true only when equal at the log's precision"),
+  why: z.string().optional().describe("why it differs, or why it is not computed"),
+});
+
+/** `check --against-log FILE`: the log's figures against ours (shape of LogComparison in sglang-log/types.ts). */
+export const LogComparisonSchema = z.strictObject({
+  generation: z.enum(["gen-a", "gen-b", "gen-b-cap", "npu", "unknown"]).describe("SGLang's configurator generation"),
+  evidence: z.array(z.string()).describe("what in the log decided the generation"),
+  figures: z.array(FigureComparisonSchema),
+});
+
 /** What `dsv4-kv check --json` prints. */
 export const CheckReportJsonSchema = z
   .strictObject({
     schemaVersion: z.literal(CHECK_REPORT_SCHEMA_VERSION).describe("raised only on a breaking change"),
     ...reportShape,
+    logComparison: LogComparisonSchema.optional().describe("with --against-log: the server log reconciled"),
   })
   .meta({ title: "dsv4-kv check --json report" });
 

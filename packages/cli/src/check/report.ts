@@ -1,5 +1,12 @@
 /** Human-readable and JSON renderings of a `CheckReport`. The JSON is the same content as the text. */
-import { type CheckReport, type CheckReportJson, checkReportJson, fmtBytes } from "@dsv4-kv/server-config";
+import {
+  type CheckReport,
+  type CheckReportJson,
+  type FigureComparison,
+  type LogComparison,
+  checkReportJson,
+  fmtBytes,
+} from "@dsv4-kv/server-config";
 import { NO_PAINT, type Paint } from "../colour.js";
 
 const GIB = 2 ** 30;
@@ -162,5 +169,52 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
     out.push("", "Warnings");
     for (const w of r.warnings) out.push(paint.warn(`  [${w.rule}] ${w.message}`));
   }
+  return `${out.join("\n")}\n`;
+}
+
+/** True when every figure of the log matches ours and the generation is one dsv4-kv models. */
+export function logComparisonOk(c: LogComparison): boolean {
+  return c.generation !== "unknown" && c.figures.every((f) => f.match);
+}
+
+/** `--against-log`: the log's figures against ours, the generation and its evidence, each difference's reason. */
+export function formatLogComparison(
+  c: LogComparison,
+  path: string,
+  summary: readonly string[],
+  paint: Paint = NO_PAINT,
+): string {
+  const out: string[] = ["", `Against the log ${path}`];
+  for (const line of summary) out.push(`  ${line}`);
+  out.push(
+    `  configurator generation: ${c.generation === "unknown" ? paint.bad("unknown (not modelled)") : c.generation}`,
+  );
+  for (const e of c.evidence) out.push(`    evidence: ${e}`);
+  const rank = (f: FigureComparison) => f.rank ?? "-";
+  const w = {
+    name: Math.max(6, ...c.figures.map((f) => f.name.length)),
+    rank: Math.max(4, ...c.figures.map((f) => rank(f).length)),
+    logged: Math.max(6, ...c.figures.map((f) => f.logged.length)),
+    computed: Math.max(8, ...c.figures.map((f) => (f.computed ?? "-").length)),
+  };
+  const row = (name: string, r: string, logged: string, computed: string, match: string) =>
+    `  ${name.padEnd(w.name)}  ${r.padEnd(w.rank)}  ${logged.padStart(w.logged)}  ` +
+    `${computed.padStart(w.computed)}  ${match}`;
+  out.push(row("figure", "rank", "logged", "computed", "match"));
+  for (const f of c.figures) {
+    const verdict = f.match ? paint.ok("yes") : paint.bad(f.computed === null ? "not computed" : "NO");
+    out.push(row(f.name, rank(f), f.logged, f.computed ?? "-", verdict));
+  }
+  const explained = c.figures.filter((f) => f.why !== undefined);
+  if (explained.length > 0) {
+    out.push("  differences and notes:");
+    for (const f of explained) out.push(`    ${f.name}${f.rank ? ` (${f.rank})` : ""}: ${f.why}`);
+  }
+  const differ = c.figures.filter((f) => !f.match).length;
+  out.push(
+    differ === 0 && c.generation !== "unknown"
+      ? `  ${paint.ok(`every figure matches (${c.figures.length})`)}`
+      : `  ${paint.bad(`${differ} of ${c.figures.length} figure(s) differ or are not computed`)}`,
+  );
   return `${out.join("\n")}\n`;
 }

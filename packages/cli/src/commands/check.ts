@@ -7,6 +7,7 @@ import {
   DEFAULT_MODEL,
   checkServerConfig,
   parseCustomModel,
+  reconcileSglangLog,
   parseServerArgs,
   type BudgetInput,
   type ConfigNote,
@@ -23,7 +24,8 @@ import {
   parseCheckWords,
   splitLaunchCommand,
 } from "../check/launch.js";
-import { formatReport, toJson } from "../check/report.js";
+import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
+import { readAgainstLog } from "../check/against-log.js";
 import { loadModel } from "../check/model-source.js";
 import { InputError, UsageError } from "./args.js";
 import { paintFor } from "../colour.js";
@@ -36,6 +38,7 @@ export const spec: CommandSpec = {
     "[--model MODEL | --model-config FILE] [--config FILE] [server flags] [--json]",
     "[dsv4-kv options] -- [NAME=value …] sglang serve [server flags]",
     "[dsv4-kv options] -- [NAME=value …] python -m sglang.launch_server [server flags]",
+    "--against-log FILE [flags] [--json]",
   ],
   description: `Checks a DeepSeek-V4 SGLang server configuration before it starts: the resolved arguments (what was defaulted
 or corrected, and why), the compress-state rings and the draft tokens they serve, a residency check of the
@@ -54,7 +57,11 @@ and SGLANG_DSV4_COMPRESS_STATE_DTYPE (flags and --config win).
 Server flags are SGLang's, as it spells them, with its aliases (--tp/--tp-size, --dp, --ep, --model/--model-path,
 …), as --flag value or --flag=value, here, after -- in a pasted launch command, or as keys of --config (YAML or
 JSON, dashes or underscores, None = unset). Flags that do not change KV state are accepted and listed as ignored;
-the full table is docs/reference/sglang-flags.md.`,
+the full table is docs/reference/sglang-flags.md.
+
+--against-log FILE reads an SGLang server's start-up log: its server_args (and SGLANG_* environment) supply the
+arguments, its printed KV budget the budget (flags win), and every DSV4 sizing figure it logged is compared with
+ours at the log's precision, naming SGLang's configurator generation and the evidence; exit 1 on a difference.`,
   flags: ALL_FLAGS,
   exitCodes: [
     [0, "the configuration is valid"],
@@ -113,12 +120,18 @@ function envValue(envName: string, flag: string, raw: string): Value {
 async function check(input: CheckInput, io: CommandIO): Promise<number> {
   const { flags } = input;
   const ignored = [...input.ignored];
-  // Precedence: defaults < env (the launch command's assignments over the process's) < config file < flags.
+  // Precedence: defaults < env (the launch command's assignments over the process's, or over the log's) < the
+  // log's server_args < config file < flags. A log's environment replaces this process's: it is the server's.
+  const log = typeof flags["against-log"] === "string" ? await readAgainstLog(flags["against-log"]) : null;
   const merged: Values = {};
   for (const [envName, flag] of Object.entries(ENV_SWITCHES)) {
-    const raw = input.env[envName] ?? io.env[envName];
+    const raw = input.env[envName] ?? (log ? log.env : io.env)[envName];
     if (raw === undefined || raw === "") continue;
     merged[flag] = envValue(envName, flag, raw);
+  }
+  if (log) {
+    Object.assign(merged, log.values);
+    ignored.unshift(...log.ignored);
   }
   if (typeof flags.config === "string") {
     const file = await readConfigFile(flags.config);
@@ -179,7 +192,12 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
   if (!parsed.ok) throw serverArgsError(parsed.issues);
   const args = parsed.args;
 
-  // Budget.
+  // Budget: with a log, the one it printed unless a budget flag is given.
+  const budgetGiven = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"].some(
+    (f) => merged[f] !== undefined,
+  );
+  if (log && log.budgetBytes !== null && !budgetGiven) merged["kv-budget-bytes"] = log.budgetBytes;
+  if (log && merged.sizing === undefined) merged.sizing = "sglang-gen-b";
   let budget: BudgetInput;
   if (merged["kv-budget-bytes"] !== undefined) {
     budget = { kind: "bytes", kvBudgetBytes: merged["kv-budget-bytes"] as number };
@@ -213,15 +231,28 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
     residencySteps: merged["residency-steps"] as number | undefined,
   });
   report.notes.unshift(...cliNotes.filter((note) => !report.notes.some((other) => other.field === note.field)));
+  const comparison = log ? reconcileSglangLog(log.parsed, report) : null;
+  const json = comparison ? { ...toJson(report), logComparison: comparison } : toJson(report);
   io.stdout.write(
-    merged.json ? `${JSON.stringify(toJson(report), null, 2)}\n` : formatReport(report, paintFor(io.stdout, io.env)),
+    merged.json ? `${JSON.stringify(json, null, 2)}\n` : formatReport(report, paintFor(io.stdout, io.env)),
   );
   if (ignored.length > 0 && !merged.json) io.stdout.write(ignoredSection(ignored));
+  if (log && comparison && !merged.json)
+    io.stdout.write(formatLogComparison(comparison, log.path, log.summary, paintFor(io.stdout, io.env)));
   if (!report.ok && !merged.json)
     io.stderr.write(
       `${paintFor(io.stderr, io.env).bad(`dsv4-kv check: the configuration is invalid (${report.errors.length} error${report.errors.length === 1 ? "" : "s"})`)}\n`,
     );
-  return report.ok ? 0 : 1;
+  const logOk = comparison === null || logComparisonOk(comparison);
+  if (!logOk && !merged.json) {
+    const differ = comparison!.figures.filter((f) => !f.match).length;
+    const what =
+      comparison!.generation === "unknown"
+        ? "the log comes from a configurator generation dsv4-kv does not model"
+        : `the log differs from ours in ${differ} figure${differ === 1 ? "" : "s"}`;
+    io.stderr.write(`${paintFor(io.stderr, io.env).bad(`dsv4-kv check: ${what}`)}\n`);
+  }
+  return report.ok && logOk ? 0 : 1;
 }
 
 /** The accepted settings that were not read, with their values. */

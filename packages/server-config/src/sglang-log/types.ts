@@ -45,6 +45,8 @@ export interface ParsedSglangLog {
   readonly serverArgs: Readonly<Record<string, unknown>> | null;
   /** Line number of the server_args line, or null. */
   readonly serverArgsLine: number | null;
+  /** How server_args was printed: `repr` (`ServerArgs(…)`) or `dict` (`{…}`); null when absent. */
+  readonly serverArgsForm?: "repr" | "dict" | null;
   /** SGLANG_* and other environment assignments the log shows (environment dump lines, launch command prefix). */
   readonly env: Readonly<Record<string, string>>;
   /** The launch command the log shows, tokenised, or null. */
@@ -57,6 +59,8 @@ export interface FigureComparison {
   readonly name: string;
   /** The rank label, or null for a figure logged once. */
   readonly rank: string | null;
+  /** The 1-based log line the figure was read from. */
+  readonly line?: number;
   readonly logged: string;
   /** What we compute, at the log's precision; null when the generation is not modelled. */
   readonly computed: string | null;

@@ -1,0 +1,149 @@
+/**
+ * `dsv4-kv check --against-log FILE`, the CLI side: read the log (server-config parses it), and turn what it shows
+ * into check values. Its `server_args` keys (snake_case) go through the SGLang flag table as a config file's do:
+ * KV-relevant ones become check values, the others are ignored (the unmodelled ones listed); its SGLANG_*
+ * environment gives the switches. Without a server_args line, the launch command's flags are read instead. The
+ * KV budget defaults to the one the log printed, and the sizing to SGLang's arithmetic.
+ */
+import { stat } from "node:fs/promises";
+import { basename } from "node:path";
+import { type ParsedSglangLog, type SglangFlag, parseSglangLog, sglangFlag } from "@dsv4-kv/server-config";
+import { InputError, UsageError } from "../commands/args.js";
+import { flagValueFromData } from "../commands/flags.js";
+import { readText } from "./config-file.js";
+import { ALL_FLAGS } from "./flags.js";
+import {
+  type IgnoredSetting,
+  type Values,
+  dsv4FlagOf,
+  launchEnv,
+  parseCheckWords,
+  splitLaunchCommand,
+} from "./launch.js";
+
+const GIB = 2 ** 30;
+const FLAG = "--against-log";
+
+export interface LogInput {
+  path: string;
+  parsed: ParsedSglangLog;
+  /** Check values from server_args (or the launch command's flags). */
+  values: Values;
+  ignored: IgnoredSetting[];
+  /** The SGLANG_* switches the log shows (they replace the process environment's). */
+  env: Record<string, string>;
+  /** The KV budget per worker the log printed (its first memory calculation), in bytes; null when none. */
+  budgetBytes: number | null;
+  /** What was read from where, for the text report. */
+  summary: string[];
+}
+
+/** Reads and parses FILE; a log server-config refuses keeps its code (SGLANG_LOG) and names the file. */
+export async function readAgainstLog(path: string): Promise<LogInput> {
+  const text = await readText(FLAG, path);
+  const parsed = parseSglangLog(text);
+  const input: LogInput = { path, parsed, values: {}, ignored: [], env: {}, budgetBytes: null, summary: [] };
+  if (parsed.serverArgs !== null) await readServerArgs(input, parsed.serverArgs);
+  else if (parsed.launchCommand !== null) readLaunchCommand(input, parsed.launchCommand);
+  else input.summary.push("no server_args line and no launch command: the arguments are the flags' and defaults");
+  const env = launchEnv(parsed.env);
+  input.env = env.honoured;
+  input.ignored.push(...env.ignored.filter((i) => i.name.startsWith("SGLANG_")));
+  const switches = Object.keys(env.honoured);
+  if (switches.length > 0) input.summary.push(`environment switches from the log: ${switches.join(", ")}`);
+  input.budgetBytes = loggedBudgetBytes(parsed);
+  return input;
+}
+
+const isSet = (v: unknown) =>
+  v !== null && v !== false && v !== "" && !(Array.isArray(v) && v.length === 0) && !isEmptyObject(v);
+const isEmptyObject = (v: unknown) => typeof v === "object" && v !== null && Object.keys(v).length === 0;
+
+async function readServerArgs(input: LogInput, args: Readonly<Record<string, unknown>>): Promise<void> {
+  const line = input.parsed.serverArgsLine;
+  const unknown: string[] = [];
+  let plain = 0;
+  let read = 0;
+  for (const [key, value] of Object.entries(args)) {
+    const sglang = sglangFlag(key.replace(/_/g, "-"));
+    const dsv4Name = sglang ? dsv4FlagOf(sglang) : null;
+    if (!sglang) {
+      if (isSet(value) && !key.startsWith("_")) unknown.push(key);
+      continue;
+    }
+    if (dsv4Name === "config") continue;
+    if (dsv4Name === null) {
+      if (sglang.effect === "unmodelled" && isSet(value)) input.ignored.push(ignoredEntry(sglang, key, value));
+      else plain++;
+      continue;
+    }
+    // None leaves the setting unset, as in a config file; a None algorithm means the server ran without drafts.
+    if (value === null) {
+      if (dsv4Name === "speculative-algorithm") input.values[dsv4Name] = "none";
+      continue;
+    }
+    input.values[dsv4Name] = logValue(input, key, dsv4Name, value);
+    read++;
+  }
+  if (typeof input.values.model === "string") input.values.model = await localModel(input, input.values.model);
+  if (unknown.length > 0)
+    input.ignored.push({
+      name: `server_args: ${unknown.length} key(s) not in dsv4-kv's SGLang flag table`,
+      value: unknown,
+      effect: "unmodelled",
+    });
+  input.summary.push(
+    `server_args (line ${line}, ${input.parsed.serverArgsForm === "dict" ? "dict" : "ServerArgs(…)"} form): ` +
+      `${read} KV-relevant read, ${plain} without effect on KV state, ${unknown.length} set and not in the flag table`,
+  );
+}
+
+function ignoredEntry(flag: SglangFlag, key: string, value: unknown): IgnoredSetting {
+  return { name: `server_args.${key}`, value, effect: flag.effect === "unmodelled" ? "unmodelled" : "ignored" };
+}
+
+function logValue(input: LogInput, key: string, dsv4Name: string, value: unknown) {
+  try {
+    return flagValueFromData(`server_args.${key}`, ALL_FLAGS[dsv4Name]!, value)!;
+  } catch (error) {
+    if (!UsageError.isInstance(error)) throw error;
+    const line = input.parsed.serverArgsLine;
+    throw new InputError(error.field, error.value, `${error.rule} (in ${input.path}, line ${line})`, {
+      ...error.params,
+      file: input.path,
+      line,
+    });
+  }
+}
+
+/**
+ * The server's model path names a folder on the server, rarely here: when it does not exist here, its last
+ * component (the checkpoint's name, e.g. DeepSeek-V4-Flash) is resolved as a name instead (--model overrides).
+ */
+async function localModel(input: LogInput, path: string): Promise<string> {
+  if (!path.includes("/") || path.split("/").length === 2) return path;
+  const exists = await stat(path).then(
+    () => true,
+    () => false,
+  );
+  if (exists) return path;
+  const name = basename(path.replace(/\/+$/, ""));
+  input.summary.push(`model path ${path} is not on this machine: resolved by its name ${name} (--model overrides)`);
+  return name;
+}
+
+function readLaunchCommand(input: LogInput, words: readonly string[]): void {
+  const launch = splitLaunchCommand(words);
+  if (launch === null) return;
+  const server = parseCheckWords(launch.serverWords);
+  Object.assign(input.values, server.values);
+  input.ignored.push(...server.ignored);
+  input.summary.push(`no server_args line: the arguments are the launch command's (${launch.program})`);
+}
+
+function loggedBudgetBytes(parsed: ParsedSglangLog): number | null {
+  const first = parsed.sizingLines.find((s) => s.kind === "memory-calculation");
+  const field = first?.fields.available_bytes ?? first?.fields.raw_available_bytes;
+  if (field === undefined || typeof field === "string" || field.unit !== "GB" || field.value <= 0) return null;
+  return Math.round(field.value * GIB);
+}

@@ -1,0 +1,96 @@
+/** `dsv4-kv check --against-log FILE` end to end, on a Gen B log written in SGLang's formats (fixtures/logs). */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CheckReportJsonSchema } from "@dsv4-kv/server-config";
+import { describe, expect, it } from "vitest";
+import { cli } from "./cli-helpers.js";
+
+const GEN_B = new URL("./fixtures/logs/gen-b-tp8.log", import.meta.url).pathname;
+const text = readFileSync(GEN_B, "utf8");
+const dir = mkdtempSync(join(tmpdir(), "dsv4-kv-log-"));
+const write = (name: string, body: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, body);
+  return path;
+};
+
+describe("check --against-log", () => {
+  it("reproduces every figure of a Gen B log: exit 0, the generation and its evidence", () => {
+    const r = cli(["check", "--against-log", GEN_B]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("configurator generation: gen-b");
+    expect(r.stdout).toContain("evidence:");
+    expect(r.stdout).toMatch(/pools\.c4_state\s+TP7\s+6176\s+6176\s+yes/);
+    expect(r.stdout).toContain("every figure matches");
+    expect(r.stdout).toContain("server_args (line 2, ServerArgs(…) form)");
+  });
+
+  it("--json adds logComparison, valid against the published schema", () => {
+    const r = cli(["check", "--against-log", GEN_B, "--json"]);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(CheckReportJsonSchema.safeParse(json).success).toBe(true);
+    expect(json.logComparison.generation).toBe("gen-b");
+    expect(json.logComparison.figures.length).toBeGreaterThan(0);
+    expect(json.logComparison.figures.every((f: { match: boolean }) => f.match)).toBe(true);
+    expect(json.args.tpSize).toBe(8);
+    expect(json.budget.availableBytes).toBe(Math.round(9.31 * 2 ** 30));
+  });
+
+  it("a logged figure that differs from ours: exit 1, the difference shown with its reason", () => {
+    const path = write(
+      "differs.log",
+      text.replace("TP3] DSV4 pool sizes: full=494080, swa=49408", "TP3] DSV4 pool sizes: full=494080, swa=49152"),
+    );
+    const r = cli(["check", "--against-log", path]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/pools\.swa\s+TP3\s+49152\s+49408\s+NO/);
+    expect(r.stdout).toContain("pools.swa (TP3):");
+    expect(r.stderr).toContain("the log differs from ours in 1 figure");
+  });
+
+  it("flags override the log's server_args (here the budget, so every figure moves)", () => {
+    const r = cli(["check", "--against-log", GEN_B, "--kv-budget-bytes", "20000000000", "--json"]);
+    expect(r.code).toBe(1);
+    const json = JSON.parse(r.stdout);
+    expect(json.budget.availableBytes).toBe(20000000000);
+    expect(json.logComparison.figures.some((f: { match: boolean }) => !f.match)).toBe(true);
+  });
+
+  it("reads the dict form of server_args the same way", () => {
+    const dict = text.replace(/server_args=ServerArgs\((.*)\)$/m, (_, body: string) => {
+      const items = body.split(/, (?=[a-z0-9_]+=)/).map((kv) => kv.replace(/^([a-z0-9_]+)=/, "'$1': "));
+      return `server_args={${items.join(", ")}}`;
+    });
+    expect(dict).toContain("server_args={'model_path': ");
+    const r = cli(["check", "--against-log", write("dict.log", dict), "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).logComparison.generation).toBe("gen-b");
+  });
+
+  it.each([
+    ["empty", "", "is empty"],
+    ["garbage", "hello\nworld\n", "no DSV4 sizing line"],
+    ["cut off in server_args", text.slice(0, text.indexOf("speculative_algorithm")), "cut off"],
+  ])("refuses a %s log with exit 2 and the reason", (_name, body, words) => {
+    const r = cli(["check", "--against-log", write(`${_name.replace(/ /g, "-")}.log`, body)]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain(words);
+  });
+
+  it("refuses a missing file", () => {
+    const r = cli(["check", "--against-log", join(dir, "nope.log")]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--against-log");
+  });
+
+  it("refuses a server_args value of the wrong type, naming the key and the line", () => {
+    const r = cli(["check", "--against-log", write("type.log", text.replace("tp_size=8", "tp_size='8'"))]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("server_args.tp_size");
+    expect(r.stderr).toContain("line 2");
+  });
+});

@@ -1,0 +1,272 @@
+/**
+ * The sizing arithmetic of each SGLang DSV4 configurator generation whose start-up logs differ
+ * (docs/reference/configurator-generations.md): the earliest calculator ("gen-a"), Gen B ("gen-b", what
+ * `sglang-gen-b` sizes), the cap-mode SWA sizing ("gen-b-cap") and the Ascend NPU pool ("npu"). Each function
+ * reproduces what that generation computes and logs from a budget, with its own quirks; none of them refuses what
+ * the generation itself accepted (the NPU bf16 KV cache, page size 128).
+ *
+ * Units: `...Bytes` bytes; `...Tokens`/`size` tokens or entries.
+ */
+import { attentionHeadDim, configuratorKvBytesPerToken, offlineStateRowBytes } from "../bytes.js";
+import { requireSizingConfig } from "../config.js";
+import { MemoryPoolError, requireInt } from "../errors.js";
+import {
+  type BytesPerFullToken,
+  type SizingConfig,
+  type StageFacts,
+  bytesPerFullToken,
+  c128FixedBytes,
+  computeSizes,
+  requestedMaxRunningRequests,
+  stageFacts,
+} from "../sizing.js";
+
+export type ConfiguratorGenerationId = "gen-a" | "gen-b" | "gen-b-cap" | "npu";
+
+/** What a generation's configurator computes (and logs) from one budget, for the first pipeline stage. */
+export interface GenerationSizing {
+  generation: ConfiguratorGenerationId;
+  /** The coefficient the generation divides the budget by (`bytes_per_full_token`, draft factor included). */
+  bytesPerFullToken: number;
+  /** Fixed request-scoped c128 state bytes subtracted first (0 in gen-a, which has none). */
+  c128StateFixedBytes: number;
+  /** Fixed SWA reservation of cap mode (SWA KV and its c4 state); 0 elsewhere. */
+  swaFixedBytes: number;
+  /** F, page-aligned (`full_token`). */
+  fullTokens: number;
+  swaTokens: number;
+  c4Size: number;
+  c128Size: number;
+  c4LogicalSize: number;
+  /** c4 state pool size as the configurator logs it (`DSV4 pool sizes: … c4_state=`). */
+  c4StatePoolSize: number;
+  /** c128 state pool size as the configurator logs it (0 in Gen B and later: finalized from the request count). */
+  c128StatePoolSize: number;
+}
+
+export interface GenerationOptions {
+  /** Cap mode: the SWA tokens the cap reserves (`request_cap+headroom`, already page-aligned upstream). */
+  swaCapTokens?: number;
+}
+
+function firstStage(config: SizingConfig): StageFacts {
+  return stageFacts(config)[0]!;
+}
+
+/**
+ * Gen A's coefficient: Gen B's terms (state dtype fixed at fp32, c4 state over the window) plus a c128 state term
+ * `r · (R128 / W) · row · L128` (row `2A` fp32 offline, `3A` online), and no draft factor: Gen A scales the budget
+ * by `L / (L + 1)` before it logs it instead.
+ */
+export function genABytesPerFullToken(config: SizingConfig, stage: StageFacts): number {
+  const fp32 = { ...config, stateDtypeBytes: 4 as const };
+  const b = bytesPerFullToken(fp32, stage, config.model.slidingWindow);
+  const A = attentionHeadDim(config.model);
+  const c128Row = (config.onlineC128 ? 3 * A : 2 * A) * 4;
+  const c128State = config.swaFullTokensRatio * (stage.ringSizeC128 / config.model.slidingWindow) * c128Row;
+  // Summed in upstream's order so the float is the one it printed.
+  return (
+    b.swaKv + b.c4Kv + b.c128Kv + b.c4Indexer + b.c4AttentionState + c128State * stage.layersC128 + b.c4IndexerState
+  );
+}
+
+/** Gen A: `F = int(avail / bpft) // P · P`, state pools from SWA tokens over the window. */
+function sizeGenA(config: SizingConfig, availableBytes: number): GenerationSizing {
+  const stage = firstStage(config);
+  const W = config.model.slidingWindow;
+  const bpft = genABytesPerFullToken(config, stage);
+  const sizes = computeSizes(config, stage, Math.trunc(availableBytes / bpft), W);
+  return {
+    generation: "gen-a",
+    bytesPerFullToken: bpft,
+    c128StateFixedBytes: 0,
+    swaFixedBytes: 0,
+    fullTokens: sizes.maxTotalNumTokens,
+    swaTokens: sizes.swaTokens,
+    c4Size: sizes.c4Size,
+    c128Size: sizes.c128Size,
+    c4LogicalSize: sizes.c4LogicalSize,
+    c4StatePoolSize: sizes.c4StatePoolSize,
+    c128StatePoolSize: Math.floor(sizes.swaTokens / W) * stage.ringSizeC128,
+  };
+}
+
+function estimatedRequests(config: SizingConfig, capacityTokens: number): number {
+  const estimated = Math.min(Math.max(Math.trunc((capacityTokens / config.model.contextLen) * 512), 2048), 4096);
+  return Math.min(estimated, Math.floor(capacityTokens / 2));
+}
+
+/** Gen B's fixed c128 bytes: for the requested mrr, else for the estimate at `F0 = int(avail / bpft)`. */
+function genBFixedBytes(config: SizingConfig, stage: StageFacts, availableBytes: number, bpft: number): number {
+  const requested = requestedMaxRunningRequests(config);
+  if (requested != null) return c128FixedBytes(config, stage, requested);
+  return c128FixedBytes(config, stage, estimatedRequests(config, Math.trunc(availableBytes / bpft)));
+}
+
+/** Gen B (CUDA) and the NPU pool (same configurator, page size 128): fixed c128 bytes, then F. */
+function sizeGenB(config: SizingConfig, availableBytes: number, generation: "gen-b" | "npu"): GenerationSizing {
+  const stage = firstStage(config);
+  const W = config.model.slidingWindow;
+  const bpft = bytesPerFullToken(config, stage, W).total;
+  const fixed = genBFixedBytes(config, stage, availableBytes, bpft);
+  const F = Math.trunc(Math.max(availableBytes - fixed, 0) / bpft);
+  const sizes = computeSizes(config, stage, F, W);
+  return {
+    generation,
+    bytesPerFullToken: bpft,
+    c128StateFixedBytes: fixed,
+    swaFixedBytes: 0,
+    fullTokens: sizes.maxTotalNumTokens,
+    swaTokens: sizes.swaTokens,
+    c4Size: sizes.c4Size,
+    c128Size: sizes.c128Size,
+    c4LogicalSize: sizes.c4LogicalSize,
+    c4StatePoolSize: sizes.c4StatePoolSize,
+    c128StatePoolSize: 0,
+  };
+}
+
+/** Cap mode's two coefficients: per full token (compressed KV and indexer only) and per SWA token. */
+export function capCoefficients(
+  config: SizingConfig,
+  stage: StageFacts,
+): { bytesPerFullToken: number; bytesPerSwaToken: number; terms: BytesPerFullToken } {
+  const W = config.model.slidingWindow;
+  const terms = bytesPerFullToken(config, stage, W);
+  const kv = configuratorKvBytesPerToken(config.model);
+  const sd = config.stateDtypeBytes ?? 4;
+  const A = attentionHeadDim(config.model);
+  const stateRows =
+    (stage.ringSizeC4 / W) *
+    (offlineStateRowBytes(A, true, sd) + offlineStateRowBytes(config.model.indexHeadDim, true, sd));
+  return {
+    bytesPerFullToken: (terms.c4Kv + terms.c128Kv + terms.c4Indexer) * terms.draftFactor,
+    bytesPerSwaToken: (kv * stage.layers + stateRows * stage.layersC4) * terms.draftFactor,
+    terms,
+  };
+}
+
+/** Cap mode: SWA and its c4 state become `swaFixed = S_cap · bytesPerSwaToken`; F from what is left. */
+function sizeCap(config: SizingConfig, availableBytes: number, swaCapTokens: number): GenerationSizing {
+  const stage = firstStage(config);
+  const W = config.model.slidingWindow;
+  const P = config.pageSize;
+  const coef = capCoefficients(config, stage);
+  const fixed = genBFixedBytes(config, stage, availableBytes, coef.bytesPerFullToken);
+  const swaFixedBytes = swaCapTokens * coef.bytesPerSwaToken;
+  const F =
+    Math.floor(Math.trunc(Math.max(availableBytes - fixed - swaFixedBytes, 0) / coef.bytesPerFullToken) / P) * P;
+  const c128Size = Math.floor(F / 128);
+  const H = config.hisparseRatio ?? 1;
+  return {
+    generation: "gen-b-cap",
+    bytesPerFullToken: coef.bytesPerFullToken,
+    c128StateFixedBytes: fixed,
+    swaFixedBytes,
+    fullTokens: F,
+    swaTokens: swaCapTokens,
+    c4Size: Math.floor(F / (4 * H)),
+    c128Size,
+    c4LogicalSize: c128Size * 32,
+    c4StatePoolSize: Math.floor(swaCapTokens / W) * stage.ringSizeC4,
+    c128StatePoolSize: 0,
+  };
+}
+
+/** Sizes `availableBytes` (as the generation logs it) with the generation's own arithmetic. */
+export function sizeForGeneration(
+  generation: ConfiguratorGenerationId,
+  config: SizingConfig,
+  availableBytes: number,
+  options: GenerationOptions = {},
+): GenerationSizing {
+  requireSizingConfig(config);
+  requireInt("availableBytes", availableBytes, 0);
+  switch (generation) {
+    case "gen-a":
+      return sizeGenA(config, availableBytes);
+    case "gen-b":
+    case "npu":
+      return sizeGenB(config, availableBytes, generation);
+    case "gen-b-cap": {
+      const cap = options.swaCapTokens;
+      if (cap == null) {
+        throw new MemoryPoolError(
+          "INVALID_ARGUMENT",
+          "swaCapTokens",
+          cap ?? null,
+          "cap mode sizes SWA from its request cap: give swaCapTokens (the logged request_cap+headroom)",
+        );
+      }
+      requireInt("swaCapTokens", cap, 0);
+      return sizeCap(config, availableBytes, cap);
+    }
+    default:
+      throw new MemoryPoolError(
+        "INVALID_ARGUMENT",
+        "generation",
+        generation,
+        "generation must be one of gen-a, gen-b, gen-b-cap, npu",
+      );
+  }
+}
+
+/**
+ * The pool sizes a generation recomputes from a token count (`calculate_pool_sizes_from_max_tokens`, after a
+ * `--max-total-tokens` cap): F = T // P · P, SWA from the ratio (or the cap), no fixed bytes subtracted again.
+ */
+export function sizesFromMaxTokensForGeneration(
+  generation: ConfiguratorGenerationId,
+  config: SizingConfig,
+  maxTokens: number,
+  options: GenerationOptions = {},
+): GenerationSizing {
+  requireInt("maxTokens", maxTokens, 0);
+  const base = sizeForGeneration(generation, config, 0, options);
+  const stage = firstStage(config);
+  const W = config.model.slidingWindow;
+  if (generation === "gen-b-cap") {
+    const P = config.pageSize;
+    const F = Math.floor(maxTokens / P) * P;
+    const c128Size = Math.floor(F / 128);
+    return {
+      ...base,
+      fullTokens: F,
+      c4Size: Math.floor(F / (4 * (config.hisparseRatio ?? 1))),
+      c128Size,
+      c4LogicalSize: c128Size * 32,
+    };
+  }
+  const sizes = computeSizes(config, stage, maxTokens, W);
+  return {
+    ...base,
+    fullTokens: sizes.maxTotalNumTokens,
+    swaTokens: sizes.swaTokens,
+    c4Size: sizes.c4Size,
+    c128Size: sizes.c128Size,
+    c4LogicalSize: sizes.c4LogicalSize,
+    c4StatePoolSize: sizes.c4StatePoolSize,
+    c128StatePoolSize: generation === "gen-a" ? Math.floor(sizes.swaTokens / W) * stage.ringSizeC128 : 0,
+  };
+}
+
+/**
+ * The Ascend paged state pool's size (`npu_state_pool_size`): `max(2, ceil(1.8 · ratio / P) + 1)` pages per request,
+ * `P` tokens a page, for `maxNumReqs` requests.
+ */
+export function npuStatePoolSize(ratio: 4 | 128, pageSize: number, maxNumReqs: number): number {
+  requireInt("pageSize", pageSize, 2);
+  requireInt("maxNumReqs", maxNumReqs, 0);
+  if (ratio !== 4 && ratio !== 128) {
+    throw new MemoryPoolError("INVALID_RATIO", "ratio", ratio, "the NPU state pool exists for ratios 4 and 128");
+  }
+  const pagesPerRequest = Math.max(2, Math.ceil((1.8 * ratio) / pageSize) + 1);
+  return pagesPerRequest * maxNumReqs * pageSize;
+}
+
+/** The c128 state pool size a generation finalizes once the request count is known (Gen B and later). */
+export function finalizedC128StatePoolSize(config: SizingConfig, numReqSlots: number): number {
+  requireInt("numReqSlots", numReqSlots, 1);
+  const stage = firstStage(config);
+  return config.onlineC128 ? numReqSlots : numReqSlots * stage.ringSizeC128;
+}

@@ -1,0 +1,41 @@
+/**
+ * The seam between the log writer (what each configurator generation prints) and the log parser: parsing the
+ * written text gives the parsed form the writer describes, and that parse reconciles with the report it was written
+ * from, for every generation, with and without speculation.
+ */
+import { describe, expect, it } from "vitest";
+import { MODEL_PRESETS, checkServerConfig, parseServerArgs, type ServerArgsInput } from "../src/index.js";
+import { parseSglangLog } from "../src/sglang-log/parse.js";
+import { reconcileSglangLog } from "../src/sglang-log/reconcile.js";
+import { renderSglangSizingLog } from "../src/testing.js";
+
+const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
+const EAGLE = { speculativeAlgorithm: "EAGLE", speculativeNumSteps: 3, speculativeEagleTopk: 1 } as const;
+
+function report(input: ServerArgsInput) {
+  const parsed = parseServerArgs(input);
+  if (!parsed.ok) throw new Error(parsed.issues.join("; "));
+  return checkServerConfig(parsed.args, FLASH, { kind: "bytes", kvBudgetBytes: 100e9 }, { sizing: "sglang-gen-b" });
+}
+
+describe("writer → parser → reconciliation", () => {
+  for (const generation of ["gen-a", "gen-b", "gen-b-cap", "npu"] as const) {
+    for (const [name, args] of [
+      ["no speculation", {}],
+      ["EAGLE 3/1/4", EAGLE],
+    ] as const) {
+      it(`${generation}, ${name}: the parse equals the writer's and every figure matches`, () => {
+        const r = report(args);
+        const written = renderSglangSizingLog(r, generation);
+        const parsed = parseSglangLog(written.text);
+        const shape = (lines: typeof parsed.sizingLines) =>
+          lines.map((l) => ({ kind: l.kind, line: l.line, label: l.label, fields: l.fields }));
+        expect(shape(parsed.sizingLines)).toEqual(shape(written.log.sizingLines));
+        const comparison = reconcileSglangLog(parsed, r);
+        expect(comparison.generation).toBe(generation);
+        expect(comparison.figures.filter((f) => !f.match)).toEqual([]);
+        expect(comparison.figures.length).toBeGreaterThanOrEqual(3);
+      });
+    }
+  }
+});
