@@ -98,7 +98,8 @@ describe("bad input on the GPU", () => {
       planW: mk(numQ * 8),
       status: mk(PLAN_STATUS_BYTES),
     };
-    const cfg = { compressRatio: 4, ringSize: 16, swaPageSize: 256, batch: 2, numQTokens: numQ };
+    const ring = { compressRatio: 4, ringSize: 16, swaPageSize: 256 };
+    const cfg = { ...ring, batch: 2, numQTokens: numQ };
     const run = (seq: number[], ext: number[]) => {
       bufs.seqLens.upload(new Int32Array(seq));
       bufs.extendLens.upload(new Int32Array(ext));
@@ -107,7 +108,8 @@ describe("bad input on the GPU", () => {
     };
     run([518, 20], [6, 2]);
     expect(readPlanStatus(bufs.status).numWrite).toBe(8);
-    const cpu = planPrefill({ ...cfg, seqLens: [518, 20], extendLens: [6, 2], path: "device" });
+    // `batch` is the enqueue call's key; planPrefill refuses keys it does not read.
+    const cpu = planPrefill({ ...ring, numQTokens: numQ, seqLens: [518, 20], extendLens: [6, 2], path: "device" });
     const c = new Uint8Array(numQ * 16);
     bufs.planC.download(c);
     expect(Buffer.from(c).toString("hex")).toBe(Buffer.from(cpu.planC.bytes).toString("hex"));
