@@ -1,28 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
-  MODEL_PRESETS,
   checkServerConfig,
   parseCustomModel,
   parseServerArgs,
   resolveServerConfig,
   type ServerArgsInput,
 } from "../src/index.js";
+import { args, EAGLE, F0731, FLASH, PRO } from "./fixtures.js";
 
-const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
-const PRO = MODEL_PRESETS["DeepSeek-V4-Pro"]!;
-const F0731 = MODEL_PRESETS["DeepSeek-V4-Flash-0731"]!;
-const EAGLE = {
-  speculativeAlgorithm: "EAGLE",
-  speculativeNumSteps: 3,
-  speculativeEagleTopk: 1,
-  speculativeNumDraftTokens: 4,
-} as const;
-
-function args(input: ServerArgsInput = {}) {
-  const parsed = parseServerArgs(input as Record<string, unknown>);
-  if (!parsed.ok) throw new Error(parsed.issues.join("\n"));
-  return parsed.args;
-}
 const resolve = (input: ServerArgsInput = {}, model = FLASH) => resolveServerConfig(args(input), model);
 const rules = (input: ServerArgsInput = {}, model = FLASH) =>
   resolve(input, model).issues.map((i) => `${i.severity}:${i.rule}`);

@@ -1,26 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MODEL_PRESETS, checkServerConfig, parseServerArgs, type ServerArgsInput } from "../src/index.js";
+import type { ServerArgsInput } from "../src/index.js";
 import { detectGeneration } from "../src/sglang-log/detect.js";
 import { loggedGbRange, reconcileSglangLog } from "../src/sglang-log/reconcile.js";
 import type { LoggedSizingLine, ParsedSglangLog } from "../src/sglang-log/types.js";
 import { renderSglangSizingLog } from "../src/testing.js";
+import { EAGLE, FLASH, PRO, genBReport } from "./fixtures.js";
 
-const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
-const PRO = MODEL_PRESETS["DeepSeek-V4-Pro"]!;
-const EAGLE = {
-  speculativeAlgorithm: "EAGLE",
-  speculativeNumSteps: 3,
-  speculativeEagleTopk: 1,
-  speculativeNumDraftTokens: 4,
-} as const;
 const GENERATIONS = ["gen-a", "gen-b", "gen-b-cap", "npu"] as const;
 
-function report(input: ServerArgsInput = {}, budget = 100e9, model = FLASH) {
-  const parsed = parseServerArgs(input as Record<string, unknown>);
-  if (!parsed.ok) throw new Error(parsed.issues.join("\n"));
-  return checkServerConfig(parsed.args, model, { kind: "bytes", kvBudgetBytes: budget }, { sizing: "sglang-gen-b" });
-}
+const report = genBReport;
 
 /** The log with one field of one line replaced (a number as the log would print it). */
 function withField(log: ParsedSglangLog, kind: string, key: string, text: string): ParsedSglangLog {

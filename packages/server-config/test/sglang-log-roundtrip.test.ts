@@ -4,28 +4,21 @@
  * from, for every generation, with and without speculation.
  */
 import { describe, expect, it } from "vitest";
-import { MODEL_PRESETS, checkServerConfig, parseServerArgs, type ServerArgsInput } from "../src/index.js";
 import { parseSglangLog } from "../src/sglang-log/parse.js";
 import { reconcileSglangLog } from "../src/sglang-log/reconcile.js";
 import { renderSglangSizingLog } from "../src/testing.js";
+import { genBReport } from "./fixtures.js";
 
-const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
-const EAGLE = { speculativeAlgorithm: "EAGLE", speculativeNumSteps: 3, speculativeEagleTopk: 1 } as const;
-
-function report(input: ServerArgsInput) {
-  const parsed = parseServerArgs(input);
-  if (!parsed.ok) throw new Error(parsed.issues.join("; "));
-  return checkServerConfig(parsed.args, FLASH, { kind: "bytes", kvBudgetBytes: 100e9 }, { sizing: "sglang-gen-b" });
-}
+const EAGLE3 = { speculativeAlgorithm: "EAGLE", speculativeNumSteps: 3, speculativeEagleTopk: 1 } as const;
 
 describe("writer → parser → reconciliation", () => {
   for (const generation of ["gen-a", "gen-b", "gen-b-cap", "npu"] as const) {
     for (const [name, args] of [
       ["no speculation", {}],
-      ["EAGLE 3/1/4", EAGLE],
+      ["EAGLE 3/1/4", EAGLE3],
     ] as const) {
       it(`${generation}, ${name}: the parse equals the writer's and every figure matches`, () => {
-        const r = report(args);
+        const r = genBReport(args);
         const written = renderSglangSizingLog(r, generation);
         const parsed = parseSglangLog(written.text);
         const shape = (lines: typeof parsed.sizingLines) =>

@@ -19,12 +19,18 @@ import {
   computeSizes,
   requestedMaxRunningRequests,
   stageFacts,
+  type PoolSizes,
 } from "../sizing.js";
 
 export type ConfiguratorGenerationId = "gen-a" | "gen-b" | "gen-b-cap" | "npu";
 
 /** What a generation's configurator computes (and logs) from one budget, for the first pipeline stage. */
-export interface GenerationSizing {
+/**
+ * The pool figures come from the shared arithmetic (`PoolSizes`, F renamed `fullTokens` as the log names it); the
+ * c4 state is the size the configurator logs (`DSV4 pool sizes: … c4_state=`), the c128 state 0 in Gen B and later
+ * (finalized from the request count).
+ */
+export interface GenerationSizing extends Omit<PoolSizes, "maxTotalNumTokens"> {
   generation: ConfiguratorGenerationId;
   /** The coefficient the generation divides the budget by (`bytes_per_full_token`, draft factor included). */
   bytesPerFullToken: number;
@@ -34,14 +40,12 @@ export interface GenerationSizing {
   swaFixedBytes: number;
   /** F, page-aligned (`full_token`). */
   fullTokens: number;
-  swaTokens: number;
-  c4Size: number;
-  c128Size: number;
-  c4LogicalSize: number;
-  /** c4 state pool size as the configurator logs it (`DSV4 pool sizes: … c4_state=`). */
-  c4StatePoolSize: number;
-  /** c128 state pool size as the configurator logs it (0 in Gen B and later: finalized from the request count). */
-  c128StatePoolSize: number;
+}
+
+/** The pool figures a generation logs, from the shared pool arithmetic's sizes. */
+function poolFigures(sizes: PoolSizes, c128StatePoolSize: number) {
+  const { maxTotalNumTokens: fullTokens, swaTokens, c4Size, c128Size, c4LogicalSize, c4StatePoolSize } = sizes;
+  return { fullTokens, swaTokens, c4Size, c128Size, c4LogicalSize, c4StatePoolSize, c128StatePoolSize };
 }
 
 export interface GenerationOptions {
@@ -81,13 +85,7 @@ function sizeGenA(config: SizingConfig, availableBytes: number): GenerationSizin
     bytesPerFullToken: bpft,
     c128StateFixedBytes: 0,
     swaFixedBytes: 0,
-    fullTokens: sizes.maxTotalNumTokens,
-    swaTokens: sizes.swaTokens,
-    c4Size: sizes.c4Size,
-    c128Size: sizes.c128Size,
-    c4LogicalSize: sizes.c4LogicalSize,
-    c4StatePoolSize: sizes.c4StatePoolSize,
-    c128StatePoolSize: Math.floor(sizes.swaTokens / W) * stage.ringSizeC128,
+    ...poolFigures(sizes, Math.floor(sizes.swaTokens / W) * stage.ringSizeC128),
   };
 }
 
@@ -116,13 +114,7 @@ function sizeGenB(config: SizingConfig, availableBytes: number, generation: "gen
     bytesPerFullToken: bpft,
     c128StateFixedBytes: fixed,
     swaFixedBytes: 0,
-    fullTokens: sizes.maxTotalNumTokens,
-    swaTokens: sizes.swaTokens,
-    c4Size: sizes.c4Size,
-    c128Size: sizes.c128Size,
-    c4LogicalSize: sizes.c4LogicalSize,
-    c4StatePoolSize: sizes.c4StatePoolSize,
-    c128StatePoolSize: 0,
+    ...poolFigures(sizes, 0),
   };
 }
 
@@ -240,13 +232,7 @@ export function sizesFromMaxTokensForGeneration(
   const sizes = computeSizes(config, stage, maxTokens, W);
   return {
     ...base,
-    fullTokens: sizes.maxTotalNumTokens,
-    swaTokens: sizes.swaTokens,
-    c4Size: sizes.c4Size,
-    c128Size: sizes.c128Size,
-    c4LogicalSize: sizes.c4LogicalSize,
-    c4StatePoolSize: sizes.c4StatePoolSize,
-    c128StatePoolSize: generation === "gen-a" ? Math.floor(sizes.swaTokens / W) * stage.ringSizeC128 : 0,
+    ...poolFigures(sizes, generation === "gen-a" ? Math.floor(sizes.swaTokens / W) * stage.ringSizeC128 : 0),
   };
 }
 

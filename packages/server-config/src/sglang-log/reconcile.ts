@@ -304,22 +304,11 @@ function poolInit(ctx: Ctx, line: LoggedSizingLine) {
   intFigure(ctx, line, "c4_logical_size", "pool-init.c4_logical_size", s.c4LogicalSize, "c4_logical_size = c128 × 32");
   intFigure(ctx, line, "c128_size", "pool-init.c128_size", s.c128Size, "c128_size = c128");
   if (ctx.generation === "npu") {
-    intFigure(
-      ctx,
-      line,
-      "c4_state_pool_size",
-      "pool-init.c4_state_pool_size",
-      npuStatePoolSize(4, P, loggedReqs),
-      `NPU paged state: max(2, ceil(1.8 × 4 / ${P}) + 1) × max_num_reqs × ${P}`,
-    );
-    intFigure(
-      ctx,
-      line,
-      "c128_state_pool_size",
-      "pool-init.c128_state_pool_size",
-      npuStatePoolSize(128, P, loggedReqs),
-      `NPU paged state: max(2, ceil(1.8 × 128 / ${P}) + 1) × max_num_reqs × ${P}`,
-    );
+    for (const ratio of [4, 128] as const) {
+      const key = `c${ratio}_state_pool_size`;
+      const how = `NPU paged state: max(2, ceil(1.8 × ${ratio} / ${P}) + 1) × max_num_reqs × ${P}`;
+      intFigure(ctx, line, key, `pool-init.${key}`, npuStatePoolSize(ratio, P, loggedReqs), how);
+    }
     return;
   }
   intFigure(
