@@ -1,11 +1,14 @@
 /** `dsv4-kv check --against-log FILE` end to end, on a Gen B log written in SGLang's formats (fixtures/logs). */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CheckReportJsonSchema } from "@dsv4-kv/server-config";
+import { CheckReportJsonSchema, MODEL_PRESETS, checkServerConfig, parseServerArgs } from "@dsv4-kv/server-config";
+import { renderSglangSizingLog } from "@dsv4-kv/server-config/testing";
 import { describe, expect, it } from "vitest";
 import { cli } from "./cli-helpers.js";
 
+const FLASH_MODEL = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
+const EAGLE_ARGS = { speculativeAlgorithm: "EAGLE", speculativeNumSteps: 3, speculativeEagleTopk: 1 };
 const GEN_B = new URL("./fixtures/logs/gen-b-tp8.log", import.meta.url).pathname;
 const text = readFileSync(GEN_B, "utf8");
 const dir = mkdtempSync(join(tmpdir(), "dsv4-kv-log-"));
@@ -93,4 +96,32 @@ describe("check --against-log", () => {
     expect(r.stderr).toContain("server_args.tp_size");
     expect(r.stderr).toContain("line 2");
   });
+});
+
+describe("every modelled configurator generation, end to end", () => {
+  const eagle = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1"];
+  const budget = ["--kv-budget-bytes", "100000000000", "--sizing", "sglang-gen-b"];
+  for (const generation of ["gen-a", "gen-b", "gen-b-cap", "npu"] as const) {
+    it(`${generation}: a log written in its line formats reconciles figure by figure (exit 0)`, () => {
+      const parsed = parseServerArgs(EAGLE_ARGS);
+      if (!parsed.ok) throw new Error(parsed.issues.join("; "));
+      const report = checkServerConfig(
+        parsed.args,
+        FLASH_MODEL,
+        { kind: "bytes", kvBudgetBytes: 100e9 },
+        {
+          sizing: "sglang-gen-b",
+        },
+      );
+      const dir = mkdtempSync(join(tmpdir(), "dsv4-kv-log-"));
+      const file = join(dir, `${generation}.log`);
+      writeFileSync(file, renderSglangSizingLog(report, generation).text);
+      const r = cli(["check", "--against-log", file, ...budget, ...eagle, "--json"]);
+      rmSync(dir, { recursive: true, force: true });
+      expect(r.code, r.stderr).toBe(0);
+      const json = JSON.parse(r.stdout);
+      expect(json.logComparison.generation).toBe(generation);
+      expect(json.logComparison.figures.filter((f: { match: boolean }) => !f.match)).toEqual([]);
+    });
+  }
 });
