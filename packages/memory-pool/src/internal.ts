@@ -10,3 +10,4 @@ export {
   npuStatePoolSize,
   finalizedC128StatePoolSize,
 } from "./generations/configurator.js";
+export { compressedPoolSizes } from "./sizing.js";

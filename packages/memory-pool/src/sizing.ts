@@ -323,19 +323,25 @@ export function computeSizes(
   requireInt("fullTokens", fullTokens, 0);
   requireInt("c4StateDivisor", c4StateDivisor, 1);
   const P = config.pageSize;
-  const H = config.hisparseRatio ?? DEFAULTS.hisparseRatio;
   const F = Math.floor(fullTokens / P) * P;
   const S = Math.floor(Math.trunc(F * config.swaFullTokensRatio) / P) * P;
-  const c128Size = Math.floor(F / 128);
   return {
     maxTotalNumTokens: F,
     swaTokens: S,
-    c4Size: Math.floor(F / (4 * H)),
-    c128Size,
-    c4LogicalSize: c128Size * 32,
+    ...compressedPoolSizes(config, F),
     c4StatePoolSize: Math.floor(S / c4StateDivisor) * stage.ringSizeC4,
     c128StatePoolSize: 0,
   };
+}
+
+/** The pools every generation derives from F alone: c4 entries (HiSparse shrinks them), c128 entries, c4 logical. */
+export function compressedPoolSizes(
+  config: SizingConfig,
+  fullTokens: number,
+): Pick<PoolSizes, "c4Size" | "c128Size" | "c4LogicalSize"> {
+  const H = config.hisparseRatio ?? DEFAULTS.hisparseRatio;
+  const c128Size = Math.floor(fullTokens / 128);
+  return { c4Size: Math.floor(fullTokens / (4 * H)), c128Size, c4LogicalSize: c128Size * 32 };
 }
 
 function c4StateDivisorOf(config: SizingConfig): number {

@@ -16,6 +16,7 @@ import {
   type StageFacts,
   bytesPerFullToken,
   c128FixedBytes,
+  compressedPoolSizes,
   computeSizes,
   requestedMaxRunningRequests,
   stageFacts,
@@ -148,8 +149,6 @@ function sizeCap(config: SizingConfig, availableBytes: number, swaCapTokens: num
   const swaFixedBytes = swaCapTokens * coef.bytesPerSwaToken;
   const F =
     Math.floor(Math.trunc(Math.max(availableBytes - fixed - swaFixedBytes, 0) / coef.bytesPerFullToken) / P) * P;
-  const c128Size = Math.floor(F / 128);
-  const H = config.hisparseRatio ?? 1;
   return {
     generation: "gen-b-cap",
     bytesPerFullToken: coef.bytesPerFullToken,
@@ -157,9 +156,7 @@ function sizeCap(config: SizingConfig, availableBytes: number, swaCapTokens: num
     swaFixedBytes,
     fullTokens: F,
     swaTokens: swaCapTokens,
-    c4Size: Math.floor(F / (4 * H)),
-    c128Size,
-    c4LogicalSize: c128Size * 32,
+    ...compressedPoolSizes(config, F),
     c4StatePoolSize: Math.floor(swaCapTokens / W) * stage.ringSizeC4,
     c128StatePoolSize: 0,
   };
@@ -220,14 +217,7 @@ export function sizesFromMaxTokensForGeneration(
   if (generation === "gen-b-cap") {
     const P = config.pageSize;
     const F = Math.floor(maxTokens / P) * P;
-    const c128Size = Math.floor(F / 128);
-    return {
-      ...base,
-      fullTokens: F,
-      c4Size: Math.floor(F / (4 * (config.hisparseRatio ?? 1))),
-      c128Size,
-      c4LogicalSize: c128Size * 32,
-    };
+    return { ...base, fullTokens: F, ...compressedPoolSizes(config, F) };
   }
   const sizes = computeSizes(config, stage, maxTokens, W);
   return {

@@ -6,6 +6,7 @@ import { GIB, numReqSlots, resolveMaxRunningRequests, type SizingConfig } from "
 import {
   type ConfiguratorGenerationId,
   type GenerationSizing,
+  compressedPoolSizes,
   finalizedC128StatePoolSize,
   npuStatePoolSize,
   sizeForGeneration,
@@ -400,9 +401,10 @@ function consistencyOnly(ctx: Ctx, line: LoggedSizingLine, reason: string) {
   const full = num(line, line.kind === "pool-sizes" ? "full" : "full_token");
   if (line.kind !== "pool-sizes" || !full) return unmodelledLine(ctx, line, reason);
   const H = ctx.config.hisparseRatio ?? 1;
+  const pools = compressedPoolSizes(ctx.config, full.value);
   push(ctx, line, "pools.full", full.text, null, false, reason);
-  intFigure(ctx, line, "c4", "pools.c4", Math.floor(full.value / (4 * H)), `c4 = full // ${4 * H} (any generation)`);
-  intFigure(ctx, line, "c128", "pools.c128", Math.floor(full.value / 128), "c128 = full // 128 (any generation)");
+  intFigure(ctx, line, "c4", "pools.c4", pools.c4Size, `c4 = full // ${4 * H} (any generation)`);
+  intFigure(ctx, line, "c128", "pools.c128", pools.c128Size, "c128 = full // 128 (any generation)");
   for (const key of ["swa", "c4_state", "c128_state"]) {
     const n = num(line, key);
     if (n) push(ctx, line, `pools.${key}`, n.text, null, false, reason);
