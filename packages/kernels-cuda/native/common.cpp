@@ -48,6 +48,18 @@ void ThrowField(Napi::Env env, const char* code, const std::string& field, Napi:
   Throw(env, code, field, &value, Shown(value), rule);
 }
 
+void ThrowUnknownKeyError(Napi::Env env, const std::string& field, const std::string& rule,
+                          const std::string& suggestion) {
+  std::string msg = field + " " + rule;
+  if (!suggestion.empty()) msg += " (did you mean \"" + suggestion + "\"?)";
+  Napi::Error e = Napi::Error::New(env, msg);
+  e.Set("code", Napi::String::New(env, "ERR_DSV4KV_UNKNOWN_KEY"));
+  e.Set("field", Napi::String::New(env, field));
+  e.Set("rule", Napi::String::New(env, rule));
+  if (!suggestion.empty()) e.Set("suggestion", Napi::String::New(env, suggestion));
+  throw e;
+}
+
 void NoCuda(Napi::Env env, const char* what) {
   ThrowField(env, "ERR_DSV4KV_NO_CUDA", what,
              "is unavailable: the addon was built without CUDA (no nvcc at build time); rebuild it with nvcc on PATH");

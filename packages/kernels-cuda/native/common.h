@@ -45,6 +45,10 @@ namespace dsv4kv {
                              const std::string& rule);
 [[noreturn]] void ThrowField(Napi::Env env, const char* code, const std::string& field, Napi::Value value,
                              const std::string& rule);
+// Throw the unknown-key error of a params object: code ERR_DSV4KV_UNKNOWN_KEY, err.field = "object.key", err.rule, and
+// err.suggestion (the closest known key; "" for none), which src/native-errors.ts carries as params.suggestion.
+[[noreturn]] void ThrowUnknownKeyError(Napi::Env env, const std::string& field, const std::string& rule,
+                                       const std::string& suggestion);
 // Throw the "built without CUDA" error (code ERR_DSV4KV_NO_CUDA, err.field = what) for a CUDA-only entry point in the
 // CPU build.
 [[noreturn]] void NoCuda(Napi::Env env, const char* what);

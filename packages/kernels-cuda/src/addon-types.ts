@@ -2,8 +2,10 @@
  * The native addon's exports as TypeScript sees them: one interface per native entry point, read off the C++
  * registration code (native/addon.cpp `Init`, native/common.cpp `Context` / `DeviceBuffer`, native/planner/binding.cpp
  * `RegisterPlanner`, native/online_mtp/binding.cpp `RegisterOnlineMtp`). Every parameter object lists exactly the
- * keys its binding reads. The native side re-checks every value (it takes a boolean where it reads a 0/1 integer);
- * the types here say what the TS callers pass. native.ts casts the loaded module to `NativeAddon` once.
+ * keys its binding reads; the planner's are read through one key table per call (binding.cpp `kPrefillKeys`,
+ * `kDecodeKeys`, `kBenchKeys`), which refuses any other key, and test/binding-keys.test.ts holds those tables and
+ * the interfaces below to the same keys. The native side re-checks every value (it refuses a boolean where it reads
+ * a 0/1 integer); the types here say what the TS callers pass. native.ts casts the loaded module to `NativeAddon` once.
  */
 
 /** What the addon copies from or into: a TypedArray, DataView or ArrayBuffer (common.cpp `HostViewOf`). */
@@ -203,7 +205,7 @@ export interface WritePrefixArgs {
   bankStrideRows: number;
   numReqSlots: number;
   stateType: StateType;
-  /** WRITE_PREFIX_VARIANT; default chosen at launch. */
+  /** WRITE_PREFIX_VARIANT (`./internal`); only `scalar` (the default) without DSV4KV_BENCH_VARIANTS. */
   variant?: number;
   /** Blocks per request: 0 (auto), 1, 2, 4, 8 or 16. */
   split?: number;
@@ -241,7 +243,7 @@ export interface CommitPendingArgs {
   /** Read (and required) only with `markSeqLens`. */
   markWidth?: number;
   stateType: StateType;
-  /** COMMIT_VARIANT; default `regs`. */
+  /** COMMIT_VARIANT (`./internal`); default and, without DSV4KV_BENCH_VARIANTS, only `regs`. */
   variant?: number;
   err?: DeviceBuffer | null;
 }
@@ -272,7 +274,7 @@ export interface OnlineDecodeArgs {
   slotOffsetRows: number;
   numReqSlots: number;
   stateType: StateType;
-  /** WRITE_PREFIX_VARIANT legacy (default), vec or scalar. */
+  /** WRITE_PREFIX_VARIANT legacy (default; the only one without DSV4KV_BENCH_VARIANTS), vec or scalar. */
   variant?: number;
   split?: number;
   err?: DeviceBuffer | null;
@@ -292,7 +294,7 @@ export interface OnlinePrefillArgs {
 }
 
 export interface OnlineMtpBenchArgs {
-  op: "writePrefix" | "mark" | "markUpstream" | "commit" | "commitMark" | "decode" | "empty" | "copy";
+  op: "writePrefix" | "mark" | "markUpstream" | "commit" | "commitMark" | "decode" | "empty" | "copy" | "copyKernel";
   batch: number;
   numVerify: number;
   stateType: StateType;
@@ -302,11 +304,11 @@ export interface OnlineMtpBenchArgs {
   rotate: number;
   iters: number;
   reps: number;
-  /** Bytes per call of the `copy` op. */
+  /** Bytes per call of the `copy` (cudaMemcpyAsync) and `copyKernel` (float4 copy kernel) ops. */
   copyBytes?: number;
   /** Kernel variant (WRITE_PREFIX_VARIANT for writePrefix / decode, COMMIT_VARIANT for commit ops); default per op. */
   variant?: number;
-  /** Blocks per request (not `legacy`): 1, 2, 4, 8, 16, or 0 / absent = 4 when batch <= SM count, else 1. */
+  /** Blocks per request (not `legacy`): 1, 2, 4, 8, 16, or 0 / absent = the op's default (docs/decisions.md D23). */
   split?: number;
 }
 
@@ -339,6 +341,8 @@ export interface OnlineMtpNative {
   readonly headDim: number;
   /** Most verify tokens per request (8). */
   readonly maxVerifyTokens: number;
+  /** Whether the benchmark-only kernel shapes are built in (CMake option DSV4KV_BENCH_VARIANTS). */
+  readonly benchVariants: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
  * The one boundary between the addon and TypeScript: `guardAddon` wraps every function, class constructor,
  * prototype method and returned promise of the loaded addon so that whatever the native side throws reaches the
  * caller as a `KernelsCudaError`. It reads only the structured properties the addon sets (native/common.h:
- * `code`, `field`, `value`, `rule`; `cudaCall`, `cudaCode`, `cudaName`, `cudaMessage`, `entry`), never the message.
+ * `code`, `field`, `value`, `rule`, `suggestion`; `cudaCall`, `cudaCode`, `cudaName`, `cudaMessage`, `entry`), never the message.
  */
 import { Dsv4KvError, type ErrorCode } from "@dsv4-kv/errors";
 import { KernelsCudaError } from "./errors.js";
@@ -14,13 +14,14 @@ const CODE_OF_NATIVE: Readonly<Record<string, ErrorCode>> = {
   ERR_INVALID_ARG_TYPE: "INVALID_TYPE",
   ERR_OUT_OF_RANGE: "INVALID_ARGUMENT",
   ERR_DSV4KV_ARG: "INVALID_ARGUMENT",
+  ERR_DSV4KV_UNKNOWN_KEY: "UNKNOWN_KEY",
   ERR_DSV4KV_ONLINE_MTP: "INVALID_ARGUMENT",
   ERR_DSV4KV_BUFFER: "DEVICE_BUFFER",
   ERR_DSV4KV_CONTEXT: "CONTEXT",
 };
 
 type NativeFields = Partial<
-  Record<"code" | "field" | "rule" | "cudaCall" | "cudaName" | "cudaMessage" | "entry", string>
+  Record<"code" | "field" | "rule" | "suggestion" | "cudaCall" | "cudaName" | "cudaMessage" | "entry", string>
 > & {
   value?: unknown;
   cudaCode?: number;
@@ -39,7 +40,8 @@ export function fromNative(thrown: unknown): unknown {
     return new KernelsCudaError(code, "", undefined, `${e.field} ${e.rule}`, { nativeCode, entry: e.field });
   }
   if (code !== undefined && typeof e.field === "string" && typeof e.rule === "string") {
-    return new KernelsCudaError(code, e.field, e.value, e.rule, { nativeCode });
+    const params = typeof e.suggestion === "string" ? { nativeCode, suggestion: e.suggestion } : { nativeCode };
+    return new KernelsCudaError(code, e.field, e.value, e.rule, params);
   }
   // Not one of the addon's own errors (node-addon-api's argument checks, a V8 error): keep it as the cause.
   const detail = typeof e.message === "string" ? e.message : String(thrown);

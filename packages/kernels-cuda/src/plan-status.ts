@@ -1,10 +1,12 @@
 /**
  * The planner kernels' status records (native/planner/plan_kernels.cuh, PlanStatus / PlanErr) and the PlannerError
  * each non-zero code stands for: the same code, field and rule the CPU planner raises for the same input
- * (test/plan-status.test.ts compares every code with @dsv4-kv/planner).
+ * (test/plan-status.test.ts compares every code with @dsv4-kv/planner). The codes come from the header through the
+ * generated src/plan-err.ts (test/plan-err.test.ts keeps it current).
  */
 import { PlannerError } from "@dsv4-kv/planner";
 import { INT32_MAX } from "@dsv4-kv/planner/internal";
+import { PLAN_ERR, type PlanErrName } from "./plan-err.js";
 
 /**
  * Status region after the tables: 256 records of 48 bytes (code, index, value, aux, numCompress, numWrite, grid),
@@ -56,48 +58,61 @@ type Rule = (st: PlanStatus, g: StatusGeometry) => PlannerError;
 const E = (code: ConstructorParameters<typeof PlannerError>[0], field: string, value: unknown, rule: string) =>
   new PlannerError(code, field, value, rule);
 
-/** Code -> error, in PlanErr order. Codes 2 and 4 arise on device rules only (host inputs are checked in TS). */
-const RULES: Readonly<Record<number, Rule>> = {
-  1: ({ index: i, value: v }) => E("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [0, ${INT32_MAX}]`),
-  2: ({ index: i, value: v }) => E("EXTEND_LEN", `extendLens[${i}]`, v, "must be >= 0"),
-  3: ({ index: i, value: v, aux }) =>
+/**
+ * PlanErr name -> error, in PlanErr order; typed by the generated names, so a code without a rule (or a rule for a
+ * code that no longer exists) does not compile. Codes 2 and 4 arise on device rules only (host inputs are checked in
+ * TS).
+ */
+const RULES: Readonly<Record<Exclude<PlanErrName, "kErrNone">, Rule>> = {
+  kErrSeqNeg: ({ index: i, value: v }) => E("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [0, ${INT32_MAX}]`),
+  kErrExtendNeg: ({ index: i, value: v }) => E("EXTEND_LEN", `extendLens[${i}]`, v, "must be >= 0"),
+  kErrExtendGtSeq: ({ index: i, value: v, aux }) =>
     E("EXTEND_LEN", `extendLens[${i}]`, v, `must be <= seqLens[${i}] = ${aux} (the prefix S - E cannot be negative)`),
-  4: ({ value: v, aux }) =>
+  kErrExtendSum: ({ value: v, aux }) =>
     E("EXTEND_SUM", "numQTokens", aux, `must be >= the sum of extendLens (${v}); the plan tables have numQTokens rows`),
-  5: ({ index: i, value: v }) =>
+  kErrRidNeg: ({ index: i, value: v }) =>
     E("INVALID_ARGUMENT", `reqPoolIndices[${i}]`, v, `must be in [0, ${Number.MAX_SAFE_INTEGER}]`),
-  6: ({ value: v, aux }) => E("INDEX_OUT_OF_RANGE", "reqPoolIndices", v, `must be < ${aux} (rows of reqToToken)`),
-  7: ({ index: rid, value: p, aux }) =>
+  kErrRidRows: ({ value: v, aux }) =>
+    E("INDEX_OUT_OF_RANGE", "reqPoolIndices", v, `must be < ${aux} (rows of reqToToken)`),
+  kErrPosStride: ({ index: rid, value: p, aux }) =>
     E("INDEX_OUT_OF_RANGE", `reqToToken[${rid}]`, p, `position must be < ${aux} (tokens per request row)`),
-  8: ({ index: rid, value: full, aux: p }, g) =>
+  kErrFullRange: ({ index: rid, value: full, aux: p }, g) =>
     E(
       "INDEX_OUT_OF_RANGE",
       `fullToState[reqToToken[${rid}][${p}]]`,
       full,
       `full-pool location must be in [0, ${g.fullToStateLength})`,
     ),
-  9: ({ index: rid, value: swa, aux: p }) =>
+  kErrSwaNeg: ({ index: rid, value: swa, aux: p }) =>
     E("INDEX_OUT_OF_RANGE", `SWA location of request ${rid} position ${p}`, swa, "must be >= 0"),
-  10: slotOverflow,
-  11: ({ index: i, value: v }) => E("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [1, ${INT32_MAX}]`),
-  12: ({ index: i, value: v }) =>
+  kErrSlotOverflow: slotOverflow,
+  kErrDecodeSeq: ({ index: i, value: v }) => E("INVALID_ARGUMENT", `seqLens[${i}]`, v, `must be in [1, ${INT32_MAX}]`),
+  kErrExtendZero: ({ index: i, value: v }) =>
     E(
       "EXTEND_LEN",
       `extendLens[${i}]`,
       v,
       "must be > 0 (every request in a prefill batch extends by at least one token)",
     ),
-  13: narrowed,
+  kErrNarrow: narrowed,
 };
 
-/** Code 13, an int64 length outside int32: toIntArray's refusal (seqLens in [0, max], extendLens any int32). */
+/** The PlanErr names RULES maps (test/plan-err.test.ts checks them against the generated table). */
+export const PLAN_ERR_RULE_NAMES: readonly string[] = Object.keys(RULES);
+
+/** PlanStatus.code -> its PlanErr name (undefined for a code the header does not define, or 0). */
+const NAME_OF_CODE: ReadonlyMap<number, Exclude<PlanErrName, "kErrNone">> = new Map(
+  (Object.keys(RULES) as Exclude<PlanErrName, "kErrNone">[]).map((name) => [PLAN_ERR[name], name]),
+);
+
+/** kErrNarrow, an int64 length outside int32: toIntArray's refusal (seqLens in [0, max], extendLens any int32). */
 function narrowed({ index: i, value: v, aux }: PlanStatus): PlannerError {
   const min = aux === 1 ? -INT32_MAX - 1 : 0;
   const field = `${aux === 1 ? "extendLens" : "seqLens"}[${i}]`;
   return E(v > INT32_MAX ? "INT32_OVERFLOW" : "INVALID_ARGUMENT", field, v, `must be in [${min}, ${INT32_MAX}]`);
 }
 
-/** Code 10: the legacy bound, or the request-ring slot at position `aux` (the record names no position otherwise). */
+/** kErrSlotOverflow: the legacy bound, or the ring slot at position `aux` (the record names no position otherwise). */
 function slotOverflow({ value: rid, aux: p }: PlanStatus, g: StatusGeometry): PlannerError {
   if (g.legacy) {
     return E("INT32_OVERFLOW", "reqPoolIndices", rid, "legacy slot rid*ringSize + p%ringSize does not fit int32");
@@ -109,7 +124,7 @@ function slotOverflow({ value: rid, aux: p }: PlanStatus, g: StatusGeometry): Pl
 
 /** The PlannerError a non-zero status stands for (the CPU planner's error for the same input). */
 export function plannerErrorOf(st: PlanStatus, geometry: StatusGeometry): PlannerError {
-  const rule = RULES[st.code];
-  if (rule) return rule(st, geometry);
+  const name = NAME_OF_CODE.get(st.code);
+  if (name) return RULES[name](st, geometry);
   return new PlannerError("INTERNAL", "status.code", st.code, "unknown GPU planner status code");
 }

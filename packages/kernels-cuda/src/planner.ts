@@ -30,11 +30,10 @@ import {
   normalizePrefillOptions,
   reqToTokenInt32,
   requireInteger,
-  requireLegacyRid,
   requireOptionKeys,
   slotMapGeometry,
-  toIntArray,
   validateDecodeInputs,
+  validateLegacyDecode,
 } from "@dsv4-kv/planner/internal";
 import type {
   DecodePlanConfig,
@@ -106,17 +105,11 @@ function slotInputs(cr: number, useReqRing: boolean, maps: SlotMaps): SlotInputs
   return out;
 }
 
-function ridsOf(field: string, values: IntegerArray | undefined, batch: number): BigInt64Array {
-  const rids = new BigInt64Array(batch);
-  if (values === undefined) {
-    for (let i = 0; i < batch; i++) rids[i] = BigInt(i);
-    return rids;
-  }
-  const r = toIntArray(field, values, 0, Number.MAX_SAFE_INTEGER);
-  if (r.length !== batch)
-    throw new PlannerError("INVALID_ARGUMENT", `${field}.length`, r.length, `must equal seqLens.length ${batch}`);
-  for (let i = 0; i < batch; i++) rids[i] = BigInt(r[i]!);
-  return rids;
+/** Pool indices the planner's validation accepted, as the addon takes them (int64). */
+function bigIntRids(rids: ArrayLike<number>): BigInt64Array {
+  const out = new BigInt64Array(rids.length);
+  for (let i = 0; i < rids.length; i++) out[i] = BigInt(rids[i]!);
+  return out;
 }
 
 interface PrefillJob {
@@ -156,8 +149,7 @@ function preparePrefill(o: PrefillPlanOptions, legacy: boolean, gpuLimit: number
       `the device planner serves at most ${gpuLimit} requests per call`,
     );
   const hostRules = path === "host" || legacy;
-  const rids = new BigInt64Array(batch);
-  for (let b = 0; b < batch; b++) rids[b] = BigInt(n.rids[b]!);
+  const rids = bigIntRids(n.rids);
   const ring = legacy ? (cr === 4 ? 8 : 128) : o.ringSize;
   return {
     cfg: {
@@ -280,8 +272,8 @@ export function planPrefillGpu(options: PrefillPlanOptions, opts?: GpuCallOption
  * `planPrefillGpu` without blocking the event loop: the same validation (synchronous, O(batch)), then the upload,
  * the kernel, the download and the stream wait run on a libuv worker thread. Resolves to the same PrefillPlan
  * (same bytes); rejects with the same PlannerError, with KernelsCudaUnavailableError when the probe is not ok, or
- * with a KernelsCudaError (code NATIVE) for a CUDA failure. Worth it for large batches (thousands of rows): for a small plan the thread-pool
- * round trip costs more than the blocking call.
+ * with a KernelsCudaError (code NATIVE) for a CUDA failure. Worth it for large batches (thousands of rows): for a
+ * small plan the thread-pool round trip costs more than the blocking call.
  */
 export async function planPrefillGpuAsync(options: PrefillPlanOptions, opts?: GpuCallOptions): Promise<PrefillPlan> {
   const addon = loadNative();
@@ -299,12 +291,9 @@ export function planPrefillLegacyGpu(options: LegacyPrefillPlanOptions, opts?: G
   return runPrefill(addon, job, opts, true);
 }
 
-function decodeInputs(
-  seqLensIn: IntegerArray,
-  ridsIn: IntegerArray | undefined,
-): { seqLens: Int32Array; rids: BigInt64Array; ridsNum: Int32Array | Float64Array } {
-  const { seqLens, rids: ridsNum } = validateDecodeInputs(seqLensIn, ridsIn);
-  return { seqLens, rids: ridsOf("reqPoolIndices", ridsNum, seqLens.length), ridsNum };
+function decodeInputs(seqLensIn: IntegerArray, ridsIn: IntegerArray | undefined) {
+  const { seqLens, rids } = validateDecodeInputs(seqLensIn, ridsIn);
+  return { seqLens, rids: bigIntRids(rids) };
 }
 
 /** A validated native plan call: the addon's configuration and inputs. */
@@ -390,17 +379,13 @@ export async function planDecodeGpuAsync(options: DecodePlanOptions, opts?: GpuC
 /** `planDecodeLegacy` on the GPU. */
 export function planDecodeLegacyGpu(options: LegacyDecodePlanOptions, opts?: GpuCallOptions): DecodePlanTable {
   const addon = loadNative();
-  requireOptionKeys(options, "decode-legacy");
-  const cr = options.compressRatio;
-  if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
-  const { seqLens, rids, ridsNum } = decodeInputs(options.seqLens, options.reqPoolIndices);
-  for (let i = 0; i < ridsNum.length; i++) requireLegacyRid(`reqPoolIndices[${i}]`, ridsNum[i]!);
+  const { cr, seqLens, rids } = validateLegacyDecode(options);
   const ring = cr === 4 ? 8 : 128;
   const job = decodeJob(
     cr,
     { ringSize: ring, swaPageSize: ring, legacy: true },
     seqLens,
-    rids,
+    bigIntRids(rids),
     slotInputs(cr, true, {}),
   );
   return runDecode(addon, job, opts);

@@ -38,6 +38,20 @@ export function validateDecodeInputs(
   return { seqLens, rids };
 }
 
+/** planDecodeLegacy's checks, in its order (the GPU planner runs the same ones): keys, ratio, inputs, pool indices. */
+export function validateLegacyDecode(options: LegacyDecodePlanOptions): {
+  cr: 4 | 128;
+  seqLens: Int32Array;
+  rids: Int32Array | Float64Array;
+} {
+  requireOptionKeys(options, "decode-legacy");
+  const cr = options.compressRatio;
+  if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
+  const { seqLens, rids } = validateDecodeInputs(options.seqLens, options.reqPoolIndices);
+  for (let i = 0; i < rids.length; i++) requireLegacyRid(`reqPoolIndices[${i}]`, rids[i]!);
+  return { cr, seqLens, rids };
+}
+
 /** `{S, slot(S-1), page(max(S-1-cr, 0)), page(S-1)}` per request. */
 export function planDecode(options: DecodePlanOptions): DecodePlanTable {
   requireOptionKeys(options, "decode");
@@ -73,15 +87,11 @@ export interface LegacyDecodePlanOptions {
  * `{S, legacySlot(rid, S-1), legacyPage(rid, max(S-1-cr, 0)), legacyPage(rid, S-1)}`.
  */
 export function planDecodeLegacy(options: LegacyDecodePlanOptions): DecodePlanTable {
-  requireOptionKeys(options, "decode-legacy");
-  const cr = options.compressRatio;
-  if (cr !== 4 && cr !== 128) throw new PlannerError("INVALID_RATIO", "compressRatio", cr, "must be 4 or 128");
-  const { seqLens, rids } = validateDecodeInputs(options.seqLens, options.reqPoolIndices);
+  const { cr, seqLens, rids } = validateLegacyDecode(options);
   const plan = DecodePlanTable.allocate(seqLens.length);
   for (let i = 0; i < seqLens.length; i++) {
     const seqLen = seqLens[i]!;
     const rid = rids[i]!;
-    requireLegacyRid(`reqPoolIndices[${i}]`, rid);
     const p1 = seqLen - 1;
     const p0 = Math.max(p1 - cr, 0);
     plan.set(i, {

@@ -17,4 +17,4 @@ export {
 } from "./addressing.js";
 export { devicePathOf, type NormalizedPrefillOptions, normalizePrefillOptions, stage0Into } from "./prefill.js";
 export { SeededRandom } from "./random.js";
-export { validateDecodeInputs } from "./decode.js";
+export { validateDecodeInputs, validateLegacyDecode } from "./decode.js";

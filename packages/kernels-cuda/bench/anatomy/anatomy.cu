@@ -4,7 +4,16 @@
 // launches the kernels of interest a few times each, for Nsight Compute (ANATOMY_NCU_SMALL=1: only the four small
 // planner kernels, as compare.sh profiles them). The calibration kernels (DecodeMin*) are upstream's shapes written
 // from the spec, for same-run comparison.
+// The planner kernels, one TU: the split sources, or a BEFORE revision's single plan_kernels.cu.
+#if __has_include("planner/plan_kernels.cu")
 #include "planner/plan_kernels.cu"
+#else
+#include "planner/prefill_small.cu"
+#include "planner/prefill_general.cu"
+#include "planner/decode.cu"
+#include "planner/launch.cu"
+#include "planner/bench.cu"
+#endif
 #include "online_mtp/online_mtp_kernels.cu"
 
 #include <cstdio>

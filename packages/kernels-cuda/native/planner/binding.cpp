@@ -14,12 +14,16 @@
 //   bench(ctx, kind, cfg, inputs, opts)        CUDA-event timings: eager back-to-back and CUDA-graph replay
 //
 // cfg: { batch, numQ, pad, tail, hostRules, cr, ring, sps, reqStyle, legacy, r2tStride, r2tRows, f2sLen, lens64? }
+//   (decode: the slot keys, batch and lens64?), read through one key table per call (kPrefillKeys, kDecodeKeys,
+//   kBenchKeys; the TS interfaces in src/addon-types.ts list the same keys); any other key is refused.
 //   lens64 (device calls only; default 0): bufs.seqLens / bufs.extendLens hold int64 (upstream's dtype) instead of
 //   int32; the kernel checks that each value fits int32 and reports kErrNarrow otherwise.
 // inputs: { seqLens: Int32Array, extendLens?: Int32Array, rids?: BigInt64Array, r2t?: Int32Array, f2s?: Int32Array }
 #include "planner/planner_binding.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -32,53 +36,155 @@
 #include "planner/plan_launch.h"
 #else
 #include "planner/plan_kernels.cuh"
-namespace dsv4kv {
-constexpr int32_t kMaxGpuBatch = 16384;
-}
 #endif
 
 namespace dsv4kv {
 namespace {
 
-constexpr int32_t kMaxNumQ = 65535;  // ragged ids are 16-bit in CompressPlan and in the stage-0 WritePlan packing
+// A params object's integer keys, one table per call (kSlotKeys + kPrefillKeys, kDecodeKeys, kBenchKeys): each row
+// names the key, the struct member it fills, its range and whether it may be absent. ReadKeys refuses, naming
+// `<object>.<key>`: a key the table does not list (UNKNOWN_KEY, with the closest listed key as the suggestion), a
+// required key that is absent, a value that is not a number (no coercion: a boolean is not 0/1), and a value that is
+// not an integer in [lo, hi]. An optional key that is absent (or undefined) takes `def`.
+template <typename T>
+struct IntKey {
+  const char* key;
+  int64_t T::* member;
+  int64_t lo, hi;
+  bool required;
+  int64_t def;
+};
 
-int64_t GetInt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
-  Napi::Value v = o.Get(key);
-  // No coercion: a boolean is not 0/1 (the TS layer passes every flag as a number).
-  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", std::string("cfg.") + key, v, "must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
+// The slot-mapping keys of every plan call (addon-types.ts PlanSlotConfig).
+struct SlotCfg {
+  int64_t cr, ring, sps, reqStyle, legacy, r2tStride, r2tRows, f2sLen;
+};
+// planPrefill* cfg (PrefillPlanConfig). lens64 applies to device calls (CheckHostLens refuses it for host arrays).
+struct PrefillCfg : SlotCfg {
+  int64_t batch, numQ, pad, tail, hostRules, lens64;
+};
+// planDecode* cfg (DecodePlanConfig).
+struct DecodeCfg : SlotCfg {
+  int64_t batch, lens64;
+};
+// bench opts (PlanBenchOptions).
+struct BenchCfg {
+  int64_t warmup, reps, calls;
+};
+
+constexpr int64_t kI32 = INT_MAX;
+// cr is 4 or 128 and ring/sps divide as docs/reference/planner.md §5.2 says: checked across keys in ParseSlot.
+#define DSV4KV_SLOT_KEYS(T)                                                                                  \
+  {"cr", &T::cr, 4, 128, true, 0}, {"ring", &T::ring, 1, kI32, true, 0}, {"sps", &T::sps, 1, kI32, true, 0}, \
+      {"reqStyle", &T::reqStyle, 0, 1, true, 0}, {"legacy", &T::legacy, 0, 1, true, 0},                      \
+      {"r2tStride", &T::r2tStride, 1, kI32, true, 0}, {"r2tRows", &T::r2tRows, 0, kI32, true, 0},            \
+      {"f2sLen", &T::f2sLen, 0, int64_t{1} << 40, true, 0}
+const IntKey<PrefillCfg> kPrefillKeys[] = {
+    DSV4KV_SLOT_KEYS(PrefillCfg),
+    {"batch", &PrefillCfg::batch, 1, kMaxGpuBatch, true, 0},
+    {"numQ", &PrefillCfg::numQ, 1, kMaxNumQ, true, 0},
+    {"pad", &PrefillCfg::pad, 0, kI32, true, 0},
+    {"tail", &PrefillCfg::tail, 0, 1, true, 0},
+    {"hostRules", &PrefillCfg::hostRules, 0, 1, true, 0},
+    {"lens64", &PrefillCfg::lens64, 0, 1, false, 0},
+};
+// Decode has no 16-bit field: one thread per request; 2^24 requests is far beyond any batch.
+const IntKey<DecodeCfg> kDecodeKeys[] = {
+    DSV4KV_SLOT_KEYS(DecodeCfg),
+    {"batch", &DecodeCfg::batch, 1, 1 << 24, true, 0},
+    {"lens64", &DecodeCfg::lens64, 0, 1, false, 0},
+};
+#undef DSV4KV_SLOT_KEYS
+const IntKey<BenchCfg> kBenchKeys[] = {
+    {"warmup", &BenchCfg::warmup, 0, 1 << 20, true, 0},
+    {"reps", &BenchCfg::reps, 1, 1 << 20, true, 0},
+    {"calls", &BenchCfg::calls, 1, 10000, true, 0},
+};
+
+// Edit distance of two short keys (the unknown-key suggestion).
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+template <typename T, size_t N>
+[[noreturn]] void ThrowUnknownKey(Napi::Env env, const char* object, const std::string& key,
+                                  const IntKey<T> (&keys)[N]) {
+  std::string best, known;
+  size_t best_d = SIZE_MAX;
+  for (const IntKey<T>& k : keys) {
+    const size_t d = Distance(key, k.key);
+    if (d < best_d) best_d = d, best = k.key;
+    known += known.empty() ? k.key : std::string(", ") + k.key;
+  }
+  // Suggest only a near miss (at most a third of the key's letters wrong), as closestMatch does in TS.
+  ThrowUnknownKeyError(env, std::string(object) + "." + key,
+                       "is not a key of " + std::string(object) + " (" + known + ")",
+                       best_d * 3 <= std::max(key.size(), best.size()) ? best : std::string());
+}
+
+int64_t ReadInt(Napi::Env env, Napi::Value v, const std::string& field, int64_t lo, int64_t hi) {
+  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", field, v, "must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
         d == static_cast<double>(static_cast<int64_t>(d))))
-    ThrowField(env, "ERR_DSV4KV_ARG", std::string("cfg.") + key, d,
+    ThrowField(env, "ERR_DSV4KV_ARG", field, d,
                "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return static_cast<int64_t>(d);
 }
 
-// An optional integer field: `def` when absent.
-int64_t GetIntOr(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi, int64_t def) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined() || v.IsNull()) return def;
-  return GetInt(env, o, key, lo, hi);
+template <typename T, size_t N>
+T ReadKeys(Napi::Env env, Napi::Object o, const char* object, const IntKey<T> (&keys)[N]) {
+  const Napi::Array names = o.GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    const std::string key = names.Get(i).ToString().Utf8Value();
+    bool listed = false;
+    for (const IntKey<T>& k : keys) listed = listed || key == k.key;
+    if (!listed && !o.Get(key).IsUndefined()) ThrowUnknownKey(env, object, key, keys);
+  }
+  T out{};
+  for (const IntKey<T>& k : keys) {
+    const Napi::Value v = o.Get(k.key);
+    const std::string field = std::string(object) + "." + k.key;
+    if (v.IsUndefined() || v.IsNull()) {
+      if (k.required) ThrowField(env, "ERR_DSV4KV_ARG", field, "is required");
+      out.*k.member = k.def;
+    } else {
+      out.*k.member = ReadInt(env, v, field, k.lo, k.hi);
+    }
+  }
+  return out;
 }
 
-SlotParams ParseSlot(Napi::Env env, Napi::Object cfg) {
+// The slot geometry of a read cfg, with the rules that tie its keys together.
+SlotParams ParseSlot(Napi::Env env, const SlotCfg& c) {
   SlotParams s{};
-  s.cr = static_cast<int32_t>(GetInt(env, cfg, "cr", 4, 128));
+  s.cr = static_cast<int32_t>(c.cr);
   if (s.cr != 4 && s.cr != 128) ThrowField(env, "ERR_DSV4KV_ARG", "cfg.cr", s.cr, "must be 4 or 128");
-  s.legacy = static_cast<int32_t>(GetInt(env, cfg, "legacy", 0, 1));
-  s.ring = static_cast<int32_t>(GetInt(env, cfg, "ring", 1, INT_MAX));
-  s.sps = static_cast<int32_t>(GetInt(env, cfg, "sps", 1, INT_MAX));
-  s.req_style = static_cast<int32_t>(GetInt(env, cfg, "reqStyle", 0, 1));
+  s.legacy = static_cast<int32_t>(c.legacy);
+  s.ring = static_cast<int32_t>(c.ring);
+  s.sps = static_cast<int32_t>(c.sps);
+  s.req_style = static_cast<int32_t>(c.reqStyle);
   // Ring geometry (docs/reference/planner.md §5.2): R % cr == 0 (a page is cr slots) and SPS % R == 0 (pages own whole
   // rings). The tail clause's closed form needs cr <= SPS, which follows: SPS >= R >= cr.
   if (!s.legacy && (s.ring % s.cr != 0 || s.sps % s.ring != 0))
     ThrowField(env, "ERR_DSV4KV_ARG", "cfg.ring", s.ring, "must be a multiple of cfg.cr and divide cfg.sps");
-  // Fast division by ring and SPS: both are in [1, INT32_MAX] (GetInt above), the range MakeFastDiv serves.
+  // Fast division by ring and SPS: both are in [1, INT32_MAX] (the key table), the range MakeFastDiv serves.
   s.ring_div = MakeFastDiv(static_cast<uint32_t>(s.ring));
   s.sps_div = MakeFastDiv(static_cast<uint32_t>(s.sps));
-  s.r2t_stride = GetInt(env, cfg, "r2tStride", 1, INT_MAX);
-  s.r2t_rows = GetInt(env, cfg, "r2tRows", 0, INT_MAX);
-  s.f2s_len = GetInt(env, cfg, "f2sLen", 0, (int64_t{1} << 40));
+  s.r2t_stride = c.r2tStride;
+  s.r2t_rows = c.r2tRows;
+  s.f2s_len = c.f2sLen;
   DeriveSlot(s);
   return s;
 }
@@ -150,21 +256,18 @@ Staged Stage(Napi::Env env, Napi::Object in, const SlotParams& sp, int32_t batch
   return s;
 }
 
-struct PrefillCfg {
-  PrefillParams p{};
-};
-
 PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
+  const PrefillCfg c = ReadKeys(env, cfg, "cfg", kPrefillKeys);
   PrefillParams p{};
-  p.slot = ParseSlot(env, cfg);
-  p.num_q = static_cast<int32_t>(GetInt(env, cfg, "numQ", 1, kMaxNumQ));
-  p.batch = static_cast<int32_t>(GetInt(env, cfg, "batch", 1, kMaxGpuBatch));
+  p.slot = ParseSlot(env, c);
+  p.num_q = static_cast<int32_t>(c.numQ);
+  p.batch = static_cast<int32_t>(c.batch);
   if (p.batch > p.num_q)
     ThrowField(env, "ERR_DSV4KV_ARG", "cfg.batch", p.batch, "must be <= cfg.numQ = " + std::to_string(p.num_q));
-  p.pad = static_cast<int32_t>(GetInt(env, cfg, "pad", 0, INT_MAX));
-  p.tail = static_cast<int32_t>(GetInt(env, cfg, "tail", 0, 1));
-  p.host_rules = static_cast<int32_t>(GetInt(env, cfg, "hostRules", 0, 1));
-  p.lens64 = static_cast<int32_t>(GetIntOr(env, cfg, "lens64", 0, 1, 0));
+  p.pad = static_cast<int32_t>(c.pad);
+  p.tail = static_cast<int32_t>(c.tail);
+  p.host_rules = static_cast<int32_t>(c.hostRules);
+  p.lens64 = static_cast<int32_t>(c.lens64);
   if (p.slot.legacy && (p.tail || p.pad))
     ThrowField(env, "ERR_DSV4KV_ARG", "cfg.legacy", 1, "the legacy planner has no pad and no tail clause");
   if (p.tail && (p.slot.cr != 4 || p.slot.req_style))
@@ -173,11 +276,11 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
 }
 
 DecodeParams ParseDecode(Napi::Env env, Napi::Object cfg) {
+  const DecodeCfg c = ReadKeys(env, cfg, "cfg", kDecodeKeys);
   DecodeParams p{};
-  p.slot = ParseSlot(env, cfg);
-  // Decode has no 16-bit field: one thread per request, ceil(B/256) blocks; 2^24 requests is far beyond any batch.
-  p.batch = static_cast<int32_t>(GetInt(env, cfg, "batch", 1, 1 << 24));
-  p.lens64 = static_cast<int32_t>(GetIntOr(env, cfg, "lens64", 0, 1, 0));
+  p.slot = ParseSlot(env, c);
+  p.batch = static_cast<int32_t>(c.batch);
+  p.lens64 = static_cast<int32_t>(c.lens64);
   return p;
 }
 
@@ -325,7 +428,7 @@ template <bool kPrefill>
 Napi::Value PlanDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
-  Context* ctx = Context::FromValue(env, info[0], "ctx");
+  // The cfg first: its checks need no device (test/binding-keys.test.ts runs them on a machine without one).
   Napi::Object cfg = ArgObject(info, 1, "cfg");
   std::conditional_t<kPrefill, PrefillParams, DecodeParams> p{};
   if constexpr (kPrefill) {
@@ -333,6 +436,7 @@ Napi::Value PlanDevice(const Napi::CallbackInfo& info) {
   } else {
     p = ParseDecode(env, cfg);
   }
+  Context* ctx = Context::FromValue(env, info[0], "ctx");
   Napi::Object bufs = ArgObject(info, 2, "bufs");
   const size_t batch = static_cast<size_t>(p.batch);
   const size_t lens_bytes = batch * (p.lens64 ? 8 : 4);  // int64 or int32 per request
@@ -353,6 +457,14 @@ Napi::Value PlanDevice(const Napi::CallbackInfo& info) {
     p.plan_d = out("planD", batch * 16);
   }
   p.status = reinterpret_cast<PlanStatus*>(out("status", kStatusBytes));
+  // What the launcher requires, named here rather than as cudaErrorInvalidValue (the parse above implies it).
+  const char* why = nullptr;
+  if constexpr (kPrefill) {
+    why = PrefillPrecondition(p);
+  } else {
+    why = DecodePrecondition(p);
+  }
+  if (why) ThrowField(env, "ERR_DSV4KV_ARG", "cfg", why);
   ctx->Activate(env);
   if constexpr (kPrefill) {
     DSV4KV_CUDA_TRY(env, LaunchPrefill(p, ctx->stream(), ctx->smCount()));
@@ -491,10 +603,8 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   Context* ctx = Context::FromValue(env, info[0], "ctx");
   if (!info[1].IsString()) ThrowField(env, "ERR_DSV4KV_ARG", "kind", info[1], "must be a string");
   const std::string kind = info[1].As<Napi::String>().Utf8Value();
-  Napi::Object opts = ArgObject(info, 4, "opts");
-  const int warmup = static_cast<int>(GetInt(env, opts, "warmup", 0, 1 << 20));
-  const int reps = static_cast<int>(GetInt(env, opts, "reps", 1, 1 << 20));
-  const int calls = static_cast<int>(GetInt(env, opts, "calls", 1, 10000));
+  const BenchCfg b = ReadKeys(env, ArgObject(info, 4, "opts"), "opts", kBenchKeys);
+  const int warmup = static_cast<int>(b.warmup), reps = static_cast<int>(b.reps), calls = static_cast<int>(b.calls);
   ctx->Activate(env);
   cudaStream_t st = ctx->stream();
   BenchResult r{};

@@ -19,13 +19,26 @@
 //   Each output index is written by exactly one thread, so the order is the host loop's (batch-major, position
 //   ascending) on every run: no shared-memory atomics, no race. Stage 1 (location finalisation) is fused.
 // The write pad arrives in the params (computed by @dsv4-kv/planner's writePad in TS); it is never derived here.
+//
+// Sources, one concern each (device helpers in headers, one kernel family per .cu):
+//   plan_kernels.cuh  params, status record, error codes, FastDiv and slot geometry (host and device)
+//   status.cuh        a lane's / warp's / block's first error and the record stores
+//   loads.cuh         inline-PTX global loads, request lengths in either dtype
+//   slot_math.cuh     run-time division, pool-index checks, slots and the checked-index pair lookups
+//   legacy.cuh        the legacy layout's slots and pages
+//   prefill_rows.cuh  a request's shape and checks, the row emitters both prefill kernels share
+//   prefill_small.cu, prefill_general.cu, decode.cu  the kernel families and their launchers
+//   prefill_launch.h  the prefill template instances; launch.cu maps run-time parameters onto them
+//   plan_launch.h     the host API (launchers, preconditions, bench); bench.cu the timing harness
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace dsv4kv {
 
-// Error codes written to PlanStatus::code by the kernels (first error wins through atomicCAS). The TS layer maps
-// each to the CPU planner's PlannerError (src/plan-status.ts; test/plan-status.test.ts checks every code).
+// Error codes written to PlanStatus::code by the kernels (first error wins through atomicCAS). This enum is the one
+// source: scripts/plan-err.mjs generates src/plan-err.ts from it (test/plan-err.test.ts fails when that is stale),
+// and src/plan-status.ts maps each name to the CPU planner's PlannerError (test/plan-status.test.ts checks each).
 enum PlanErr : int32_t {
   kErrNone = 0,
   kErrSeqNeg = 1,         // S_b < 0                          index=b value=S
@@ -63,6 +76,13 @@ static_assert(sizeof(PlanStatus) == 48, "PlanStatus is 48 bytes");
 // grid is min(ceil(numQ/threads), 2*SMs, 256): 2 x 132 SMs of an H200 is 264, so on an H200 the cap is 256.
 constexpr int32_t kMaxStatusBlocks = 256;
 constexpr size_t kStatusBytes = sizeof(PlanStatus) * kMaxStatusBlocks;
+// Most requests one GPU prefill plan serves (upstream: 1024, one block of 1024 threads). Bounded by the per-block
+// shared scan: 3 int32 arrays of batch+1 entries must fit the 227 KB sm_90 opt-in (16384 -> 196,620 B).
+constexpr int32_t kMaxGpuBatch = 16384;
+// Batches of at most this many requests take the small-batch kernel: one request per lane of a warp, so 32.
+constexpr int32_t kSmallBatch = 32;
+// Rows of one prefill plan: ragged ids are 16-bit in CompressPlan and in the stage-0 WritePlan packing.
+constexpr int32_t kMaxNumQ = 65535;
 
 // Division by a run-time divisor d in [1, 2^31) of a numerator n in [0, 2^31), branch-free: with l = ceil(log2 d)
 // and m = floor(2^32 (2^l - d) / d) + 1, t = umulhi(n, m) and q = (t + n) >> l (Granlund-Montgomery 1994, Fig. 4.1,
@@ -130,6 +150,11 @@ inline void DeriveSlot(SlotParams& s) {
   s.f2s_len32 =
       static_cast<uint32_t>(s.f2s_len < 0 ? 0 : (s.f2s_len > (int64_t{1} << 31) ? (int64_t{1} << 31) : s.f2s_len));
 }
+
+// Addressing modes (docs/reference/planner.md §4, §7), a template parameter of the prefill kernels so each holds only
+// its own slot code and reads only the parameters that code needs: paged c4 (req_to_token / full_to_state), request
+// ring (c128, or c4 use_req_ring), legacy layout. The launcher maps SlotParams {legacy, req_style} to one of them.
+enum Mode : int { kPaged = 0, kReqRing = 1, kLegacy = 2 };
 
 // One params struct per kernel (SGLang c_plan.cuh style).
 // Field order: what the kernels read first (inputs, scalars) fills the first 48 bytes, so the early code touches one

@@ -1,4 +1,4 @@
-// Host-side launchers of the planner kernels (defined in plan_kernels.cu; CUDA build only).
+// Host-side launchers of the planner kernels (launch.cu, decode.cu, bench.cu; CUDA build only).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -8,13 +8,11 @@
 
 namespace dsv4kv {
 
-// Most requests one GPU prefill plan serves (upstream: 1024, one block of 1024 threads). Bounded by the per-block
-// shared scan: 3 int32 arrays of batch+1 entries must fit the 227 KB sm_90 opt-in (16384 -> 196,620 B).
-constexpr int32_t kMaxGpuBatch = 16384;
-// Batches of at most this many requests take the small-batch kernel: one request per lane of a warp, so 32.
-constexpr int32_t kSmallBatch = 32;
-
 size_t PrefillSmemBytes(int32_t batch);
+// The launchers' preconditions: nullptr when they hold, else the rule a parameter breaks (the launchers return
+// cudaErrorInvalidValue then; the binding checks first and names the rule).
+const char* PrefillPrecondition(const PrefillParams& p);
+const char* DecodePrecondition(const DecodeParams& p);
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_count);
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t stream);
 cudaError_t LaunchEmpty(cudaStream_t stream);

@@ -1,0 +1,115 @@
+/**
+ * The planner binding reads every params object through one key table per call (native/planner/binding.cpp
+ * kPrefillKeys, kDecodeKeys, kBenchKeys), and src/addon-types.ts types the same keys: the tables and the interfaces
+ * must list the same keys, and the addon refuses what the table does not allow, naming the key. The refusals need
+ * the CUDA build (the cfg is read before the context, so no device is needed); they skip with a CPU-only addon.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import { KernelsCudaError } from "../src/index.js";
+import { loadNativeUnchecked } from "../src/testing.js";
+
+const read = (rel: string) => readFileSync(new URL(`../${rel}`, import.meta.url), "utf8");
+const binding = read("native/planner/binding.cpp");
+const types = read("src/addon-types.ts");
+
+/** The keys of one C++ table (`const IntKey<T> name[] = { ... };`), the slot macro expanded. */
+function tableKeys(name: string): string[] {
+  const body = new RegExp(`${name}\\[\\] = \\{([\\s\\S]*?)\\n\\};`).exec(binding)?.[1] ?? "";
+  // The macro's lines: the #define line and every line after one that ends in a backslash.
+  const slotText = /#define DSV4KV_SLOT_KEYS\(T\)((?:.*\\\n)*.*)/.exec(binding)?.[1] ?? "";
+  const expanded = body.replace(/DSV4KV_SLOT_KEYS\(\w+\)/, slotText);
+  return [...expanded.matchAll(/\{"(\w+)",/g)].map((m) => m[1]!).sort();
+}
+
+/** The keys of one TS interface, its `extends` base included. */
+function interfaceKeys(name: string): string[] {
+  const m = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{([\\s\\S]*?)\\n\\}`).exec(types);
+  if (!m) return [];
+  const own = [...m[2]!.matchAll(/^ {2}(\w+)\??:/gm)].map((k) => k[1]!);
+  return [...own, ...(m[1] ? interfaceKeys(m[1]) : [])].sort();
+}
+
+describe("the native key tables and addon-types.ts list the same keys", () => {
+  test.each([
+    ["kPrefillKeys", "PrefillPlanConfig"],
+    ["kDecodeKeys", "DecodePlanConfig"],
+    ["kBenchKeys", "PlanBenchOptions"],
+  ])("%s = %s", (table, iface) => {
+    const native = tableKeys(table);
+    expect(native.length).toBeGreaterThan(2);
+    expect(native).toEqual(interfaceKeys(iface));
+  });
+});
+
+const addon = loadNativeUnchecked();
+const cudaTest = addon?.compiledWithCuda ? test : test.skip;
+const slot = { cr: 4, ring: 16, sps: 256, reqStyle: 0, legacy: 0, r2tStride: 2048, r2tRows: 1048575, f2sLen: 0 };
+const prefillCfg = { ...slot, batch: 1, numQ: 1, pad: 0, tail: 1, hostRules: 0 };
+
+/** What planPrefillDevice / planDecodeDevice throw for `cfg` (ctx is not a Context: reached only past the cfg). */
+function refusal(kind: "prefill" | "decode", cfg: object): KernelsCudaError {
+  const run = kind === "prefill" ? addon!.planPrefillDevice : addon!.planDecodeDevice;
+  try {
+    (run as (ctx: unknown, cfg: unknown, bufs: unknown) => void)({}, cfg, {});
+  } catch (e) {
+    if (KernelsCudaError.isInstance(e)) return e as KernelsCudaError;
+    throw e;
+  }
+  throw new Error("the addon accepted the call");
+}
+const shape = (e: KernelsCudaError) => ({ code: e.code, field: e.field, suggestion: e.params.suggestion });
+
+describe("the planner binding refuses params its tables do not allow", () => {
+  cudaTest("a valid cfg passes the table (the refusal is the context's)", () => {
+    expect(shape(refusal("prefill", prefillCfg))).toEqual({
+      code: "INVALID_TYPE",
+      field: "ctx",
+      suggestion: undefined,
+    });
+  });
+  cudaTest("an unknown key, with the closest key as the suggestion", () => {
+    expect(shape(refusal("prefill", { ...prefillCfg, bach: 2 }))).toEqual({
+      code: "UNKNOWN_KEY",
+      field: "cfg.bach",
+      suggestion: "batch",
+    });
+    expect(shape(refusal("prefill", { ...prefillCfg, zzzz: 1 }))).toEqual({
+      code: "UNKNOWN_KEY",
+      field: "cfg.zzzz",
+      suggestion: undefined,
+    });
+  });
+  cudaTest("a key of another call (prefill's numQ on decode)", () => {
+    expect(shape(refusal("decode", { ...slot, batch: 1, numQ: 1 }))).toMatchObject({
+      code: "UNKNOWN_KEY",
+      field: "cfg.numQ",
+    });
+  });
+  cudaTest("a required key that is absent", () => {
+    const { batch: _, ...cfg } = prefillCfg;
+    expect(shape(refusal("prefill", cfg))).toMatchObject({ code: "INVALID_ARGUMENT", field: "cfg.batch" });
+  });
+  cudaTest("a value that is not a number (no coercion)", () => {
+    expect(shape(refusal("prefill", { ...prefillCfg, tail: true }))).toMatchObject({
+      code: "INVALID_TYPE",
+      field: "cfg.tail",
+    });
+    expect(shape(refusal("decode", { ...slot, batch: "1" }))).toMatchObject({
+      code: "INVALID_TYPE",
+      field: "cfg.batch",
+    });
+  });
+  cudaTest("a value outside the key's range", () => {
+    const e = refusal("prefill", { ...prefillCfg, numQ: 65536, batch: 1 });
+    expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "cfg.numQ" });
+    expect(e.value).toBe(65536);
+  });
+  cudaTest("an optional key that is absent takes its default; given, it is checked", () => {
+    expect(shape(refusal("decode", { ...slot, batch: 1 }))).toMatchObject({ code: "INVALID_TYPE", field: "ctx" });
+    expect(shape(refusal("decode", { ...slot, batch: 1, lens64: 2 }))).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      field: "cfg.lens64",
+    });
+  });
+});
