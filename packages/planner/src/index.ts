@@ -56,6 +56,7 @@ export {
   type ViolationKind,
   type ResidencyScenario,
   type ResidencyReport,
+  type RingSlotContent,
   RingResidencySimulator,
   runResidencyScenario,
   ResidencyScenarioRun,

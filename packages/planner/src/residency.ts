@@ -18,6 +18,7 @@ import { PlannerError } from "./errors.js";
 import { requireInteger, validateRing } from "./inputs.js";
 import { padForFormula, windowSize, type PadFormula } from "./pad.js";
 import { planPrefill } from "./prefill.js";
+import type { ResidencyBatch } from "./prove/replay.js";
 import { SeededRandom } from "./random.js";
 
 export interface ResidencyConfig {
@@ -34,6 +35,16 @@ export interface ResidencyConfig {
 interface SlotContent {
   position: number;
   version: number;
+  writtenBy: string;
+  /** The writing batch committed the position (false: a rejected draft). */
+  committed: boolean;
+}
+
+/** One ring slot's content, as `slotContents()` reports it (`writtenAtStep` -1: restored by a radix resume). */
+export interface RingSlotContent {
+  slot: number;
+  position: number;
+  writtenAtStep: number;
   writtenBy: string;
   /** The writing batch committed the position (false: a rejected draft). */
   committed: boolean;
@@ -217,6 +228,19 @@ export class RingResidencySimulator {
 
   get clean(): boolean {
     return this.violationCount === 0;
+  }
+
+  /** What every written slot holds now, by slot (the picture `simulate residency --html` draws). */
+  slotContents(): RingSlotContent[] {
+    return [...this.slots]
+      .sort((a, b) => a[0] - b[0])
+      .map(([slot, c]) => ({
+        slot,
+        position: c.position,
+        writtenAtStep: c.version,
+        writtenBy: c.writtenBy,
+        committed: c.committed,
+      }));
   }
 
   /** Entries held (slots, commits, frozen page tails): bounded by the ring and window, not by the batches run. */
@@ -413,6 +437,8 @@ export interface ResidencyScenario extends ResidencyConfig {
   mixBatches?: boolean;
   /** Called after every step (progress bars). */
   onStep?: (step: number, total: number) => void;
+  /** Called after every batch (the initial prefill and radix resumes included) with the simulator after it. */
+  onBatch?: (batch: ResidencyBatch, simulator: RingResidencySimulator) => void;
 }
 
 export interface ResidencyReport {
@@ -443,7 +469,16 @@ export class ResidencyScenarioRun {
     this.rng = new SeededRandom(s.seed ?? 1);
     this.mix = s.mixBatches ?? true;
     this.paged = s.compressRatio === 4 && !s.useReqRing;
-    this.sim.prefill(s.initialPrefill ?? this.rng.int(1, 2 * s.swaPageSize));
+    this.runBatch({ kind: "prefill", tokens: s.initialPrefill ?? this.rng.int(1, 2 * s.swaPageSize) });
+  }
+
+  private runBatch(batch: ResidencyBatch): void {
+    const { sim } = this;
+    if (batch.kind === "prefill") sim.prefill(batch.tokens);
+    else if (batch.kind === "verify") sim.verify(batch.draftTokens, batch.accept);
+    else if (batch.kind === "decode") sim.decode();
+    else sim.radixResume(batch.prefix);
+    this.s.onBatch?.(batch, sim);
   }
 
   /** Runs up to `batches` more batches; returns whether any are left. */
@@ -453,16 +488,16 @@ export class ResidencyScenarioRun {
     for (; this.done < end; this.done++) {
       const r = this.mix ? rng.next() : 1;
       if (r < 0.05) {
-        sim.prefill(rng.int(1, 2 * sim.window + 3));
+        this.runBatch({ kind: "prefill", tokens: rng.int(1, 2 * sim.window + 3) });
       } else if (r < 0.1) {
-        sim.decode();
+        this.runBatch({ kind: "decode" });
       } else if (r < 0.12 && this.paged && sim.prefix >= s.swaPageSize) {
         const k = rng.int(1, Math.floor(sim.prefix / s.swaPageSize));
-        sim.radixResume(k * s.swaPageSize);
-        sim.prefill(rng.int(1, 2 * sim.window + 3));
+        this.runBatch({ kind: "radixResume", prefix: k * s.swaPageSize });
+        this.runBatch({ kind: "prefill", tokens: rng.int(1, 2 * sim.window + 3) });
       } else {
         const d = s.adaptive ? rng.int(1, s.draftTokens) : s.draftTokens;
-        sim.verify(d, rng.int(1, d));
+        this.runBatch({ kind: "verify", draftTokens: d, accept: rng.int(1, d) });
       }
       s.onStep?.(this.done + 1, this.total);
     }

@@ -38,9 +38,12 @@ export function raggedExtendOptions(extendLens: readonly number[]): PrefillPlanO
   };
 }
 
-/** The seed of a seeded test: `DSV4KV_TEST_SEED` when set (a decimal integer), else `fallback`. */
+/**
+ * The seed of a seeded test: `DSV4KV_TEST_SEED` when set (a decimal integer), else `fallback` (also where there is
+ * no `process`, as in a browser: this package must not need Node).
+ */
 export function testSeed(fallback: number): number {
-  const raw = process.env.DSV4KV_TEST_SEED;
+  const raw = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.DSV4KV_TEST_SEED;
   if (raw === undefined || raw === "") return fallback;
   if (!/^-?\d+$/.test(raw)) throw new Error(`DSV4KV_TEST_SEED must be a decimal integer, got ${JSON.stringify(raw)}`);
   return Number(raw);

@@ -4,15 +4,29 @@
 import {
   SPECULATIVE_RING_SIZE,
   ResidencyScenarioRun,
+  RingResidencySimulator,
   describeBatches,
   replayResidency,
   type PadFormula,
+  type ReplayResult,
   type ResidencyBatch,
   type ResidencyReport,
   type ResidencyScenario,
 } from "@dsv4-kv/planner";
-import { UsageError } from "./args.js";
-import { type Paint, paintFor } from "../colour.js";
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { InputError, UsageError } from "./args.js";
+import { NO_PAINT, type Paint, paintFor } from "../colour.js";
+import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
+import {
+  type ResidencyInputs,
+  type ResidencyPayload,
+  type ResidencyRingView,
+  replayWindow,
+  ringView,
+  scenarioWindow,
+} from "../report-html/residency-payload.js";
 import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import { readJsonInput } from "./input.js";
@@ -50,12 +64,17 @@ const FLAGS = {
   },
   replay: { type: "string", arg: "FILE", help: "replay a `prove residency --json` counterexample" },
   json: { type: "bool", help: "print {steps, verifies, violations, firstViolation, ...} per ring" },
+  html: {
+    type: "string",
+    arg: "FILE",
+    help: "also write a self-contained HTML page of the ring around the first violation (no network needed)",
+  },
 } as const satisfies FlagTable;
 
 export const spec: CommandSpec = {
   usage: [
-    "--ratio 4|128 --ring N --swa-page N --draft-tokens D\n[--req-ring] [--adaptive] [--steps N] [--seed N]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json]",
-    "--replay FILE [--json]",
+    "--ratio 4|128 --ring N --swa-page N --draft-tokens D\n[--req-ring] [--adaptive] [--steps N] [--seed N]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json] [--html FILE]",
+    "--replay FILE [--json] [--html FILE]",
   ],
   description: `Drives one request's compress-state ring through an initial prefill, then speculative verifies of D draft
 tokens with random accept lengths, mixed with plain chunks, decode steps and (paged c4) radix resumes, using
@@ -67,7 +86,12 @@ and c128 ring 256 at 130 (SWA page 256). Memory stays O(ring + window) however m
 a progress bar shows the ETA, and Ctrl-C stops the run and prints the summary so far.
 
 --replay FILE runs the batch sequence of a \`dsv4-kv prove residency --json\` counterexample (its ring and pad
-come from the file) and explains its violation.`,
+come from the file) and explains its violation.
+
+--html FILE also writes one self-contained page (scripts, styles and data inline) for a bug report: the last
+batches before the first violation (prefix, D, accepted tokens, what each wrote), the ring's slots over those
+batches with the committed positions, and the slot at fault, the write that clobbered it and the committed
+position it destroyed; with no violation, the page says so and draws the last batches. Exit codes are unchanged.`,
   flags: FLAGS,
   exitCodes: [
     [0, "no violation"],
@@ -176,23 +200,130 @@ function replayInput(doc: unknown, path: string): { config: ResidencyScenario; b
   return { config, batches: cx.batches as ResidencyBatch[] };
 }
 
-async function replay(path: string, json: boolean, io: CommandIO): Promise<number> {
+function replayLabel(config: ResidencyScenario): string {
+  const kind =
+    config.compressRatio === 128 || config.useReqRing ? "request ring" : `paged, SWA page ${config.swaPageSize}`;
+  return `c${config.compressRatio} ring ${config.ringSize} (${kind})`;
+}
+
+function replayLines(config: ResidencyScenario, batches: ResidencyBatch[], r: ReplayResult, paint: Paint): string[] {
+  const lines = [`replay on ${replayLabel(config)}, write pad ${config.writePad}:`];
+  for (const [i, b] of describeBatches(batches).entries()) lines.push(`  ${i + 1}. ${b}`);
+  lines.push(`result: ${r.firstViolation === null ? paint.ok("clean") : paint.bad(r.firstViolation.message)}`);
+  return lines;
+}
+
+async function replay(
+  path: string,
+  json: boolean,
+  html: string | undefined,
+  argv: readonly string[],
+  io: CommandIO,
+): Promise<number> {
   const { config, batches } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin), path);
   const r = replayResidency(config, batches);
+  if (html !== undefined) {
+    const plain = replayLines(config, batches, r, NO_PAINT);
+    const view = ringView({
+      label: replayLabel(config),
+      inputs: {
+        ...ringInputs(config),
+        draftTokens: null,
+        writePad: config.writePad!,
+        padSource: "replay",
+        steps: null,
+        seed: null,
+        replayFile: path,
+      },
+      batchesRun: r.steps,
+      verifies: batches.filter((b) => b.kind === "verify").length,
+      violations: r.violations,
+      firstViolation: r.firstViolation,
+      recorded: replayWindow(new RingResidencySimulator(config), batches, r.firstViolation),
+    });
+    await writeResidencyPage(
+      html,
+      argv,
+      { lines: plain.slice(0, -1), result: plain.at(-1)!, clean: r.violations === 0 },
+      [view],
+    );
+  }
   if (json) {
     io.stdout.write(`${JSON.stringify({ ...r, batches: batches.length }, null, 2)}\n`);
   } else {
-    const kind =
-      config.compressRatio === 128 || config.useReqRing ? "request ring" : `paged, SWA page ${config.swaPageSize}`;
-    const lines = [
-      `replay on c${config.compressRatio} ring ${config.ringSize} (${kind}), write pad ${config.writePad}:`,
-    ];
-    for (const [i, b] of describeBatches(batches).entries()) lines.push(`  ${i + 1}. ${b}`);
-    const paint = paintFor(io.stdout, io.env);
-    lines.push(`result: ${r.firstViolation === null ? paint.ok("clean") : paint.bad(r.firstViolation.message)}`);
-    io.stdout.write(`${lines.join("\n")}\n`);
+    io.stdout.write(`${replayLines(config, batches, r, paintFor(io.stdout, io.env)).join("\n")}\n`);
   }
   return r.violations === 0 ? 0 : 1;
+}
+
+function ringInputs(s: ResidencyScenario): ResidencyInputs {
+  return {
+    compressRatio: s.compressRatio,
+    ringSize: s.ringSize,
+    swaPageSize: s.swaPageSize,
+    useReqRing: s.useReqRing ?? false,
+    draftTokens: s.draftTokens,
+    adaptive: s.adaptive ?? false,
+    writePad: 0,
+    padSource: s.writePad !== undefined ? "forced" : (s.padFormula ?? "derived"),
+    steps: s.steps ?? 300,
+    seed: s.seed ?? 1,
+    replayFile: null,
+  };
+}
+
+/** The command as typed, for the page's heading (arguments with spaces or quotes are JSON-quoted). */
+function commandLine(argv: readonly string[]): string {
+  const quoted = argv.map((a) => (/^[\w./:=@+-]+$/.test(a) ? a : JSON.stringify(a)));
+  return ["dsv4-kv", "simulate", "residency", ...quoted].join(" ");
+}
+
+/**
+ * Refuses an --html path that cannot be written before the run (a long run would otherwise fail at its end), with
+ * writeReportHtml's words; the write itself still reports what the check could not foresee.
+ */
+async function requireWritableHtml(path: string): Promise<void> {
+  let code: string | null = null;
+  try {
+    const existing = await stat(path).catch(() => null);
+    if (existing?.isDirectory()) code = "EISDIR";
+    else await access(existing === null ? dirname(resolve(path)) : path, constants.W_OK);
+  } catch (error) {
+    code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+  }
+  if (code !== null)
+    throw new InputError("--html", path, `cannot be written (${code}): give a path in a writable folder`, {
+      errno: code,
+    });
+}
+
+async function writeResidencyPage(
+  path: string,
+  argv: readonly string[],
+  verdict: ResidencyPayload["verdict"],
+  rings: ResidencyRingView[],
+): Promise<void> {
+  const payload: ResidencyPayload = { kind: "residency", command: commandLine(argv), verdict, rings };
+  await writeReportHtml(path, renderReportHtml(payload));
+}
+
+function resultLine(violations: number, paint: Paint): string {
+  if (violations === 0) return `result: ${paint.ok("clean")}`;
+  const count = `${violations} violation${violations === 1 ? "" : "s"}`;
+  return `result: ${paint.bad(`${count}: committed KV would be silently corrupted`)}`;
+}
+
+/** One ring's part of the page: the window replayed in the planner's simulator with the run's seed. */
+function scenarioView({ run, report }: { run: RingRun; report: ResidencyReport }): ResidencyRingView {
+  return ringView({
+    label: run.label,
+    inputs: { ...ringInputs(run.scenario), writePad: report.writePad },
+    batchesRun: report.steps,
+    verifies: report.verifies,
+    violations: report.violations,
+    firstViolation: report.firstViolation,
+    recorded: scenarioWindow(run.scenario, report.steps, report.firstViolation),
+  });
 }
 
 function describeRun(run: RingRun, r: ResidencyReport, paint: Paint): string {
@@ -215,9 +346,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values, rest } = parseFlags(argv, FLAGS);
   refuseRest(rest);
   if (values.replay !== undefined) {
-    const other = Object.keys(values).find((k) => k !== "replay" && k !== "json");
+    const other = Object.keys(values).find((k) => k !== "replay" && k !== "json" && k !== "html");
     if (other !== undefined) throw new UsageError(`--${other}`, undefined, "cannot be combined with --replay");
-    return replay(values.replay, values.json ?? false, io);
+    if (values.html !== undefined) await requireWritableHtml(values.html);
+    return replay(values.replay, values.json ?? false, values.html, argv, io);
   }
   const steps = values.steps ?? 300;
   const seed = values.seed ?? 1;
@@ -262,6 +394,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     runs = [{ label: `c${ratio} ring ${scenario.ringSize} (${kind})`, scenario }];
   }
 
+  if (values.html !== undefined) await requireWritableHtml(values.html);
   const reports: Array<{ run: RingRun; report: ResidencyReport }> = [];
   let interrupted = false;
   for (const r of runs) {
@@ -276,6 +409,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     }
   }
   const violations = reports.reduce((n, r) => n + r.report.violations, 0);
+  if (values.html !== undefined) {
+    const lines = reports.flatMap((r) => describeRun(r.run, r.report, NO_PAINT).split("\n"));
+    const verdict = { lines, result: resultLine(violations, NO_PAINT), clean: violations === 0 };
+    await writeResidencyPage(values.html, argv, verdict, reports.map(scenarioView));
+  }
   if (values.json) {
     const one = (x: (typeof reports)[number]) => ({
       ring: {
@@ -298,9 +436,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   } else {
     const paint = paintFor(io.stdout, io.env);
     io.stdout.write(`${reports.map((r) => describeRun(r.run, r.report, paint)).join("\n")}\n`);
-    io.stdout.write(
-      `result: ${violations === 0 ? paint.ok("clean") : paint.bad(`${violations} violation${violations === 1 ? "" : "s"}: committed KV would be silently corrupted`)}\n`,
-    );
+    io.stdout.write(`${resultLine(violations, paint)}\n`);
   }
   if (interrupted) return violations === 0 ? 130 : 1;
   return violations === 0 ? 0 : 1;
