@@ -43,7 +43,7 @@ export function checkLayers(root) {
       violations.push(`${pkg.dir}/package.json: ${name} is not in the layer table (${LAYERS_FILE})`);
       continue;
     }
-    const imports = collectImports(root, pkg, files);
+    const imports = collectImports(root, pkg, files, bundledPrefixes(root, name));
     violations.push(...importViolations(pkg, imports, layerOf, rootDevDeps));
     violations.push(...unusedDependencies(root, pkg, imports));
     graph.push(summarize(pkg, imports, layerOf));
@@ -67,8 +67,20 @@ function readLayerTable(root) {
   return layerOf;
 }
 
-/** Every import of the package's files: `{ file, line, specifier, pkg, runtime }`; runtime = published src/. */
-function collectImports(root, pkg, files) {
+/**
+ * Source folders of a package that its build bundles into a browser asset (layers.json `bundled`): what they import
+ * from outside the workspace is inlined at build time, so a devDependency declares it.
+ */
+function bundledPrefixes(root, name) {
+  const table = JSON.parse(readFileSync(join(root, LAYERS_FILE), "utf8"));
+  return table.bundled?.[name] ?? [];
+}
+
+/**
+ * Every import of the package's files: `{ file, line, specifier, pkg, runtime, bundled }`; runtime = published
+ * src/; bundled = under one of `bundled` (a folder the build inlines into a browser asset).
+ */
+function collectImports(root, pkg, files, bundled = []) {
   const prefix = `${pkg.dir}/`;
   const published = pkg.manifest.private !== true;
   const out = [];
@@ -88,6 +100,7 @@ function collectImports(root, pkg, files) {
         specifier,
         pkg: target,
         runtime: published && local.startsWith("src/"),
+        bundled: bundled.some((folder) => local.startsWith(folder)),
       });
     }
   }
@@ -108,7 +121,8 @@ function importViolations(pkg, imports, layerOf, rootDevDeps) {
   for (const imp of imports) {
     if (imp.pkg === "node:") continue;
     const where = `${imp.file}:${imp.line}`;
-    if (imp.runtime) {
+    const inlined = imp.bundled && !layerOf.has(imp.pkg);
+    if (imp.runtime && !inlined) {
       const target = layerOf.get(imp.pkg);
       if (target !== undefined && target.index >= own.index) {
         const relation = imp.pkg === m.name ? "itself" : `${imp.pkg} (layer ${target.name})`;

@@ -106,6 +106,11 @@ export const CLI_FLAGS: FlagTable = {
   sizing: choice(["exact", "sglang-gen-b"], "exact (default) or SGLang's Gen B arithmetic"),
   "residency-steps": int(0, 10_000_000, "batches per residency run (default 300)"),
   json: bool("print the report as one JSON object"),
+  html: str(
+    "also write the report as one self-contained HTML page: charts of memory, capacity and the ring, and controls " +
+      "that rerun the check in the browser (no network needed)",
+    "FILE",
+  ),
   help: bool("show this help"),
 };
 

@@ -2,6 +2,7 @@
 import {
   type CheckReport,
   type CheckReportJson,
+  type ConfigNote,
   type FigureComparison,
   type LogComparison,
   checkReportJson,
@@ -32,35 +33,13 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
   );
 
   out.push("", "Resolved arguments");
-  const rows: Array<[string, unknown]> = [
-    ["page-size", d.effectivePageSize],
-    ["attention-backend", "dsv4"],
-    ["swa-full-tokens-ratio", d.swaRatio],
-    ["max-running-requests", r.args.maxRunningRequests ?? d.mrrPerWorker * d.attnDpSize],
-    ["kv-cache-dtype", d.kvCacheDtype],
-    ["mem-fraction-static", r.budget.memFractionStatic ?? "(not used: --kv-budget-bytes)"],
-    ["context-length", d.contextLen],
-    ["speculative-algorithm", d.speculativeAlgorithm ?? r.args.speculativeAlgorithm ?? "none"],
-    ["speculative-num-steps", d.speculativeNumSteps ?? "-"],
-    ["speculative-eagle-topk", d.speculativeEagleTopk ?? "-"],
-    ["speculative-num-draft-tokens", d.isSpeculative ? d.numDraftTokens : "-"],
-    ["max-speculative-num-draft-tokens", d.isSpeculative ? d.maxSpeculativeNumDraftTokens : "-"],
-    ["tp-size", r.args.tpSize],
-    ["pp-size / attention-dp", `${r.args.ppSize} / ${d.attnDpSize}`],
-    ["online-compress / online-c128-mtp", `${d.onlineC128} / ${d.onlineC128Mtp}`],
-    ["compress-state-dtype", `${r.args.compressStateDtype} (${d.stateDtypeBytes} B)`],
-    ["hisparse ratio", d.hisparseRatio],
-  ];
-  for (const [name, value] of rows) {
-    const note = r.notes.find((x) => kebab(x.field) === name);
+  for (const row of resolvedArgumentRows(r)) {
+    const { name, value, note } = row;
+    const text = note ? `${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}` : "";
     out.push(
-      `  ${name.padEnd(34)} ${String(value).padEnd(12)}${note ? ` ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}` : ""}`,
-    );
-  }
-  for (const note of r.notes) {
-    if (rows.some(([name]) => name === kebab(note.field))) continue;
-    out.push(
-      `  ${kebab(note.field).padEnd(34)} ${String(note.to).padEnd(12)} ${note.kind}${note.from != null ? ` from ${String(note.from)}` : ""}: ${note.reason}`,
+      row.table
+        ? `  ${name.padEnd(34)} ${String(value).padEnd(12)}${note ? ` ${text}` : ""}`
+        : `  ${name.padEnd(34)} ${String(value).padEnd(12)} ${text}`,
     );
   }
 
@@ -170,6 +149,50 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
     for (const w of r.warnings) out.push(paint.warn(`  [${w.rule}] ${w.message}`));
   }
   return `${out.join("\n")}\n`;
+}
+
+/** A resolved argument as the report lists it: the table's rows, then every other note. */
+export interface ResolvedArgumentRow {
+  name: string;
+  value: unknown;
+  note: ConfigNote | undefined;
+  /** One of the fixed rows (false: a note on a flag the table does not list). */
+  table: boolean;
+}
+
+/** The "Resolved arguments" section as data (the text report and the HTML page both list it). */
+export function resolvedArgumentRows(r: CheckReport): ResolvedArgumentRow[] {
+  const d = r.derived;
+  const rows: Array<[string, unknown]> = [
+    ["page-size", d.effectivePageSize],
+    ["attention-backend", "dsv4"],
+    ["swa-full-tokens-ratio", d.swaRatio],
+    ["max-running-requests", r.args.maxRunningRequests ?? d.mrrPerWorker * d.attnDpSize],
+    ["kv-cache-dtype", d.kvCacheDtype],
+    ["mem-fraction-static", r.budget.memFractionStatic ?? "(not used: --kv-budget-bytes)"],
+    ["context-length", d.contextLen],
+    ["speculative-algorithm", d.speculativeAlgorithm ?? r.args.speculativeAlgorithm ?? "none"],
+    ["speculative-num-steps", d.speculativeNumSteps ?? "-"],
+    ["speculative-eagle-topk", d.speculativeEagleTopk ?? "-"],
+    ["speculative-num-draft-tokens", d.isSpeculative ? d.numDraftTokens : "-"],
+    ["max-speculative-num-draft-tokens", d.isSpeculative ? d.maxSpeculativeNumDraftTokens : "-"],
+    ["tp-size", r.args.tpSize],
+    ["pp-size / attention-dp", `${r.args.ppSize} / ${d.attnDpSize}`],
+    ["online-compress / online-c128-mtp", `${d.onlineC128} / ${d.onlineC128Mtp}`],
+    ["compress-state-dtype", `${r.args.compressStateDtype} (${d.stateDtypeBytes} B)`],
+    ["hisparse ratio", d.hisparseRatio],
+  ];
+  const out: ResolvedArgumentRow[] = rows.map(([name, value]) => ({
+    name,
+    value,
+    note: r.notes.find((x) => kebab(x.field) === name),
+    table: true,
+  }));
+  for (const note of r.notes) {
+    if (rows.some(([name]) => name === kebab(note.field))) continue;
+    out.push({ name: kebab(note.field), value: note.to, note, table: false });
+  }
+  return out;
 }
 
 /** True when every figure of the log matches ours and the generation is one dsv4-kv models. */

@@ -2,43 +2,27 @@
  * `dsv4-kv check`: will this DeepSeek-V4 server configuration corrupt KV, how much does every pool take, how
  * many tokens fit, and which setting is wrong. Exit 0 valid, 1 invalid, 2 unusable input.
  */
-import {
-  DEFAULT_DEPLOYMENT,
-  DEFAULT_MODEL,
-  checkServerConfig,
-  parseCustomModel,
-  reconcileSglangLog,
-  parseServerArgs,
-  type BudgetInput,
-  type ConfigNote,
-  type DeploymentDefault,
-  type ModelPreset,
-} from "@dsv4-kv/server-config";
+import { DEFAULT_MODEL, type ModelPreset, parseCustomModel, reconcileSglangLog } from "@dsv4-kv/server-config";
 import { parseFailure, readConfigFile, readText } from "../check/config-file.js";
-import { ALL_FLAGS, ENV_SWITCHES, SERVER_FLAGS } from "../check/flags.js";
-import {
-  type IgnoredSetting,
-  type Value,
-  type Values,
-  launchEnv,
-  parseCheckWords,
-  splitLaunchCommand,
-} from "../check/launch.js";
+import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
+import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";
 import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
 import { readAgainstLog } from "../check/against-log.js";
 import { loadModel } from "../check/model-source.js";
+import { checkValueFromText, issueText, runCheckPipeline } from "../check/pipeline.js";
+import { checkPayload } from "../report-html/check-payload.js";
+import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
 import { paintFor } from "../colour.js";
-import { flagValueFromText } from "./flags.js";
 import { type CommandSpec, renderHelp } from "./help.js";
 import type { CommandIO } from "./registry.js";
 
 export const spec: CommandSpec = {
   usage: [
-    "[--model MODEL | --model-config FILE] [--config FILE] [server flags] [--json]",
+    "[--model MODEL | --model-config FILE] [--config FILE] [server flags] [--json] [--html FILE]",
     "[dsv4-kv options] -- [NAME=value …] sglang serve [server flags]",
     "[dsv4-kv options] -- [NAME=value …] python -m sglang.launch_server [server flags]",
-    "--against-log FILE [flags] [--json]",
+    "--against-log FILE [flags] [--json] [--html FILE]",
   ],
   description: `Checks a DeepSeek-V4 SGLang server configuration before it starts: the resolved arguments (what was defaulted
 or corrected, and why), the compress-state rings and the draft tokens they serve, a residency check of the
@@ -61,7 +45,14 @@ the full table is docs/reference/sglang-flags.md.
 
 --against-log FILE reads an SGLang server's start-up log: its server_args (and SGLANG_* environment) supply the
 arguments, its printed KV budget the budget (flags win), and every DSV4 sizing figure it logged is compared with
-ours at the log's precision, naming SGLang's configurator generation and the evidence; exit 1 on a difference.`,
+ours at the log's precision, naming SGLang's configurator generation and the evidence; exit 1 on a difference.
+
+--html FILE also writes the report as one self-contained page (scripts, styles and data inline, no network):
+the verdict, every error and warning with its fix, the resolved arguments, and charts of the memory per pool,
+the capacity against the draft-token count, the ring during one verify and the residency run. Its controls
+(model, tp/dp, draft tokens and algorithm, memory fraction or budget, online compress, state dtype, context
+length) rerun this check in the browser; the URL fragment holds them by flag name
+(#speculative-num-draft-tokens=11&tp-size=4). Output and exit code are unchanged.`,
   flags: ALL_FLAGS,
   exitCodes: [
     [0, "the configuration is valid"],
@@ -71,9 +62,6 @@ ours at the log's precision, naming SGLang's configurator generation and the evi
 };
 
 export const help: string = renderHelp(["check"], spec);
-
-const TRUE_WORDS = new Set(["1", "true", "yes", "on"]);
-const FALSE_WORDS = new Set(["0", "false", "no", "off"]);
 
 /** What the command line gave: flags (options first, then a launch command's), and the launch command's env. */
 interface CheckInput {
@@ -108,15 +96,6 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   return check(input, io);
 }
 
-/** An environment switch: a boolean word, or a value parsed like the flag it stands for. */
-function envValue(envName: string, flag: string, raw: string): Value {
-  const spec = ALL_FLAGS[flag]!;
-  if (spec.type !== "bool") return flagValueFromText(envName, spec, raw);
-  const word = raw.toLowerCase();
-  if (TRUE_WORDS.has(word) || FALSE_WORDS.has(word)) return TRUE_WORDS.has(word);
-  throw new UsageError(envName, raw, `must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(", ")}`);
-}
-
 async function check(input: CheckInput, io: CommandIO): Promise<number> {
   const { flags } = input;
   const ignored = [...input.ignored];
@@ -127,7 +106,7 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
   for (const [envName, flag] of Object.entries(ENV_SWITCHES)) {
     const raw = input.env[envName] ?? (log ? log.env : io.env)[envName];
     if (raw === undefined || raw === "") continue;
-    merged[flag] = envValue(envName, flag, raw);
+    merged[flag] = checkValueFromText(envName, flag, raw);
   }
   if (log) {
     Object.assign(merged, log.values);
@@ -153,86 +132,19 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
     ({ model, resolvedAs: modelResolvedAs } = await loadModel(name, input.spelling.model ?? "--model"));
   }
 
-  // Default run: EAGLE 3 steps, top-k 1, 4 draft tokens (steps follow the draft count when only that is given).
-  const cliNotes: ConfigNote[] = [];
-  const applyDefault = (flag: string, value: number | string, reason: string) => {
-    if (merged[flag] !== undefined) return;
-    merged[flag] = value;
-    cliNotes.push({
-      field: flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
-      kind: "defaulted",
-      from: null,
-      to: value,
-      reason,
-    });
-  };
-  // The default deployment (a server-config preset); steps follow the draft count when only that is given.
-  const deployment = DEFAULT_DEPLOYMENT;
-  const applyAll = (defaults: readonly DeploymentDefault[]) => {
-    const stepsOpen =
-      merged["speculative-num-steps"] === undefined && merged["speculative-num-draft-tokens"] === undefined;
-    for (const d of defaults) {
-      const isStep = d.flag === "speculative-num-steps" || d.flag === "speculative-num-draft-tokens";
-      if (!isStep || stepsOpen) applyDefault(d.flag, d.value, d.reason);
-    }
-  };
-  const algorithm = merged["speculative-algorithm"];
-  if (algorithm === undefined) applyAll(deployment.speculative);
-  else if (typeof algorithm === "string" && ["none", "null", ""].includes(algorithm.toLowerCase()))
-    delete merged["speculative-algorithm"];
-  else if (algorithm === "EAGLE") applyAll(deployment.eagleSteps);
-  const tpDefaulted = merged["tp-size"] === undefined;
-  applyDefault(deployment.tpSize.flag, deployment.tpSize.value, deployment.tpSize.reason);
-
-  const serverRaw: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(merged))
-    if (name in SERVER_FLAGS && value !== undefined) serverRaw[name] = value;
-  delete serverRaw.model;
-  const parsed = parseServerArgs({ ...serverRaw, model: model.name });
-  if (!parsed.ok) throw serverArgsError(parsed.issues);
-  const args = parsed.args;
-
-  // Budget: with a log, the one it printed unless a budget flag is given.
+  // With a log: the budget it printed unless a budget flag is given, and SGLang's Gen B arithmetic.
   const budgetGiven = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"].some(
     (f) => merged[f] !== undefined,
   );
   if (log && log.budgetBytes !== null && !budgetGiven) merged["kv-budget-bytes"] = log.budgetBytes;
   if (log && merged.sizing === undefined) merged.sizing = "sglang-gen-b";
-  let budget: BudgetInput;
-  if (merged["kv-budget-bytes"] !== undefined) {
-    budget = { kind: "bytes", kvBudgetBytes: merged["kv-budget-bytes"] as number };
-  } else {
-    const ranks = args.tpSize * args.ppSize;
-    let weightsGiB = merged["weights-gib"] as number | undefined;
-    let assumption: string;
-    if (weightsGiB !== undefined) assumption = `each rank loads ${weightsGiB} GiB of weights (--weights-gib)`;
-    else {
-      if (!Number.isFinite(model.checkpointGiB))
-        throw new UsageError(
-          "--weights-gib",
-          undefined,
-          `is needed: the model config of ${model.name} has no checkpointGiB (or give --kv-budget-bytes)`,
-        );
-      weightsGiB = model.checkpointGiB / ranks;
-      assumption = `${tpDefaulted ? `${deployment.description}: ` : ""}each of the ${ranks} rank(s) (tp ${args.tpSize} × pp ${args.ppSize}) holds 1/${ranks} of the ${model.checkpointGiB.toFixed(2)} GiB checkpoint = ${weightsGiB.toFixed(2)} GiB of weights; KV is not sharded by TP (one KV head)`;
-    }
-    const gpuMemoryGiB = (merged["gpu-memory-gib"] as number | undefined) ?? deployment.gpuMemoryGiB;
-    const runtimeGiB = (merged["runtime-gib"] as number | undefined) ?? 0;
-    assumption += `; ${gpuMemoryGiB} GiB free before load${merged["gpu-memory-gib"] === undefined ? ` (${deployment.gpuName})` : ""}; ${runtimeGiB} GiB runtime overhead`;
-    budget = { kind: "gpu", gpuMemoryGiB, weightsGiB, runtimeGiB, assumption };
-  }
-  // The flag table allows only these two.
-  const sizing = (merged.sizing ?? "exact") as "exact" | "sglang-gen-b";
-
-  const report = checkServerConfig(args, model, budget, {
-    modelResolvedAs,
-    ignored,
-    sizing,
-    residencySteps: merged["residency-steps"] as number | undefined,
-  });
-  report.notes.unshift(...cliNotes.filter((note) => !report.notes.some((other) => other.field === note.field)));
+  const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored });
   const comparison = log ? reconcileSglangLog(log.parsed, report) : null;
   const json = comparison ? { ...toJson(report), logComparison: comparison } : toJson(report);
+  if (typeof merged.html === "string") {
+    const payload = checkPayload({ values: merged, model, modelResolvedAs, ignored, budget, report: json });
+    await writeReportHtml(merged.html, renderReportHtml(payload));
+  }
   io.stdout.write(
     merged.json ? `${JSON.stringify(json, null, 2)}\n` : formatReport(report, paintFor(io.stdout, io.env)),
   );
@@ -265,24 +177,6 @@ function ignoredSection(ignored: readonly IgnoredSetting[]): string {
   if (unmodelled.length > 0)
     text += `\nIgnored, NOT MODELLED (SGLang may change KV state with these; the figures above leave them out):\n${unmodelled.map(line).join("\n")}\n`;
   return text;
-}
-
-const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-
-/**
- * server-config's schema refused the arguments (the flag table above catches types and ranges first, so this is
- * rare). Its issues are shown as they come, the first one's field named as its flag.
- */
-function issueText(issue: unknown): string {
-  return typeof issue === "string" ? issue : String((issue as { message?: unknown } | null)?.message ?? issue);
-}
-
-function serverArgsError(issues: readonly unknown[]): UsageError {
-  const first = issues[0] as { field?: unknown; path?: unknown; value?: unknown } | string | undefined;
-  const text = issues.map(issueText);
-  const field = typeof first === "object" && typeof first.field === "string" ? `--${kebab(first.field)}` : "";
-  const value = typeof first === "object" ? first.value : undefined;
-  return new UsageError(field, value, `server arguments refused: ${text.join("; ")}`, { issues: [...issues] });
 }
 
 async function readModelFile(path: string): Promise<ModelPreset> {
