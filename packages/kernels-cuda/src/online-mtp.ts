@@ -22,16 +22,18 @@ export type {
 export const ONLINE_MTP_STATE_TYPE = { fp32: 0, bf16: 1 } as const;
 
 /**
- * Kernel shapes of `writePrefix` / `decode` (`variant`; all compute the same function within fp32 rounding):
- * `legacy` one thread per channel, one 512-thread block per request, expf and IEEE division (the first version);
- * `vec` 4 channels per thread with 16-byte accesses, `split` blocks per request, input rows loaded before the index
- * loads resolve, unnormalised accumulator with fast exp; `vecAccurate` the `vec` shape with the first version's
- * math; `scalar` one thread per channel in `split` blocks per request, every load issued before the first use, fast
- * math. writePrefix without `variant` picks `scalar`, or `vec` when the batch exceeds the SM count and D <= 4 (the
- * fastest on the H200 sweep). Decode takes `legacy` (default), `vec` (accurate math) or `scalar` (fast math).
+ * Kernel shapes of `writePrefix` / `decode` (`variant`; all compute the same function within fp32 rounding). Only the
+ * defaults are in a normal build: writePrefix `scalar` (one thread per channel, `split` blocks per request, D a
+ * compile-time constant, fast math) and decode `legacy` (one 512-thread block per request, expf and IEEE division).
+ * A build with the CMake option DSV4KV_BENCH_VARIANTS adds the benchmark-only shapes (docs/decisions.md D23):
+ * writePrefix `legacy` (the first kernel), `vec` (4 channels per thread, 16-byte accesses) and `vecAccurate`; decode
+ * `vec` and `scalar`. Asking a normal build for one of those is refused (INVALID_ARGUMENT on `variant`).
  */
 export const WRITE_PREFIX_VARIANT = { legacy: 0, vec: 1, vecAccurate: 2, scalar: 3 } as const;
-/** Kernel shapes of `commitPending` (`variant`): loads before stores in registers (`regs`, default), 1 vector/thread (`wide`). */
+/**
+ * Kernel shapes of `commitPending` (`variant`): `regs` (the default and the only one in a normal build: loads before
+ * stores in registers); with DSV4KV_BENCH_VARIANTS also `legacy` and `wide` (1 vector per thread).
+ */
 export const COMMIT_VARIANT = { legacy: 0, regs: 1, wide: 2 } as const;
 
 /**

@@ -7,10 +7,8 @@
 import { describe, expect, test } from "vitest";
 import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
 import {
-  COMMIT_VARIANT,
   ONLINE_MTP_ERR,
   ONLINE_MTP_KERNEL,
-  WRITE_PREFIX_VARIANT,
   createDeviceBuffer,
   getDefaultContext,
   onlineMtpNative,
@@ -20,6 +18,7 @@ import {
   type OnlineMtpNative,
   KernelsCudaError,
 } from "../src/index.js";
+import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
 
 const H = 512;
@@ -103,7 +102,9 @@ describe("argument validation (host side, no GPU needed)", () => {
       "decode variant 2",
       () =>
         nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 } as never),
-      /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/,
+      nat?.benchVariants
+        ? /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/
+        : /^variant = 2: must be 0 \(legacy\) in this build: /,
     ],
     [
       "prefill numSegments negative",
@@ -116,6 +117,42 @@ describe("argument validation (host side, no GPU needed)", () => {
       /^kvScore = \{\}: must be a DeviceBuffer$/,
     ],
   ];
+  // A normal build holds only each kernel's default shape (DSV4KV_BENCH_VARIANTS off): any other is refused.
+  const notBuilt = (shipped: string) =>
+    new RegExp(
+      `: must be ${shipped} in this build: the benchmark-only variants are built only with the CMake option DSV4KV_BENCH_VARIANTS=ON$`,
+    );
+  const commitArgs = { stateType: 0, batch: 1, maxDraftTokens: 2, clampWidth: 0, numReqSlots: 2, bankStrideRows: 4 };
+  const decodeArgs = { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0 };
+  const benchOnly: [string, () => unknown, RegExp][] = [
+    ...[0, 1, 2].map((v): [string, () => unknown, RegExp] =>
+      writePrefixCase(`writePrefix variant ${v}`, { variant: v }, notBuilt("3 \\(scalar\\)")),
+    ),
+    ...[0, 2].map((v): [string, () => unknown, RegExp] => [
+      `commit variant ${v}`,
+      () => nat!.commitPending(null as never, { ...commitArgs, consume: 0, variant: v } as never),
+      notBuilt("1 \\(regs\\)"),
+    ]),
+    ...[1, 3].map((v): [string, () => unknown, RegExp] => [
+      `decode variant ${v}`,
+      () => nat!.decode(null as never, { ...decodeArgs, variant: v } as never),
+      notBuilt("0 \\(legacy\\)"),
+    ]),
+  ];
+  for (const [name, f, re] of benchOnly) {
+    test(`without DSV4KV_BENCH_VARIANTS, ${name} is refused as not built`, (ctx) => {
+      if (!nat) ctx.skip("addon not built");
+      if (nat?.benchVariants) ctx.skip("a DSV4KV_BENCH_VARIANTS build has every variant");
+      const e = thrown(f);
+      expect(e.message).toMatch(re);
+      expect(KernelsCudaError.isInstance(e)).toBe(true);
+      expect([e.code, (e as KernelsCudaError).field, (e as KernelsCudaError).params.nativeCode]).toEqual([
+        "INVALID_ARGUMENT",
+        "variant",
+        ERR_CODE,
+      ]);
+    });
+  }
   for (const [name, f, re] of cases) {
     test(`${name}: names field, value and rule`, (ctx) => {
       if (!nat) ctx.skip("addon not built");
@@ -144,6 +181,7 @@ describe("argument validation (host side, no GPU needed)", () => {
       expect(typeof (nat as unknown as Record<string, unknown>)[k], k).toBe("function");
     expect(nat!.headDim).toBe(H);
     expect(nat!.maxVerifyTokens).toBe(8);
+    expect(typeof nat!.benchVariants).toBe("boolean");
   });
 });
 
@@ -243,17 +281,30 @@ const gpuTest = createGpuTest(
   (): Env => ({ nat: onlineMtpNative(), ctx: getDefaultContext(), bufs: [] }),
 );
 
-const WP_SHAPES: [string, number, number][] = [
-  ["legacy", WRITE_PREFIX_VARIANT.legacy, 0],
-  ["scalar auto", WRITE_PREFIX_VARIANT.scalar, 0],
-  ["scalar split 1", WRITE_PREFIX_VARIANT.scalar, 1],
-  ["scalar split 16", WRITE_PREFIX_VARIANT.scalar, 16],
-  ["vec auto", WRITE_PREFIX_VARIANT.vec, 0],
-  ["vec split 1", WRITE_PREFIX_VARIANT.vec, 1],
-  ["vec split 2", WRITE_PREFIX_VARIANT.vec, 2],
-  ["vec split 16", WRITE_PREFIX_VARIANT.vec, 16],
-  ["vecAccurate", WRITE_PREFIX_VARIANT.vecAccurate, 4],
-];
+/** writePrefix shapes: the default (`scalar`) at several splits, plus the benchmark-only ones in a bench build. */
+function wpShapes(nat: OnlineMtpNative): [string, number, number][] {
+  const shipped: [string, number, number][] = [
+    ["scalar auto", WRITE_PREFIX_VARIANT.scalar, 0],
+    ["scalar split 1", WRITE_PREFIX_VARIANT.scalar, 1],
+    ["scalar split 2", WRITE_PREFIX_VARIANT.scalar, 2],
+    ["scalar split 8", WRITE_PREFIX_VARIANT.scalar, 8],
+    ["scalar split 16", WRITE_PREFIX_VARIANT.scalar, 16],
+  ];
+  if (!nat.benchVariants) return shipped;
+  return [
+    ...shipped,
+    ["legacy", WRITE_PREFIX_VARIANT.legacy, 0],
+    ["vec auto", WRITE_PREFIX_VARIANT.vec, 0],
+    ["vec split 1", WRITE_PREFIX_VARIANT.vec, 1],
+    ["vec split 2", WRITE_PREFIX_VARIANT.vec, 2],
+    ["vec split 16", WRITE_PREFIX_VARIANT.vec, 16],
+    ["vecAccurate", WRITE_PREFIX_VARIANT.vecAccurate, 4],
+  ];
+}
+/** The variants of a kernel this build holds: the default alone, or all of them in a bench build. */
+function builtVariants<T>(nat: OnlineMtpNative, all: readonly T[], shipped: T): readonly T[] {
+  return nat.benchVariants ? all : [shipped];
+}
 
 describe("bench arguments (GPU: the context is checked first)", () => {
   const common = { batch: 1, numVerify: 1, stateType: 0, graph: 0, rotate: 1, iters: 1, reps: 1 };
@@ -264,7 +315,17 @@ describe("bench arguments (GPU: the context is checked first)", () => {
     );
     expect(bench({ op: "copy" })).toThrow(expect.objectContaining({ code: "INVALID_TYPE", field: "copyBytes" }));
     expect(bench({ op: "commit", variant: 3 })).toThrow(/^variant = 3: must be an integer in \[0, 2\]$/);
-    expect(bench({ op: "decode", variant: 2 })).toThrow(/^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3/);
+    if (env.nat.benchVariants)
+      expect(bench({ op: "decode", variant: 2 })).toThrow(/^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3/);
+    else
+      for (const [op, variant] of [
+        ["writePrefix", 1],
+        ["commit", 0],
+        ["decode", 3],
+      ] as const)
+        expect(bench({ op, variant }), `${op} ${variant}`).toThrow(
+          expect.objectContaining({ code: "INVALID_ARGUMENT", field: "variant" }),
+        );
   });
 });
 
@@ -277,11 +338,11 @@ function bankGeometry(N: number, O: number, batch: number) {
 describe("GPU round trips", () => {
   for (const dtype of ["fp32", "bf16"] as const) {
     gpuTest(
-      `writePrefix, every variant, D 1/5/8, ${dtype}: banks = float64 fold; bank 0, skipped banks, padding rows untouched`,
+      `writePrefix, every built variant, D 1..8, ${dtype}: banks = float64 fold; bank 0, skipped banks, padding rows untouched`,
       ({ gpu: env }) => {
         const { N, O, rows, batch } = bankGeometry(12, 14, 9);
-        for (const D of [1, 5, 8]) {
-          for (const [name, variant, split] of WP_SHAPES) {
+        for (const D of [1, 2, 3, 4, 5, 6, 7, 8]) {
+          for (const [name, variant, split] of wpShapes(env.nat)) {
             const rng = new Rng(100 + D * 7 + variant * 31 + split);
             const init = randomState(rng, rows);
             const st = stateBuf(env, init, dtype);
@@ -355,7 +416,10 @@ describe("GPU round trips", () => {
       `commitPending, every variant, plain and fused with mark, ${dtype}: bitwise copy of bank a, markers`,
       ({ gpu: env }) => {
         const { N, O, Dmax, rows, batch } = bankGeometry(10, 12, 8);
-        for (const [name, variant] of Object.entries(COMMIT_VARIANT)) {
+        for (const [name, variant] of builtVariants(env.nat, Object.entries(COMMIT_VARIANT), [
+          "regs",
+          COMMIT_VARIANT.regs,
+        ] as [string, number])) {
           for (const fused of [false, true]) {
             const rng = new Rng(7 + variant * 3 + (fused ? 1 : 0));
             const st = stateBuf(env, randomState(rng, rows), dtype);
@@ -430,7 +494,7 @@ describe("GPU round trips", () => {
         const N = 10,
           rows = N + 12,
           batch = 8;
-        for (const [variant, split] of [
+        const decodeShapes = [
           [0, 0],
           [1, 1],
           [1, 4],
@@ -438,7 +502,8 @@ describe("GPU round trips", () => {
           [3, 1],
           [3, 16],
           [3, 0],
-        ] as const) {
+        ] as const;
+        for (const [variant, split] of builtVariants(env.nat, decodeShapes, decodeShapes[0])) {
           const rng = new Rng(55 + variant * 5 + split);
           const st = stateBuf(env, randomState(rng, rows), dtype);
           const kv = randn(rng, batch * KVC);
@@ -530,14 +595,15 @@ describe("GPU round trips", () => {
         numReqSlots: N,
         stateType: 0 as const,
       };
-      for (const [variant, split] of [
+      const wpShapesReported = [
+        [3, 0],
+        [3, 16],
         [0, 0],
         [1, 0],
         [1, 8],
         [2, 2],
-        [3, 0],
-        [3, 16],
-      ] as const) {
+      ] as const;
+      for (const [variant, split] of env.nat.benchVariants ? wpShapesReported : wpShapesReported.slice(0, 2)) {
         expectReported(
           `writePrefix variant ${variant}`,
           ONLINE_MTP_ERR.reqIndex,
@@ -546,7 +612,7 @@ describe("GPU round trips", () => {
           () => env.nat.writePrefix(env.ctx, { ...wpArgs, variant, split, err }),
         );
       }
-      for (const variant of [0, 1, 2]) {
+      for (const variant of builtVariants(env.nat, [0, 1, 2], COMMIT_VARIANT.regs)) {
         expectReported(`commit variant ${variant}`, ONLINE_MTP_ERR.reqIndex, bad, ONLINE_MTP_KERNEL.commitPending, () =>
           env.nat.commitPending(env.ctx, {
             curSeqLens: seq,
@@ -566,7 +632,7 @@ describe("GPU round trips", () => {
           }),
         );
       }
-      for (const variant of [0, 1, 3]) {
+      for (const variant of builtVariants(env.nat, [0, 1, 3], WRITE_PREFIX_VARIANT.legacy)) {
         expectReported(`decode variant ${variant}`, ONLINE_MTP_ERR.reqIndex, bad, ONLINE_MTP_KERNEL.decode, () =>
           env.nat.decode(env.ctx, {
             state: st.buf,

@@ -1,15 +1,13 @@
 // Benchmarks of the online c128 MTP kernels on a CUDA GPU (CUDA events; eager back-to-back and CUDA-graph replay of
 // `iters` calls; warm-up; median of `reps`). Usage: node bench/bench.mjs [out.json] [--variants]
 // Prints markdown tables: the issue's rows with each kernel's default variant, and with --variants every kernel
-// variant / split side by side (graph replay), so one run on the GPU machine picks the best.
+// variant / split side by side (graph replay), so one run on the GPU machine picks the best. --variants needs an
+// addon built with the CMake option DSV4KV_BENCH_VARIANTS=ON (docs/decisions.md D23); without it only the default
+// shape's splits are swept. DSV4KV_ADDON_PATH picks the addon, so two builds can be timed in one session and their
+// JSON files compared with bench/compare.mjs.
 import { writeFileSync } from "node:fs";
-import {
-  COMMIT_VARIANT,
-  WRITE_PREFIX_VARIANT,
-  createContext,
-  onlineMtpNative,
-  probeOnlineMtp,
-} from "@dsv4-kv/kernels-cuda";
+import { createContext, onlineMtpNative, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
+import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "@dsv4-kv/kernels-cuda/internal";
 import { requireGpu } from "../../kernels-cuda/bench/require-gpu.mjs";
 
 const p = probeOnlineMtp();
@@ -44,10 +42,15 @@ md.push(
 if (withVariants) {
   md.push("", "### Variants (graph µs per call; same buffers / rotating 64 sets)", "");
   md.push("| kernel | batch | D | variant | split | graph | graph, rotating |", "|---|---|---|---|---|---|---|");
+  const all = nat.benchVariants === true;
   const wpv = [
-    ["legacy", WRITE_PREFIX_VARIANT.legacy, [1]],
     ["scalar", WRITE_PREFIX_VARIANT.scalar, [1, 2, 4, 8, 16]],
-    ["vec", WRITE_PREFIX_VARIANT.vec, [1, 8]],
+    ...(all
+      ? [
+          ["legacy", WRITE_PREFIX_VARIANT.legacy, [1]],
+          ["vec", WRITE_PREFIX_VARIANT.vec, [1, 8]],
+        ]
+      : []),
   ];
   for (const D of [1, 4, 8]) {
     for (const batch of [1, 8, 16, 32, 64, 128, 256]) {
@@ -62,16 +65,20 @@ if (withVariants) {
   }
   for (const batch of [8, 256]) {
     for (const op of ["commit", "commitMark"]) {
-      for (const [name, variant] of Object.entries(COMMIT_VARIANT)) {
+      for (const [name, variant] of Object.entries(COMMIT_VARIANT).filter(([n]) => all || n === "regs")) {
         md.push(
           `| ${op} | ${batch} | 8 | ${name} | | ${us(run(op, batch, 8, 1, 1, 0, { variant }))} | ${us(run(op, batch, 8, 1, 64, 0, { variant }))} |`,
         );
       }
     }
     for (const [name, variant, splits] of [
-      ["legacy", 0, [1]],
-      ["scalar", 3, [1, 2, 4, 8, 16]],
-      ["vec", 1, [1]],
+      ["legacy", WRITE_PREFIX_VARIANT.legacy, [1]],
+      ...(all
+        ? [
+            ["scalar", WRITE_PREFIX_VARIANT.scalar, [1, 2, 4, 8, 16]],
+            ["vec", WRITE_PREFIX_VARIANT.vec, [1]],
+          ]
+        : []),
     ]) {
       for (const split of splits) {
         const g = run("decode", batch, 1, 1, 1, 0, { variant, split });
@@ -88,11 +95,13 @@ md.push(
   "| kernel | batch | D | eager µs | graph µs | graph µs, rotating buffers (not L2-resident) | bytes/call | floor µs (empty + bytes at copy BW) | GB/s (rotating) |",
   "|---|---|---|---|---|---|---|---|---|",
 );
+let coldUs = 0; // writePrefix batch 256, D 8, rotating
 for (const D of [1, 4, 8]) {
   for (const batch of [1, 2, 4, 8, 16, 32, 64, 128, 256]) {
     const e = run("writePrefix", batch, D, 0);
     const g = run("writePrefix", batch, D, 1);
     const rot = run("writePrefix", batch, D, 1, 64);
+    if (batch === 256 && D === 8) coldUs = rot.usPerCall;
     const bytes = wpBytes(batch, D);
     md.push(
       `| writePrefix fp32 (split ${g.split}) | ${batch} | ${D} | ${us(e)} | ${us(g)} | ${us(rot)} | ${(bytes / 1024).toFixed(0)} KiB | ${floor(bytes).toFixed(2)} | ${(bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0)} |`,
@@ -122,7 +131,29 @@ for (const batch of [8, 256]) {
     `| online decode fp32 (split ${g.split}) | ${batch} | 1 | ${us(run("decode", batch, 1, 0))} | ${us(g)} | ${us(rot)} | ${(bytes / 1024).toFixed(0)} KiB | ${floor(bytes).toFixed(2)} | ${(bytes / (rot.usPerCall * 1e-6) / 1e9).toFixed(0)} |`,
   );
 }
+// The L2-cold floor measured: a copy of half of writePrefix batch 256, D 8's bytes moves as many bytes in total,
+// timed the same way (graph, 64 rotating source / destination pairs). An addon without the op skips the line.
+const coldCopy = {};
+try {
+  for (const op of ["copyKernel", "copy"])
+    coldCopy[op] = run(op, 1, 1, 1, 64, 0, { copyBytes: 16 * Math.floor(wpBytes(256, 8) / 32) }).usPerCall;
+} catch (e) {
+  if (e?.field !== "op") throw e;
+}
+if (coldCopy.copyKernel !== undefined)
+  md.push(
+    "",
+    `L2-cold floor of writePrefix batch 256, D 8 (${(wpBytes(256, 8) / 1e6).toFixed(2)} MB read + written, graph, 64 rotating pairs): float4 copy kernel ${coldCopy.copyKernel.toFixed(2)} µs, cudaMemcpyAsync ${coldCopy.copy.toFixed(2)} µs; writePrefix ${coldUs.toFixed(2)} µs = ${(coldUs / coldCopy.copyKernel).toFixed(2)}x the copy kernel, ${(coldUs / (wpBytes(256, 8) / (copyGBs * 1e3))).toFixed(2)}x bytes / copy bandwidth.`,
+    "",
+  );
 const text = md.join("\n");
 console.log(text);
 if (outPath)
-  writeFileSync(outPath, JSON.stringify({ device: p.device, copyGBs, emptyUs: empty, rows, markdown: text }, null, 1));
+  writeFileSync(
+    outPath,
+    JSON.stringify(
+      { device: p.device, addon: process.env.DSV4KV_ADDON_PATH ?? null, copyGBs, emptyUs: empty, rows, markdown: text },
+      null,
+      1,
+    ),
+  );

@@ -15,6 +15,9 @@
 #include "planner/bench.cu"
 #endif
 #include "online_mtp/online_mtp_kernels.cu"
+#if DSV4KV_BENCH_VARIANTS
+#include "online_mtp/bench_variants.cu"
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -538,10 +541,12 @@ int Main(int argc, char** argv) {
         "writePrefix b256 D8 fp32 scalar split " + std::to_string(split),
         [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
   }
+#if DSV4KV_BENCH_VARIANTS  // the vec shape is benchmark-only (online_mtp/bench_variants.cu)
   {
     const om::WritePrefixParams wp = wpParams(om::kWpVec, 1);
     Time("writePrefix b256 D8 fp32 vec split 1", [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
   }
+#endif
   std::printf("byte mix: read %.2f MiB, write %.2f MiB\n", readBytes / 1048576.0, writeBytes / 1048576.0);
   for (int bps : {1, 2, 4, 8}) {
     const int blocks = bps * sms;

@@ -131,8 +131,17 @@ Buf GetErr(Napi::Env env, Napi::Object a) {
   return e;
 }
 
-int32_t GetVariant(Napi::Env env, Napi::Object a, int32_t maxVariant, int32_t def) {
-  return GetI32Opt(env, a, "variant", 0, maxVariant, def);
+// `variant` in [0, maxVariant], `def` when left out. A binary built without DSV4KV_BENCH_VARIANTS holds only the
+// default shape `shipped` (named `shippedName`); asking it for another is refused before any launch.
+int32_t GetVariant(Napi::Env env, Napi::Object a, int32_t maxVariant, int32_t def, int32_t shipped,
+                   const char* shippedName) {
+  const int32_t v = GetI32Opt(env, a, "variant", 0, maxVariant, def);
+  if (!kBenchVariants && v >= 0 && v != shipped)
+    Fail(env, "variant", v,
+         "must be " + std::to_string(shipped) + " (" + shippedName +
+             ") in this build: the benchmark-only variants are built only with the CMake option "
+             "DSV4KV_BENCH_VARIANTS=ON");
+  return v;
 }
 int32_t GetSplit(Napi::Env env, Napi::Object a) {
   const int32_t split = GetI32Opt(env, a, "split", 0, kMaxSplit, 0);
@@ -140,12 +149,16 @@ int32_t GetSplit(Napi::Env env, Napi::Object a) {
   return split;
 }
 
-// Launch shape when `variant` / `split` are left out: the fastest on the H200 sweep (docs/decisions.md, "online MTP
-// default launch shape"): small batches spread a request over 4 blocks, large ones use one block per request.
-int32_t AutoSplit(int32_t batch, int smCount) { return batch <= smCount ? 4 : 1; }
-int32_t AutoWritePrefixVariant(int32_t batch, int32_t numVerify, int smCount) {
-  return batch > smCount && numVerify <= 4 ? kWpVec : kWpScalar;
+// Launch shape when `variant` / `split` are left out: the fastest on the H200 sweeps (docs/decisions.md D14, D23).
+// writePrefix: D = 1 spreads a request over 4 blocks up to an eighth of the SM count, then 2; D >= 2 over 4 blocks
+// up to half the SM count, then 8, and past the SM count 1 from kIndexFirstMinD on (L2-cold it streams best). The
+// benchmark-only decode shapes keep D14's rule: 4 blocks up to the SM count, then 1.
+int32_t AutoWritePrefixSplit(int32_t batch, int32_t numVerify, int smCount) {
+  if (numVerify == 1) return int64_t(batch) * 8 <= smCount ? 4 : 2;
+  if (int64_t(batch) * 2 <= smCount) return 4;
+  return batch <= smCount || numVerify < kIndexFirstMinD ? 8 : 1;
 }
+int32_t AutoSplit(int32_t batch, int smCount) { return batch <= smCount ? 4 : 1; }
 
 #if DSV4KV_HAVE_CUDA
 Context* CtxOf(Napi::Env env, Napi::Value v) {
@@ -160,8 +173,9 @@ cudaStream_t StreamOf(Napi::Env env, Napi::Value v) { return CtxOf(env, v)->stre
 template <typename P>
 void Finalize(P&, int) {}
 void Finalize(WritePrefixParams& p, int sm) {
-  if (p.variant < 0) p.variant = AutoWritePrefixVariant(p.batch, p.numVerify, sm);
-  if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
+  if (p.variant < 0) p.variant = kWpScalar;
+  if (p.split == 0)
+    p.split = p.variant == kWpScalar ? AutoWritePrefixSplit(p.batch, p.numVerify, sm) : AutoSplit(p.batch, sm);
 }
 void Finalize(DecodeParams& p, int sm) {
   if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
@@ -181,7 +195,7 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   p.numVerify = GetI32(env, a, "numVerify", 1, kMaxVerify);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);  // banks must not overlap: r < N <= O
-  p.variant = GetVariant(env, a, kWpScalar, -1);  // -1: chosen at launch (AutoWritePrefixVariant)
+  p.variant = GetVariant(env, a, kWpScalar, -1, kWpScalar, "scalar");           // -1: the default (kWpScalar)
   p.split = GetSplit(env, a);
   Buf kv = GetBuf(env, a, "kvScore"), seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf ape = GetBuf(env, a, "ape"), st = GetBuf(env, a, "state");
@@ -221,7 +235,7 @@ CommitPendingParams ParseCommit(Napi::Env env, Napi::Object a) {
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);
   p.consume = GetI32(env, a, "consume", 0, 1);
-  p.variant = GetVariant(env, a, kCommitWide, kCommitRegs);
+  p.variant = GetVariant(env, a, kCommitWide, kCommitRegs, kCommitRegs, "regs");
   Buf cur = GetBuf(env, a, "curSeqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
   Buf pend = GetBuf(env, a, "pendingSeqLens"), wid = GetBuf(env, a, "pendingWidths"), st = GetBuf(env, a, "state");
   Buf mark = GetBuf(env, a, "markSeqLens", true);
@@ -265,7 +279,7 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
   auto p = StateAndBatch<DecodeParams>(env, a);
   p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
   p.slotOffsetRows = GetI32(env, a, "slotOffsetRows", 0, kI32Max);
-  p.variant = GetVariant(env, a, kWpScalar, kWpLegacy);
+  p.variant = GetVariant(env, a, kWpScalar, kWpLegacy, kWpLegacy, "legacy");
   if (p.variant == kWpVecAccurate)
     Fail(env, "variant", p.variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
   p.split = GetSplit(env, a);
@@ -434,11 +448,11 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   cudaStream_t s = StreamOf(env, info[0]);
   if (!a.Get("op").IsString()) ThrowField(env, kErr, "op", a.Get("op"), "must be a string");
   const std::string op = a.Get("op").As<Napi::String>().Utf8Value();
-  static const char* const kOps[] = {"writePrefix", "mark",   "markUpstream", "commit",
-                                     "commitMark",  "decode", "empty",        "copy"};
+  static const char* const kOps[] = {"writePrefix", "mark",  "markUpstream", "commit",    "commitMark",
+                                     "decode",      "empty", "copy",         "copyKernel"};
   if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }))
     ThrowField(env, kErr, "op", a.Get("op"),
-               "must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy");
+               "must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy, copyKernel");
   const int32_t batch = GetI32(env, a, "batch", 1, 65535);
   const int32_t D = GetI32(env, a, "numVerify", 1, kMaxVerify);
   const int32_t stateType = GetI32(env, a, "stateType", 0, 1);
@@ -447,16 +461,23 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   const int32_t iters = GetI32(env, a, "iters", 1, 10000);
   const int32_t reps = GetI32(env, a, "reps", 1, 1000);
   const bool commitOp = op == "commit" || op == "commitMark";
-  // -1: each op's default. Each op takes the variants its launcher has (commit: 0..2; decode: not 2).
-  const int32_t variant = GetI32Opt(env, a, "variant", 0, commitOp ? kCommitWide : kWpScalar, -1);
+  // -1: each op's default. Only writePrefix, commit and decode launch a shape; each takes its own (commit: 0..2;
+  // decode: not 2).
+  const int32_t variant = op == "writePrefix" ? GetVariant(env, a, kWpScalar, -1, kWpScalar, "scalar")
+                          : commitOp          ? GetVariant(env, a, kCommitWide, -1, kCommitRegs, "regs")
+                          : op == "decode"    ? GetVariant(env, a, kWpScalar, -1, kWpLegacy, "legacy")
+                                              : GetI32Opt(env, a, "variant", 0, kWpScalar, -1);
   if (op == "decode" && variant == kWpVecAccurate)
     Fail(env, "variant", variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
   int32_t split = GetSplit(env, a);
   const int sm = CtxOf(env, info[0])->smCount();
-  int32_t wpVariant = variant >= 0 ? variant : AutoWritePrefixVariant(batch, D, sm);
-  if (split == 0) split = AutoSplit(batch, sm);
-  // The copy op's size: 1 byte to 16 GiB, an integer (no other op reads it).
-  const int64_t copyBytes = op == "copy" ? GetI64(env, a, "copyBytes", 1, int64_t{1} << 34) : 0;
+  const int32_t wpVariant = variant >= 0 ? variant : kWpScalar;
+  if (split == 0)
+    split = op == "writePrefix" && wpVariant == kWpScalar ? AutoWritePrefixSplit(batch, D, sm) : AutoSplit(batch, sm);
+  // The copy ops' size: 1 byte to 16 GiB, an integer (no other op reads it); `rotate` source / destination pairs.
+  // copyKernel (a float4 copy kernel, 4 blocks of 512 per SM) moves the bytes rounded down to 16.
+  const bool copyOp = op == "copy" || op == "copyKernel";
+  const int64_t copyBytes = copyOp ? GetI64(env, a, "copyBytes", 1, int64_t{1} << 34) : 0;
 
   const int32_t N = batch + 1;  // slot 0 = dummy
   const int32_t O = N + 2;      // bank stride (docs/reference/online-mtp.md §7.2)
@@ -490,11 +511,11 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
     pend[i] = mem.Alloc<int32_t>(env, N * 4);
     wid[i] = mem.Alloc<int32_t>(env, N * 4);
   }
-  char* cpySrc = nullptr;
-  char* cpyDst = nullptr;
-  if (op == "copy") {
-    cpySrc = mem.Alloc<char>(env, copyBytes);
-    cpyDst = mem.Alloc<char>(env, copyBytes);
+  std::vector<char*> cpySrc, cpyDst;
+  for (int i = 0; copyOp && i < rotate; ++i) {
+    cpySrc.push_back(mem.Alloc<char>(env, copyBytes));
+    cpyDst.push_back(mem.Alloc<char>(env, copyBytes));
+    DSV4KV_CUDA_TRY(env, LaunchFillRandom(reinterpret_cast<float*>(cpySrc.back()), copyBytes / 4, 17 + i, 2.f, 0.f, s));
   }
   auto launch = [&](int i) -> cudaError_t {
     const int k = i % rotate;
@@ -530,7 +551,8 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
       return LaunchDecode(p, s);
     }
     if (op == "empty") return LaunchEmpty(s);
-    if (op == "copy") return cudaMemcpyAsync(cpyDst, cpySrc, copyBytes, cudaMemcpyDeviceToDevice, s);
+    if (op == "copy") return cudaMemcpyAsync(cpyDst[k], cpySrc[k], copyBytes, cudaMemcpyDeviceToDevice, s);
+    if (op == "copyKernel") return LaunchCopy4(cpySrc[k], cpyDst[k], copyBytes, 4 * sm, s);
     return cudaErrorInvalidValue;
   };
   // markers armed for commit: pending = S, width D
@@ -605,5 +627,7 @@ void RegisterOnlineMtp(Napi::Env env, Napi::Object exports) {
   o.Set("fill", Napi::Function::New(env, Fill, "fill"));
   o.Set("headDim", Napi::Number::New(env, kHeadDim));
   o.Set("maxVerifyTokens", Napi::Number::New(env, kMaxVerify));
+  // Whether the benchmark-only kernel shapes were built in (DSV4KV_BENCH_VARIANTS; docs/decisions.md D23).
+  o.Set("benchVariants", Napi::Boolean::New(env, kBenchVariants));
   exports.Set("onlineMtp", o);
 }

@@ -34,25 +34,27 @@ enum ErrCode : int32_t {
 };
 enum KernelId : int32_t { kKPrefill = 0, kKWritePrefix = 1, kKCommit = 2, kKDecode = 3, kKReset = 4 };
 
-// writePrefix / decode kernel shapes (the `variant` field; every variant computes the same function):
-//   kWpLegacy: one thread per channel, 512 threads, one block per request, expf and IEEE division (the baseline the
-//              other shapes are compared with, docs/decisions.md D18);
-//   kWpVec:    4 channels per thread (16-byte fp32 loads/stores), `split` blocks of 128/split threads per request,
-//              the D input rows issued before the index loads resolve, and an unnormalised accumulator
-//              n = acc·sum so the recurrence chain is max → exp → fma (fast exp; the division only feeds stores);
-//   kWpVecAccurate: kWpVec's shape with kWpLegacy's math (expf, IEEE division, normalised acc).
-//   kWpScalar: one thread per channel (the recurrence is instruction-issue bound, so more warps with shorter
-//              streams win; docs/decisions.md D18), `split` blocks of 512/split threads per request, every global
-//              load issued before the first use of any of them (the bank-0 row is loaded unconditionally from row
-//              r, which always exists, and selected afterwards, so no branch sits between the ape loads' consumers
-//              and the bank-0 loads), and kWpVec's fast math.
+// Kernel shapes (the `variant` field; every shape computes the same function within fp32 rounding). The shipped
+// binary holds the default of each kernel; the others exist only in a build with DSV4KV_BENCH_VARIANTS
+// (bench_variants.cu; docs/decisions.md D23 says when to build one):
+//   writePrefix: kWpScalar (default) = one thread per channel, `split` blocks of 512/split threads per request,
+//                D a template parameter, fast math on an unnormalised accumulator (online_mtp_kernels.cu);
+//                kWpLegacy, kWpVec, kWpVecAccurate: benchmark-only (bench_variants.cu).
+//   decode:      kWpLegacy (default) = one 512-thread block per request, expf and IEEE division;
+//                kWpVec, kWpScalar: benchmark-only.
+//   commit:      kCommitRegs (default) = every vector loaded into registers before the first store;
+//                kCommitLegacy, kCommitWide: benchmark-only.
 enum WritePrefixVariant : int32_t { kWpLegacy = 0, kWpVec = 1, kWpVecAccurate = 2, kWpScalar = 3 };
 constexpr int kMaxSplit = 16;              // blocks per request: 512/16 = 32 threads (one warp) at the finest
 constexpr int kVecThreads = kHeadDim / 4;  // 128 threads cover one 512-channel row with 4 channels each
-// commitPending variants: kCommitLegacy = thread 0 decides, 128 threads copy 3 vectors each in a loop whose
-// load/store pairs the compiler must keep in order (src and dst may alias as far as it knows); kCommitRegs =
-// every vector loaded into registers before the first store, kCommitWide = one 16-byte vector per thread.
+// writePrefix from this D on issues bank 0 before the input rows (docs/decisions.md D23).
+constexpr int kIndexFirstMinD = 6;
 enum CommitVariant : int32_t { kCommitLegacy = 0, kCommitRegs = 1, kCommitWide = 2 };
+#if DSV4KV_BENCH_VARIANTS
+constexpr bool kBenchVariants = true;
+#else
+constexpr bool kBenchVariants = false;
+#endif
 
 enum StateType : int32_t { kF32 = 0, kBF16 = 1 };
 
@@ -153,8 +155,16 @@ cudaError_t LaunchResetSlots(const ResetSlotsParams& p, cudaStream_t s);
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s);
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s);
 cudaError_t LaunchEmpty(cudaStream_t s);
+// bytes / 16 float4 from src to dst (16-byte aligned), `blocks` blocks of 512 threads.
+cudaError_t LaunchCopy4(const void* src, void* dst, int64_t bytes, int blocks, cudaStream_t s);
 cudaError_t LaunchFillRandom(float* dst, int64_t n, uint32_t seed, float scale, float offset, cudaStream_t s);
 cudaError_t LaunchFillStateRandom(void* state, int64_t rows, int32_t stateType, uint32_t seed, cudaStream_t s);
+#if DSV4KV_BENCH_VARIANTS
+// The benchmark-only shapes (bench_variants.cu); the Launch* functions above hand them any non-default variant.
+cudaError_t LaunchWritePrefixVariant(const WritePrefixParams& p, cudaStream_t s);
+cudaError_t LaunchCommitVariant(const CommitPendingParams& p, cudaStream_t s);
+cudaError_t LaunchDecodeVariant(const DecodeParams& p, cudaStream_t s);
+#endif
 #endif
 
 }  // namespace online_mtp
