@@ -23,4 +23,7 @@ for v in ${VARIANTS:-}; do
   nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 ${flags//,/ } -gencode arch=compute_90,code=sm_90 \
     -cudart static -I"$pkg/native" -o "$root/.anatomy/anatomy-${v%%:*}" "$pkg/bench/anatomy/anatomy.cu"
 done
-echo "built $root/.anatomy/anatomy"
+# The L2-cold copy floor of writePrefix b256 D8 (copy_floor.cu): .anatomy/copy-floor, runs with no arguments.
+nvcc -O3 -std=c++17 --expt-relaxed-constexpr -lineinfo -DDSV4KV_HAVE_CUDA=1 -gencode arch=compute_90,code=sm_90 \
+  -cudart static -I"$pkg/native" -o "$root/.anatomy/copy-floor" "$pkg/bench/anatomy/copy_floor.cu"
+echo "built $root/.anatomy/anatomy and $root/.anatomy/copy-floor"

@@ -1,0 +1,535 @@
+// The L2-cold copy floor of writePrefix batch 256, D 8, fp32 (issue 13 point 6): what a tuned copy of the same bytes
+// (same read:write split, 64 rotating buffer sets, CUDA graph of 100 calls) takes on this GPU, against writePrefix
+// itself and writePrefix with the copy's cache hints, all in one process. Not part of the addon; build.sh builds it
+// into .anatomy/copy-floor, which runs on the GPU machine as is (every sweep row to $OUT/copy-sweep.txt). Results:
+// docs/benchmarks.md, "L2-cold writePrefix against a tuned copy"; docs/decisions.md D23.
+#include "online_mtp/online_mtp_kernels.cu"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dsv4kv {
+namespace copyfloor {
+namespace om = online_mtp;
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e__ = (x);                                                                     \
+    if (e__ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e__)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+// Load hints: 0 ld.global, 1 ld.global.nc, 2 .nc.L1::no_allocate, 3 .nc.L1::no_allocate.L2::256B,
+// 4 .nc.L1::no_allocate + L2 evict_first policy. Store hints: 0 st.global, 1 st.global.cs, 2 L2 evict_first policy.
+template <int LD>
+__device__ __forceinline__ float4 Ld4(const float4* p, uint64_t pol) {
+  float4 v;
+  if constexpr (LD == 0)
+    asm volatile("ld.global.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  else if constexpr (LD == 1)
+    asm volatile("ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  else if constexpr (LD == 2)
+    asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+  else if constexpr (LD == 3)
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p), "l"(pol));
+  return v;
+}
+template <int ST>
+__device__ __forceinline__ void St4(float4* p, float4 v, uint64_t pol) {
+  if constexpr (ST == 0)
+    asm volatile("st.global.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+  else if constexpr (ST == 1)
+    asm volatile("st.global.cs.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                 : "memory");
+  else
+    asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1,%2,%3,%4}, %5;" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
+                 "f"(v.w), "l"(pol)
+                 : "memory");
+}
+__device__ __forceinline__ uint64_t EvictFirst() {
+  uint64_t pol;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+
+// Reads nr float4s and writes nw >= nr: a tile is blockDim·U consecutive write elements; each thread issues its U
+// loads (those below nr) before its U stores. Persistent (grid-stride over tiles) or one tile per block.
+template <int U, int LD, int ST>
+__global__ void MixCopy(const float4* __restrict__ src, int64_t nr, float4* __restrict__ dst, int64_t nw) {
+  const uint64_t pol = (LD == 4 || ST == 2) ? EvictFirst() : 0;
+  const int64_t tile = static_cast<int64_t>(blockDim.x) * U;
+  const int64_t tiles = (nw + tile - 1) / tile;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t base = t * tile + threadIdx.x;
+    float4 v[U];
+#pragma unroll
+    for (int j = 0; j < U; ++j) {
+      const int64_t i = base + j * static_cast<int64_t>(blockDim.x);
+      v[j] = i < nr ? Ld4<LD>(src + i, pol) : make_float4(1.f, 2.f, 3.f, static_cast<float>(j));
+    }
+#pragma unroll
+    for (int j = 0; j < U; ++j) {
+      const int64_t i = base + j * static_cast<int64_t>(blockDim.x);
+      if (i < nw) St4<ST>(dst + i, v[j], pol);
+    }
+  }
+}
+// Read-only / write-only floors of the same bytes (U = 4, nc loads; the sum keeps the loads live).
+__global__ void ReadOnly(const float4* __restrict__ src, int64_t n, float* sink) {
+  float acc = 0.f;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const float4 a = Ld4<1>(src + i, 0), b = Ld4<1>(src + i + stride, 0), c = Ld4<1>(src + i + 2 * stride, 0),
+                 d = Ld4<1>(src + i + 3 * stride, 0);
+    acc += a.x + b.y + c.z + d.w;
+  }
+  for (; i < n; i += stride) acc += Ld4<1>(src + i, 0).x;
+  if (acc == 1234.5f) *sink = acc;
+}
+__global__ void WriteOnly(float4* dst, int64_t n) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    St4<0>(dst + i, make_float4(1.f, 2.f, 3.f, 4.f), 0);
+}
+
+// writePrefix D 8 fp32 split 1 (the L2-cold row's shape), the shipped kernel's code with the copy's hints:
+// kLd: input rows and bank 0 through ld.global.nc.L1::no_allocate(.L2::256B: kLd 2); kSt: bank stores .cs.
+template <int kLd>
+__device__ __forceinline__ float LdIn(const float* p) {
+  float v;
+  if constexpr (kLd == 0)
+    v = __ldg(p);
+  else if constexpr (kLd == 1)
+    asm volatile("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+template <int kSt>
+__device__ __forceinline__ void StOut(float* p, float v) {
+  if constexpr (kSt == 0)
+    *p = v;
+  else
+    asm volatile("st.global.cs.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+template <int kLd, int kSt, bool kIndexFirst>
+__global__ void __launch_bounds__(om::kHeadDim) WpHint(const om::WritePrefixParams p) {
+  constexpr int D = 8;
+  using om::kChunk;
+  using om::kHeadDim;
+  using om::kKvScoreCols;
+  using om::kRowElems;
+  const int b = blockIdx.x;
+  const int d = blockIdx.y * blockDim.x + threadIdx.x;
+  const int32_t S = __ldg(p.seqLens + b);
+  const int32_t r = __ldg(p.reqPoolIdx + b);
+  const float* in = p.kvScore + static_cast<int64_t>(b) * (D * kKvScoreCols) + d;
+  float kv[D], sc[D], ap[D];
+  auto loadIn = [&]() {
+#pragma unroll
+    for (int i = 0; i < D; ++i) {
+      kv[i] = LdIn<kLd>(in + i * kKvScoreCols);
+      sc[i] = LdIn<kLd>(in + i * kKvScoreCols + kHeadDim);
+    }
+  };
+  if constexpr (!kIndexFirst) loadIn();
+  if (S < 0 || r < 0) return;
+  if (r >= p.numReqSlots) return;
+  float* state = static_cast<float*>(p.state);
+  const int start = S & (kChunk - 1);
+  const float* row0 = state + static_cast<int64_t>(r) * kRowElems + d;
+  float m0 = 0.f, sg0 = 0.f, a0 = 0.f;
+  if (!kIndexFirst || start != 0) {
+    m0 = LdIn<kLd>(row0);
+    sg0 = LdIn<kLd>(row0 + kHeadDim);
+    a0 = LdIn<kLd>(row0 + 2 * kHeadDim);
+  }
+  if constexpr (kIndexFirst) loadIn();
+#pragma unroll
+  for (int i = 0; i < D; ++i) ap[i] = __ldg(p.ape + ((start + i) & (kChunk - 1)) * kHeadDim + d);
+  float m = 0.f, sg = 0.f, n = 0.f;
+  if (start != 0) {
+    m = m0;
+    sg = sg0;
+    n = a0 * sg0;
+  }
+#pragma unroll
+  for (int i = 0; i < D; ++i) {
+    const float s = sc[i] + ap[i];
+    if (((start + i) & (kChunk - 1)) == 0) {
+      m = s;
+      sg = 1.f;
+      n = kv[i];
+    } else {
+      om::StepFast(m, sg, n, kv[i], s);
+    }
+    if (((S + i + 1) & (kChunk - 1)) != 0) {
+      float* dst = state + (static_cast<int64_t>(r) + static_cast<int64_t>(i + 1) * p.bankStrideRows) * kRowElems + d;
+      StOut<kSt>(dst, m);
+      StOut<kSt>(dst + kHeadDim, sg);
+      StOut<kSt>(dst + 2 * kHeadDim, __fdividef(n, sg));
+    }
+  }
+}
+
+// ---- timing: eager (100 launches back to back) and graph (100 captured, replayed); median per call -------------
+constexpr int kCalls = 100, kRot = 64;
+struct Res {
+  double eager, graph;
+};
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+Res Time(const std::function<void(int, cudaStream_t)>& launch, cudaStream_t s, bool eager, int reps = 15) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 20; ++i) launch(i, s);
+  CK(cudaGetLastError());
+  auto rounds = [&](const std::function<void()>& round) {
+    std::vector<double> us;
+    for (int r = 0; r < reps; ++r) {
+      CK(cudaEventRecord(a, s));
+      round();
+      CK(cudaEventRecord(b, s));
+      CK(cudaEventSynchronize(b));
+      float ms = 0.f;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      us.push_back(ms * 1000.0 / kCalls);
+    }
+    return Median(us);
+  };
+  Res r{0, 0};
+  if (eager)
+    r.eager = rounds([&]() {
+      for (int i = 0; i < kCalls; ++i) launch(i, s);
+    });
+  cudaGraph_t g;
+  cudaGraphExec_t x;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kCalls; ++i) launch(i, s);
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&x, g, 0));
+  for (int w = 0; w < 3; ++w) CK(cudaGraphLaunch(x, s));
+  r.graph = rounds([&]() { CK(cudaGraphLaunch(x, s)); });
+  CK(cudaGetLastError());
+  CK(cudaGraphExecDestroy(x));
+  CK(cudaGraphDestroy(g));
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  return r;
+}
+
+struct Row {
+  std::string name;
+  double us, gbs;
+};
+std::vector<Row> g_rows;
+FILE* g_all = nullptr;
+void Report(const std::string& name, Res r, double bytes, bool eager) {
+  const double gbs = bytes / (r.graph * 1e3);
+  g_rows.push_back({name, r.graph, gbs});
+  if (eager)
+    std::printf("%-62s eager %6.2f  graph %6.2f us  %6.0f GB/s\n", name.c_str(), r.eager, r.graph, gbs);
+  else if (g_all)
+    std::fprintf(g_all, "%-62s graph %6.2f us  %6.0f GB/s\n", name.c_str(), r.graph, gbs);
+}
+
+template <int U, int LD, int ST>
+void LaunchMix(int grid, int threads, const float4* src, int64_t nr, float4* dst, int64_t nw, cudaStream_t s) {
+  MixCopy<U, LD, ST><<<grid, threads, 0, s>>>(src, nr, dst, nw);
+}
+using MixLaunch = void (*)(int, int, const float4*, int64_t, float4*, int64_t, cudaStream_t);
+template <int U>
+MixLaunch PickHint(int ld, int st) {
+  constexpr MixLaunch t[5][3] = {
+      {LaunchMix<U, 0, 0>, LaunchMix<U, 0, 1>, LaunchMix<U, 0, 2>},
+      {LaunchMix<U, 1, 0>, LaunchMix<U, 1, 1>, LaunchMix<U, 1, 2>},
+      {LaunchMix<U, 2, 0>, LaunchMix<U, 2, 1>, LaunchMix<U, 2, 2>},
+      {LaunchMix<U, 3, 0>, LaunchMix<U, 3, 1>, LaunchMix<U, 3, 2>},
+      {LaunchMix<U, 4, 0>, LaunchMix<U, 4, 1>, LaunchMix<U, 4, 2>},
+  };
+  return t[ld][st];
+}
+MixLaunch Pick(int u, int ld, int st) {
+  switch (u) {
+    case 1:
+      return PickHint<1>(ld, st);
+    case 2:
+      return PickHint<2>(ld, st);
+    case 4:
+      return PickHint<4>(ld, st);
+    default:
+      return PickHint<8>(ld, st);
+  }
+}
+const char* kLdName[] = {"ld", "ld.nc", "nc.L1::no_alloc", "nc.noalloc.L2::256B", "nc.noalloc.L2evict_first"};
+const char* kStName[] = {"st", "st.cs", "st.L2evict_first"};
+
+int Main() {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  int dev = 0, sms = 0, l2 = 0, persistMax = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  CK(cudaDeviceGetAttribute(&persistMax, cudaDevAttrMaxPersistingL2CacheSize, dev));
+  size_t persist = 1;
+  CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));  // L2 persistence off (its default)
+  CK(cudaDeviceGetLimit(&persist, cudaLimitPersistingL2CacheSize));
+  CK(cudaCtxResetPersistingL2Cache());
+  std::printf("SMs %d, L2 %d B, persisting-L2 limit %zu B (max %d)\n", sms, l2, persist, persistMax);
+  g_all = std::fopen(
+      std::getenv("OUT") ? (std::string(std::getenv("OUT")) + "/copy-sweep.txt").c_str() : "copy-sweep.txt", "w");
+
+  // writePrefix batch 256 D 8 fp32 as the addon's bench sets it up (binding.cpp Bench): N = 257, O = 259.
+  constexpr int B = 256, D = 8;
+  const int32_t N = B + 1, O = N + 2;
+  const int64_t rows = int64_t(O) * (D + 1);
+  const int offsets[7] = {0, 1, 2, 63, 120, 126, 127};
+  std::vector<int32_t> hSeq(B), hRpi(B);
+  int64_t readB = 0, writeB = 0;
+  for (int b = 0; b < B; ++b) {
+    hSeq[b] = 1024 + offsets[b % 7];
+    hRpi[b] = b + 1;
+    readB += D * om::kKvScoreCols * 4 + ((hSeq[b] & 127) != 0 ? om::kRowElems * 4 : 0);
+    for (int i = 0; i < D; ++i) writeB += ((hSeq[b] + i + 1) & 127) != 0 ? om::kRowElems * 4 : 0;
+  }
+  const int64_t totalB = readB + writeB;
+  std::printf(
+      "writePrefix b256 D8 fp32 bytes: read %lld, write %lld, total %lld (ape 256 KiB, L2-resident, not counted)\n",
+      (long long)readB, (long long)writeB, (long long)totalB);
+  int32_t *seq, *rpi;
+  float* ape;
+  CK(cudaMalloc(&seq, B * 4));
+  CK(cudaMalloc(&rpi, B * 4));
+  CK(cudaMalloc(&ape, om::kChunk * om::kHeadDim * 4));
+  CK(cudaMemcpy(seq, hSeq.data(), B * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(rpi, hRpi.data(), B * 4, cudaMemcpyHostToDevice));
+  CK(om::LaunchFillRandom(ape, om::kChunk * om::kHeadDim, 7, 2.f, 0.f, s));
+  std::vector<float*> kv(kRot), st(kRot);
+  const int64_t kvElems = int64_t(B) * D * om::kKvScoreCols;
+  for (int i = 0; i < kRot; ++i) {
+    CK(cudaMalloc(&kv[i], kvElems * 4));
+    CK(cudaMalloc(&st[i], rows * om::kRowElems * 4));
+    CK(om::LaunchFillRandom(kv[i], kvElems, 11 + i, 4.f, 0.f, s));
+    CK(om::LaunchFillStateRandom(st[i], rows, om::kF32, 13 + i, s));
+  }
+  auto wpParams = [&](int k, int split) {
+    om::WritePrefixParams p{};
+    p.kvScore = kv[k], p.seqLens = seq, p.reqPoolIdx = rpi, p.ape = ape, p.state = st[k];
+    p.batch = B, p.numVerify = D, p.bankStrideRows = O, p.numReqSlots = N, p.stateType = om::kF32;
+    p.variant = om::kWpScalar, p.split = split;
+    return p;
+  };
+
+  // Copy buffers: one pool, 64 sets of up to 8x the bytes (scale sweep), source filled with random floats.
+  const int64_t nr = readB / 16, nw = writeB / 16;
+  const int64_t setBytes = 8 * totalB;
+  char* pool;
+  CK(cudaMalloc(&pool, setBytes * kRot));
+  CK(om::LaunchFillRandom(reinterpret_cast<float*>(pool), setBytes * kRot / 4, 17, 2.f, 0.f, s));
+  auto src = [&](int k, int) { return reinterpret_cast<const float4*>(pool + k * setBytes); };
+  auto dst = [&](int k, int scale) {  // after the scaled read block
+    return reinterpret_cast<float4*>(pool + k * setBytes + scale * readB);
+  };
+  const int64_t half = (totalB / 2) / 16 * 16;  // the same bytes as a plain copy: half read, half written
+  auto hsrc = [&](int k) { return pool + k * setBytes; };
+  auto hdst = [&](int k, int scale) { return pool + k * setBytes + scale * half; };
+  float* sink;
+  CK(cudaMalloc(&sink, 4));
+  CK(cudaStreamSynchronize(s));
+
+  // Floors that need no tuning.
+  Report("empty kernel <<<1,32>>>", Time([&](int, cudaStream_t q) { om::LaunchEmpty(q); }, s, true), 0, true);
+  {
+    const int64_t big = int64_t(1) << 30;
+    char *a, *b;
+    CK(cudaMalloc(&a, big));
+    CK(cudaMalloc(&b, big));
+    CK(cudaMemset(a, 1, big));
+    Res r = Time([&](int, cudaStream_t q) { cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, q); }, s, false, 5);
+    Report("1 GiB cudaMemcpyAsync D2D (read+write)", r, 2.0 * big, true);
+    r = Time([&](int, cudaStream_t q) { om::LaunchCopy4(a, b, big, 4 * sms, q); }, s, false, 5);
+    Report("1 GiB Copy4Kernel 4x512/SM (read+write)", r, 2.0 * big, true);
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+  }
+  Report("same bytes, cudaMemcpyAsync half/half (rotating)",
+         Time(
+             [&](int i, cudaStream_t q) {
+               cudaMemcpyAsync(hdst(i % kRot, 1), hsrc(i % kRot), half, cudaMemcpyDeviceToDevice, q);
+             },
+             s, true),
+         2.0 * half, true);
+  Report("same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
+         Time([&](int i, cudaStream_t q) { om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, 1), half, 4 * sms, q); }, s,
+              true),
+         2.0 * half, true);
+  Report("same bytes, read only (nc, 4x512/SM)",
+         Time([&](int i, cudaStream_t q) { ReadOnly<<<4 * sms, 512, 0, q>>>(src(i % kRot, 1), totalB / 16, sink); }, s,
+              true),
+         totalB, true);
+  Report(
+      "same bytes, write only (4x512/SM)",
+      Time([&](int i, cudaStream_t q) { WriteOnly<<<4 * sms, 512, 0, q>>>(dst(i % kRot, 1), totalB / 16); }, s, true),
+      totalB, true);
+
+  // writePrefix itself (shipped kernel, splits 1/2/4) and with the copy's hints, L2-cold.
+  for (int split : {1, 2, 4}) {
+    Res r = Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, split), q); }, s, true);
+    Report("writePrefix shipped, split " + std::to_string(split), r, totalB, true);
+  }
+  using WpFn = void (*)(const om::WritePrefixParams);
+  struct WpV {
+    const char* name;
+    WpFn fn;
+  };
+  const WpV wpv[] = {
+      {"writePrefix harness copy (ldg, st, bank0 first)", WpHint<0, 0, true>},
+      {"writePrefix ld.nc.noalloc, st", WpHint<1, 0, true>},
+      {"writePrefix ld.nc.noalloc.L2::256B, st", WpHint<2, 0, true>},
+      {"writePrefix ldg, st.cs", WpHint<0, 1, true>},
+      {"writePrefix ld.nc.noalloc, st.cs", WpHint<1, 1, true>},
+      {"writePrefix ld.nc.noalloc.L2::256B, st.cs", WpHint<2, 1, true>},
+      {"writePrefix ld.nc.noalloc.L2::256B, st, inputs first", WpHint<2, 0, false>},
+  };
+  // Same results: each hint variant's state after one call, bitwise against the shipped kernel's.
+  {
+    const size_t sb = rows * om::kRowElems * 4;
+    float *ref, *tst;
+    CK(cudaMalloc(&ref, sb));
+    CK(cudaMalloc(&tst, sb));
+    std::vector<char> h0(sb), h1(sb);
+    CK(om::LaunchFillStateRandom(ref, rows, om::kF32, 99, s));
+    om::WritePrefixParams p = wpParams(0, 1);
+    p.state = ref;
+    CK(om::LaunchWritePrefix(p, s));
+    CK(cudaMemcpyAsync(h0.data(), ref, sb, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    for (const WpV& v : wpv) {
+      CK(om::LaunchFillStateRandom(tst, rows, om::kF32, 99, s));
+      p.state = tst;
+      v.fn<<<dim3(B, 1), 512, 0, s>>>(p);
+      CK(cudaGetLastError());
+      CK(cudaMemcpyAsync(h1.data(), tst, sb, cudaMemcpyDeviceToHost, s));
+      CK(cudaStreamSynchronize(s));
+      std::printf("check %-55s %s\n", v.name, std::memcmp(h0.data(), h1.data(), sb) == 0 ? "bitwise equal" : "DIFFERS");
+    }
+    CK(cudaFree(ref));
+    CK(cudaFree(tst));
+  }
+  for (const WpV& v : wpv) {
+    Res r = Time([&](int i, cudaStream_t q) { v.fn<<<dim3(B, 1), 512, 0, q>>>(wpParams(i % kRot, 1)); }, s, true);
+    Report(v.name, r, totalB, true);
+  }
+
+  // Copy sweep, writePrefix's read:write split: U float4 loads in flight per thread, threads, grid (k/SM
+  // persistent, or one tile per block), load / store hints. Every row to copy-sweep.txt; the best here.
+  std::printf("copy sweep: read %lld B, write %lld B per call\n", (long long)readB, (long long)writeB);
+  struct Best {
+    std::string name;
+    double us;
+    int u, th, grid, ld, stv;
+  };
+  std::vector<Best> all;
+  for (int u : {1, 2, 4, 8})
+    for (int th : {128, 256, 512})
+      for (int k : {0, 1, 2, 4, 8, 16}) {
+        if (k * th > 2048) continue;
+        const int64_t tile = int64_t(th) * u;
+        const int grid = k == 0 ? static_cast<int>((nw + tile - 1) / tile) : k * sms;
+        for (int ld = 0; ld < 5; ++ld)
+          for (int stv = 0; stv < 3; ++stv) {
+            if (ld == 4 && stv != 2 && stv != 0) continue;
+            MixLaunch f = Pick(u, ld, stv);
+            Res r = Time([&](int i, cudaStream_t q) { f(grid, th, src(i % kRot, 1), nr, dst(i % kRot, 1), nw, q); }, s,
+                         false, 9);
+            char nm[160];
+            std::snprintf(nm, sizeof nm, "mix U%d %dthr %s %s %s", u, th,
+                          k == 0 ? ("tile(" + std::to_string(grid) + ")").c_str() : (std::to_string(k) + "/SM").c_str(),
+                          kLdName[ld], kStName[stv]);
+            Report(nm, r, totalB, false);
+            all.push_back({nm, r.graph, u, th, grid, ld, stv});
+          }
+      }
+  std::sort(all.begin(), all.end(), [](const Best& a, const Best& b) { return a.us < b.us; });
+  std::printf("fastest 12 of %zu copy shapes (graph, first sweep):\n", all.size());
+  for (int i = 0; i < 12 && i < static_cast<int>(all.size()); ++i)
+    std::printf("  %-62s %6.2f us  %6.0f GB/s\n", all[i].name.c_str(), all[i].us, totalB / (all[i].us * 1e3));
+  // Best per loads-in-flight, per grid kind, per hint pair (from the sweep).
+  auto bestWhere = [&](const char* label, const std::function<bool(const Best&)>& pred) {
+    for (const Best& b : all)
+      if (pred(b)) {
+        std::printf("  best %-22s %-62s %6.2f us\n", label, b.name.c_str(), b.us);
+        return;
+      }
+  };
+  for (int u : {1, 2, 4, 8}) bestWhere(("U" + std::to_string(u)).c_str(), [u](const Best& b) { return b.u == u; });
+  bestWhere("persistent", [&](const Best& b) { return b.grid % sms == 0 && b.grid <= 16 * sms; });
+  bestWhere("tile per block", [&](const Best& b) { return !(b.grid % sms == 0 && b.grid <= 16 * sms); });
+  for (int ld = 0; ld < 5; ++ld)
+    for (int stv = 0; stv < 3; ++stv)
+      bestWhere((std::string(kLdName[ld]).substr(0, 10) + "/" + kStName[stv]).c_str(),
+                [=](const Best& b) { return b.ld == ld && b.stv == stv; });
+  // The 5 fastest again, eager and graph, twice (spread), and at 2x / 4x / 8x the bytes (fixed cost vs slope).
+  std::printf("re-timed (eager, graph) and scaled:\n");
+  for (int i = 0; i < 5 && i < static_cast<int>(all.size()); ++i) {
+    const Best& b = all[i];
+    MixLaunch f = Pick(b.u, b.ld, b.stv);
+    const int64_t tile = int64_t(b.th) * b.u;
+    for (int scale : {1, 1, 2, 4, 8}) {
+      const bool tileGrid = !(b.grid % sms == 0 && b.grid <= 16 * sms);
+      const int grid = tileGrid ? static_cast<int>((nw * scale + tile - 1) / tile) : b.grid;
+      Res r = Time(
+          [&](int k, cudaStream_t q) {
+            f(grid, b.th, src(k % kRot, scale), nr * scale, dst(k % kRot, scale), nw * scale, q);
+          },
+          s, true);
+      Report(b.name + " x" + std::to_string(scale), r, double(totalB) * scale, true);
+    }
+  }
+  for (int scale : {2, 4, 8}) {
+    Res r =
+        Time([&](int i,
+                 cudaStream_t q) { om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, scale), half * scale, 4 * sms, q); },
+             s, true);
+    Report("Copy4Kernel half/half x" + std::to_string(scale), r, 2.0 * half * scale, true);
+  }
+  // writePrefix shipped again at the end (drift).
+  Report("writePrefix shipped, split 1 (again)",
+         Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, 1), q); }, s, true), totalB, true);
+  CK(cudaDeviceSynchronize());
+  if (g_all) std::fclose(g_all);
+  for (int i = 0; i < kRot; ++i) {
+    CK(cudaFree(kv[i]));
+    CK(cudaFree(st[i]));
+  }
+  for (void* p : {static_cast<void*>(pool), static_cast<void*>(sink), static_cast<void*>(seq), static_cast<void*>(rpi),
+                  static_cast<void*>(ape)})
+    CK(cudaFree(p));
+  CK(cudaStreamDestroy(s));
+  return 0;
+}
+
+}  // namespace copyfloor
+}  // namespace dsv4kv
+
+int main() { return dsv4kv::copyfloor::Main(); }
