@@ -1,9 +1,13 @@
 // Shared helpers: see the note at the top of common.h.
 #include "common.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace dsv4kv {
 
@@ -58,6 +62,59 @@ void ThrowUnknownKeyError(Napi::Env env, const std::string& field, const std::st
   e.Set("rule", Napi::String::New(env, rule));
   if (!suggestion.empty()) e.Set("suggestion", Napi::String::New(env, suggestion));
   throw e;
+}
+
+namespace {
+
+// Edit distance of two short keys (the unknown-key suggestion).
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+[[noreturn]] void ThrowUnknownKey(Napi::Env env, const KeyStyle& style, const std::string& key,
+                                  const std::vector<const char*>& known) {
+  std::string best, list;
+  size_t best_d = SIZE_MAX;
+  for (const char* k : known) {
+    const size_t d = Distance(key, k);
+    if (d < best_d) best_d = d, best = k;
+    list += list.empty() ? k : std::string(", ") + k;
+  }
+  // Suggest only a near miss (at most a third of the key's letters wrong), as closestMatch does in TS.
+  ThrowUnknownKeyError(env, style.fieldPrefix + key, "is not a key of " + std::string(style.object) + " (" + list + ")",
+                       best_d * 3 <= std::max(key.size(), best.size()) ? best : std::string());
+}
+
+}  // namespace
+
+void RefuseUnknownKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, const std::vector<const char*>& known) {
+  const Napi::Array names = o.GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    const std::string key = names.Get(i).ToString().Utf8Value();
+    const bool listed = std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; });
+    if (!listed && !o.Get(key).IsUndefined()) ThrowUnknownKey(env, style, key, known);
+  }
+}
+
+int64_t ReadInt(Napi::Env env, Napi::Value v, const KeyStyle& style, const std::string& field, int64_t lo, int64_t hi) {
+  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", field, v, "must be a number (" + range + ")");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
+        d == static_cast<double>(static_cast<int64_t>(d))))
+    ThrowField(env, style.code, field, d, "must be " + range);
+  return static_cast<int64_t>(d);
 }
 
 void NoCuda(Napi::Env env, const char* what) {

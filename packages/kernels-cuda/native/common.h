@@ -10,6 +10,9 @@
 //     err.cudaCall, err.cudaCode, err.cudaName and err.cudaMessage (ThrowCuda). Validation errors use
 //     dsv4kv::ThrowField(env, "ERR_...", field, [value,] rule): err.field, err.value, err.rule. Never abort(); never
 //     let a C++ exception other than Napi::Error escape (NAPI_CPP_EXCEPTIONS is on, so `throw Napi::Error` is fine).
+//   * Params objects: one key table per call (IntKey / BufferKey rows, a KeyStyle naming the refusals), read with
+//     ReadKeys then ReadBuffers (bottom of this file): unknown keys, missing, non-number and out-of-range values are
+//     refused there, naming the key; src/addon-types.ts lists the same keys (test/binding-keys.test.ts).
 //   * Device memory: JS `DeviceBuffer` objects (class registered by the addon's Init). From C++:
 //       dsv4kv::DeviceBuffer* b = dsv4kv::DeviceBuffer::FromValue(env, info[0], "argName"); // throws if not one
 //       void* p = b->data(); size_t n = b->bytes();  // b->RequireBytes(env, need, "argName") checks the size
@@ -27,7 +30,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #if defined(DSV4KV_HAVE_CUDA) && DSV4KV_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -155,5 +161,94 @@ class DeviceBuffer : public Wrapped<DeviceBuffer> {
   size_t bytes_ = 0;
   int device_ = 0;
 };
+
+// A params object read through one key table per call (planner cfg, online-MTP args): each IntKey row names the key,
+// the struct member it fills, its range and whether it may be absent (`def` then); each BufferKey row names a
+// DeviceBuffer key. ReadKeys refuses, naming `<style.fieldPrefix><key>`: a key no table lists (ERR_DSV4KV_UNKNOWN_KEY,
+// with the closest listed key as the suggestion), a required key that is absent or null (style.code), a value that is
+// not a number (ERR_INVALID_ARG_TYPE: no coercion, a boolean is not 0/1) and one that is not an integer in [lo, hi]
+// (style.code). It reads the integers only, so that the rules tying keys together come before ReadBuffers.
+template <typename T>
+struct IntKey {
+  const char* key;
+  int64_t T::* member;
+  int64_t lo, hi;
+  bool required;
+  int64_t def;
+};
+template <typename T>
+struct BufferKey {
+  const char* key;
+  DeviceBuffer* T::* member;
+  bool required;
+};
+// How one binding names its refusals: `object` in the unknown-key rule ("cfg", "writePrefix args"), `fieldPrefix`
+// before each key ("cfg." or "": the online-MTP fields are the bare keys), `code` of a missing or out-of-range value.
+struct KeyStyle {
+  const char* object;
+  const char* fieldPrefix;
+  const char* code;
+};
+// Refuses the first key of `o` (whose value is not undefined) that `known` does not list.
+void RefuseUnknownKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, const std::vector<const char*>& known);
+// A number that is an integer in [lo, hi] (the IntKey rule), for a value read outside a table.
+int64_t ReadInt(Napi::Env env, Napi::Value v, const KeyStyle& style, const std::string& field, int64_t lo, int64_t hi);
+
+// The integer keys of `ints` read from `o`, after refusing any key outside `ints` and `known`.
+template <typename T, size_t N>
+T ReadIntKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, const IntKey<T> (&ints)[N],
+              std::vector<const char*> known) {
+  for (const IntKey<T>& k : ints) known.push_back(k.key);
+  RefuseUnknownKeys(env, o, style, known);
+  T out{};
+  for (const IntKey<T>& k : ints) {
+    const Napi::Value v = o.Get(k.key);
+    const std::string field = std::string(style.fieldPrefix) + k.key;
+    if (v.IsUndefined() || v.IsNull()) {
+      if (k.required) ThrowField(env, style.code, field, "is required");
+      out.*k.member = k.def;
+    } else {
+      out.*k.member = ReadInt(env, v, style, field, k.lo, k.hi);
+    }
+  }
+  return out;
+}
+// An object of integer keys only.
+template <typename T, size_t N>
+T ReadKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, const IntKey<T> (&ints)[N]) {
+  return ReadIntKeys(env, o, style, ints, {});
+}
+// Integer keys plus DeviceBuffer keys (read afterwards with ReadBuffers).
+template <typename T, size_t N, size_t M>
+T ReadKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, const IntKey<T> (&ints)[N],
+           const BufferKey<T> (&bufs)[M]) {
+  std::vector<const char*> known;
+  for (const BufferKey<T>& k : bufs) known.push_back(k.key);
+  return ReadIntKeys(env, o, style, ints, std::move(known));
+}
+// Integer keys plus keys of another kind the caller reads itself (a string such as bench's `op`).
+template <typename T, size_t N, size_t M>
+T ReadKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, const IntKey<T> (&ints)[N],
+           const char* const (&others)[M]) {
+  return ReadIntKeys(env, o, style, ints, std::vector<const char*>(std::begin(others), std::end(others)));
+}
+
+// The DeviceBuffer keys of a table: a required one must be present (style.code); each present one must be a live
+// DeviceBuffer (ERR_INVALID_ARG_TYPE, ERR_DSV4KV_BUFFER); an absent optional one is nullptr.
+template <typename T, size_t M>
+void ReadBuffers(Napi::Env env, Napi::Object o, const KeyStyle& style, const BufferKey<T> (&bufs)[M], T& out) {
+  for (const BufferKey<T>& k : bufs) {
+    const Napi::Value v = o.Get(k.key);
+    const std::string field = std::string(style.fieldPrefix) + k.key;
+    out.*k.member = nullptr;
+    if (v.IsUndefined() || v.IsNull()) {
+      if (k.required) ThrowField(env, style.code, field, "is required");
+      continue;
+    }
+    DeviceBuffer* b = DeviceBuffer::FromValue(env, v, field.c_str());
+    b->RequireBytes(env, 0, field.c_str());
+    out.*k.member = b;
+  }
+}
 
 }  // namespace dsv4kv

@@ -2,9 +2,10 @@
  * The native addon's exports as TypeScript sees them: one interface per native entry point, read off the C++
  * registration code (native/addon.cpp `Init`, native/common.cpp `Context` / `DeviceBuffer`, native/planner/binding.cpp
  * `RegisterPlanner`, native/online_mtp/binding.cpp `RegisterOnlineMtp`). Every parameter object lists exactly the
- * keys its binding reads; the planner's are read through one key table per call (binding.cpp `kPrefillKeys`,
- * `kDecodeKeys`, `kBenchKeys`), which refuses any other key, and test/binding-keys.test.ts holds those tables and
- * the interfaces below to the same keys. The native side re-checks every value (it refuses a boolean where it reads
+ * keys its binding reads, through one key table per call (planner/binding.cpp `kPrefillKeys`, `kDecodeKeys`,
+ * `kBenchKeys`; online_mtp/binding.cpp an integer and a buffer table per call, e.g. `kWritePrefixKeys` +
+ * `kWritePrefixBuffers`), which refuses any other key (UNKNOWN_KEY), and test/binding-keys.test.ts holds those tables
+ * and the interfaces below to the same keys. The native side re-checks every value (it refuses a boolean where it reads
  * a 0/1 integer); the types here say what the TS callers pass. native.ts casts the loaded module to `NativeAddon` once.
  */
 
@@ -240,7 +241,7 @@ export interface CommitPendingArgs {
   consume: Flag;
   /** Fused re-mark: the new pending lengths (null: no mark). */
   markSeqLens?: DeviceBuffer | null;
-  /** Read (and required) only with `markSeqLens`. */
+  /** Checked whenever given; required (and at most maxDraftTokens) with `markSeqLens`. */
   markWidth?: number;
   stateType: StateType;
   /** COMMIT_VARIANT (`./internal`); default and, without DSV4KV_BENCH_VARIANTS, only `regs`. */

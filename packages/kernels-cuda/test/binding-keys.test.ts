@@ -1,7 +1,9 @@
 /**
  * The planner binding reads every params object through one key table per call (native/planner/binding.cpp
- * kPrefillKeys, kDecodeKeys, kBenchKeys), and src/addon-types.ts types the same keys: the tables and the interfaces
- * must list the same keys, and the addon refuses what the table does not allow, naming the key. The refusals need
+ * kPrefillKeys, kDecodeKeys, kBenchKeys), and so does the online-MTP binding (native/online_mtp/binding.cpp, an
+ * integer table and a buffer table per call); src/addon-types.ts types the same keys: the tables and the interfaces
+ * must list the same keys, and the addon refuses what the table does not allow, naming the key (the online-MTP
+ * refusals: test/online-mtp-keys.test.ts). The refusals need
  * the CUDA build (the cfg is read before the context, so no device is needed); they skip with a CPU-only addon.
  */
 import { readFileSync } from "node:fs";
@@ -11,6 +13,7 @@ import { loadNativeUnchecked } from "../src/testing.js";
 
 const read = (rel: string) => readFileSync(new URL(`../${rel}`, import.meta.url), "utf8");
 const binding = read("native/planner/binding.cpp");
+const onlineBinding = read("native/online_mtp/binding.cpp");
 const types = read("src/addon-types.ts");
 
 /** The keys of one C++ table (`const IntKey<T> name[] = { ... };`), the slot macro expanded. */
@@ -20,6 +23,12 @@ function tableKeys(name: string): string[] {
   const slotText = /#define DSV4KV_SLOT_KEYS\(T\)((?:.*\\\n)*.*)/.exec(binding)?.[1] ?? "";
   const expanded = body.replace(/DSV4KV_SLOT_KEYS\(\w+\)/, slotText);
   return [...expanded.matchAll(/\{"(\w+)",/g)].map((m) => m[1]!).sort();
+}
+
+/** The keys of one online-MTP table (`kXKeys[] = { {"key", ...}, ... };` or `kXStringKeys[] = {"op"};`). */
+function onlineTableKeys(name: string): string[] {
+  const body = new RegExp(`\\b${name}\\[\\] = \\{([\\s\\S]*?)\\};`).exec(onlineBinding)?.[1] ?? "";
+  return [...body.replace(/\/\/.*$/gm, "").matchAll(/"(\w+)"/g)].map((m) => m[1]!);
 }
 
 /** The keys of one TS interface, its `extends` base included. */
@@ -39,6 +48,25 @@ describe("the native key tables and addon-types.ts list the same keys", () => {
     const native = tableKeys(table);
     expect(native.length).toBeGreaterThan(2);
     expect(native).toEqual(interfaceKeys(iface));
+  });
+});
+
+describe("the online-MTP key tables and addon-types.ts list the same keys", () => {
+  // Each call: its integer table and the table of its other keys (DeviceBuffers; bench's string `op`).
+  test.each([
+    ["kWritePrefixKeys", "kWritePrefixBuffers", "WritePrefixArgs"],
+    ["kMarkKeys", "kMarkBuffers", "MarkPendingArgs"],
+    ["kCommitKeys", "kCommitBuffers", "CommitPendingArgs"],
+    ["kResetKeys", "kResetBuffers", "ResetSlotsArgs"],
+    ["kDecodeKeys", "kDecodeBuffers", "OnlineDecodeArgs"],
+    ["kPrefillKeys", "kPrefillBuffers", "OnlinePrefillArgs"],
+    ["kBenchKeys", "kBenchStringKeys", "OnlineMtpBenchArgs"],
+  ])("%s + %s = %s", (ints, others, iface) => {
+    const intKeys = onlineTableKeys(ints);
+    const otherKeys = onlineTableKeys(others);
+    expect(intKeys.length).toBeGreaterThan(1);
+    expect(otherKeys.length).toBeGreaterThan(0);
+    expect([...intKeys, ...otherKeys].sort()).toEqual(interfaceKeys(iface));
   });
 });
 

@@ -306,14 +306,14 @@ function builtVariants<T>(nat: OnlineMtpNative, all: readonly T[], shipped: T): 
   return nat.benchVariants ? all : [shipped];
 }
 
-describe("bench arguments (GPU: the context is checked first)", () => {
+describe("bench arguments (with a GPU context; test/online-mtp-keys.test.ts checks them without one)", () => {
   const common = { batch: 1, numVerify: 1, stateType: 0, graph: 0, rotate: 1, iters: 1, reps: 1 };
   gpuTest("copyBytes must be an integer byte count; each op takes only its own variants", ({ gpu: env }) => {
     const bench = (args: Record<string, unknown>) => () => env.nat.bench(env.ctx, { ...common, ...args } as never);
     expect(bench({ op: "copy", copyBytes: 2.5 })).toThrow(
       /^copyBytes = 2.5: must be an integer in \[1, 17179869184\]$/,
     );
-    expect(bench({ op: "copy" })).toThrow(expect.objectContaining({ code: "INVALID_TYPE", field: "copyBytes" }));
+    expect(bench({ op: "copy" })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", field: "copyBytes" }));
     expect(bench({ op: "commit", variant: 3 })).toThrow(/^variant = 3: must be an integer in \[0, 2\]$/);
     if (env.nat.benchVariants)
       expect(bench({ op: "decode", variant: 2 })).toThrow(/^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3/);

@@ -1,7 +1,10 @@
 // JS bindings of the online c128 MTP kernels (exports.onlineMtp). Every call takes (ctx, args) where args is an
-// object of DeviceBuffers and integers; every precondition is checked here before a launch (sizes derived from the
-// buffers' byte lengths), so a wrong call is a JS error (code ERR_DSV4KV_ONLINE_MTP), never a bad launch. Launches
-// are enqueued on ctx's stream without a sync (CUDA-graph capturable by `bench`).
+// object of DeviceBuffers and integers, read through one key table per call (kWritePrefixKeys + kWritePrefixBuffers,
+// ..., kBenchKeys + kBenchStringKeys; the TS interfaces in src/addon-types.ts list the same keys): any other key is
+// refused (ERR_DSV4KV_UNKNOWN_KEY). Every precondition is checked here before a launch (sizes derived from the
+// buffers' byte lengths), and before the context is touched, so a wrong call is a JS error (code
+// ERR_DSV4KV_ONLINE_MTP), never a bad launch. Launches are enqueued on ctx's stream without a sync (CUDA-graph
+// capturable by `bench`).
 //
 //   writePrefix(ctx, {kvScore, seqLens, reqPoolIndices, ape, state, batch, numVerify, bankStrideRows, numReqSlots, stateType,
 //                     variant?, split?, err?})
@@ -41,49 +44,16 @@ constexpr const char* kErr = "ERR_DSV4KV_ONLINE_MTP";
   ThrowField(env, kErr, field, static_cast<double>(value), rule);
 }
 
-int32_t GetI32(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
-  Napi::Value v = o.Get(key);
-  // No coercion: a boolean is not 0/1 (the TS layer passes every flag as a number).
-  if (!v.IsNumber())
-    ThrowField(env, "ERR_INVALID_ARG_TYPE", key, v,
-               "must be a number (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) ||
-      d != static_cast<double>(static_cast<int64_t>(d)))
-    ThrowField(env, kErr, key, d, "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return static_cast<int32_t>(d);
-}
-
-// An optional integer field: `def` when absent, else the same rule as GetI32.
-int32_t GetI32Opt(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi, int32_t def) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined() || v.IsNull()) return def;
-  return GetI32(env, o, key, lo, hi);
-}
-
-// A required integer in [lo, hi] beyond int32 (byte counts).
-int64_t GetI64(Napi::Env env, Napi::Object o, const char* key, int64_t lo, int64_t hi) {
-  Napi::Value v = o.Get(key);
-  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", key, v, "must be a number (" + range + ")");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) ||
-      d != static_cast<double>(static_cast<int64_t>(d)))
-    ThrowField(env, kErr, key, d, "must be " + range);
-  return static_cast<int64_t>(d);
-}
+// The refusals of one call's args (common.h ReadKeys): the fields are the bare keys (`numVerify`, `kvScore`), as the
+// online-MTP bindings have always named them; `object` names the call in the unknown-key rule.
+constexpr KeyStyle Style(const char* object) { return KeyStyle{object, "", kErr}; }
 
 struct Buf {
   void* ptr = nullptr;
   size_t bytes = 0;
 };
-Buf GetBuf(Napi::Env env, Napi::Object o, const char* key, bool optional = false) {
-  Napi::Value v = o.Get(key);
-  if (optional && (v.IsUndefined() || v.IsNull())) return {};
-  DeviceBuffer* b = DeviceBuffer::FromValue(env, v, key);
-  b->RequireBytes(env, 0, key);
-  return {b->data(), b->bytes()};
-}
+// A buffer ReadBuffers read (nullptr: an optional key left out).
+Buf BufOf(const DeviceBuffer* b) { return b ? Buf{b->data(), b->bytes()} : Buf{}; }
 
 constexpr int64_t kI32Max = 0x7fffffff;
 int64_t ElemBytes(int32_t stateType) { return stateType == kF32 ? 4 : 2; }
@@ -125,28 +95,39 @@ int64_t StateBytes(int64_t strideRows, int64_t banks, int32_t stateType) {
   return strideRows * banks * kRowElems * ElemBytes(stateType);
 }
 
-Buf GetErr(Napi::Env env, Napi::Object a) {
-  Buf e = GetBuf(env, a, "err", true);
+// The optional int32[4] error word.
+int32_t* ErrOf(Napi::Env env, const DeviceBuffer* b) {
+  const Buf e = BufOf(b);
   if (e.ptr) Need(env, "err", e, 16, "int32[4] error word");
-  return e;
+  return static_cast<int32_t*>(e.ptr);
 }
 
-// `variant` in [0, maxVariant], `def` when left out. A binary built without DSV4KV_BENCH_VARIANTS holds only the
-// default shape `shipped` (named `shippedName`); asking it for another is refused before any launch.
-int32_t GetVariant(Napi::Env env, Napi::Object a, int32_t maxVariant, int32_t def, int32_t shipped,
-                   const char* shippedName) {
-  const int32_t v = GetI32Opt(env, a, "variant", 0, maxVariant, def);
+// Banks must not overlap: a request's row r < numReqSlots <= bankStrideRows.
+void CheckBankStride(Napi::Env env, int64_t bankStrideRows, int64_t numReqSlots) {
+  if (bankStrideRows < numReqSlots)
+    Fail(env, "bankStrideRows", bankStrideRows,
+         "must be an integer in [" + std::to_string(numReqSlots) + ", " + std::to_string(kI32Max) + "]");
+}
+
+// `variant` (-1: left out, the call's default) in [0, maxVariant]. A binary built without DSV4KV_BENCH_VARIANTS holds
+// only the default shape `shipped` (named `shippedName`); asking it for another is refused before any launch.
+int32_t CheckVariant(Napi::Env env, int64_t v, int32_t maxVariant, int32_t shipped, const char* shippedName) {
+  if (v > maxVariant) Fail(env, "variant", v, "must be an integer in [0, " + std::to_string(maxVariant) + "]");
   if (!kBenchVariants && v >= 0 && v != shipped)
     Fail(env, "variant", v,
          "must be " + std::to_string(shipped) + " (" + shippedName +
              ") in this build: the benchmark-only variants are built only with the CMake option "
              "DSV4KV_BENCH_VARIANTS=ON");
-  return v;
+  return static_cast<int32_t>(v);
 }
-int32_t GetSplit(Napi::Env env, Napi::Object a) {
-  const int32_t split = GetI32Opt(env, a, "split", 0, kMaxSplit, 0);
+// decode has no vecAccurate shape.
+void CheckDecodeVariant(Napi::Env env, int32_t v) {
+  if (v == kWpVecAccurate) Fail(env, "variant", v, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
+}
+// `split` in [0, kMaxSplit] (the table), a power of two or 0 (auto).
+int32_t CheckSplit(Napi::Env env, int64_t split) {
   if (split & (split - 1)) Fail(env, "split", split, "must be 0 (auto), 1, 2, 4, 8 or 16");
-  return split;
+  return static_cast<int32_t>(split);
 }
 
 // Launch shape when `variant` / `split` are left out: the fastest on the H200 sweeps (docs/decisions.md D14, D23).
@@ -166,7 +147,6 @@ Context* CtxOf(Napi::Env env, Napi::Value v) {
   c->Activate(env);
   return c;
 }
-cudaStream_t StreamOf(Napi::Env env, Napi::Value v) { return CtxOf(env, v)->stream(); }
 #endif
 
 // Host-resolved launch shape (auto split from the context's SM count); no-op for kernels without one.
@@ -181,25 +161,46 @@ void Finalize(DecodeParams& p, int sm) {
   if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
 }
 
-// The fields every state kernel's arguments start with, in their validation order: stateType, then batch.
-template <typename P>
-P StateAndBatch(Napi::Env env, Napi::Object a) {
-  P p{};
-  p.stateType = GetI32(env, a, "stateType", 0, 1);
-  p.batch = GetI32(env, a, "batch", 0, kI32Max);
-  return p;
-}
+// ---- the args of each call: one key table per call (addon-types.ts lists the same keys, test/binding-keys.test.ts
+// holds them equal). Integer rows read first in their order, then the rules that tie keys together, then buffers.
+constexpr int64_t kMaxD = kMaxVerify;
+
+// writePrefix (WritePrefixArgs).
+struct WritePrefixIn {
+  int64_t stateType, batch, numVerify, numReqSlots, bankStrideRows, variant, split;
+  DeviceBuffer *kvScore, *seqLens, *reqPoolIndices, *ape, *state, *err;
+};
+using WpI = WritePrefixIn;
+const IntKey<WpI> kWritePrefixKeys[] = {
+    {"stateType", &WpI::stateType, 0, 1, true, 0},
+    {"batch", &WpI::batch, 0, kI32Max, true, 0},
+    {"numVerify", &WpI::numVerify, 1, kMaxD, true, 0},
+    {"numReqSlots", &WpI::numReqSlots, 1, kI32Max, true, 0},
+    {"bankStrideRows", &WpI::bankStrideRows, 1, kI32Max, true, 0},  // >= numReqSlots (CheckBankStride)
+    {"variant", &WpI::variant, 0, kWpScalar, false, -1},            // -1: the default (kWpScalar)
+    {"split", &WpI::split, 0, kMaxSplit, false, 0},
+};
+const BufferKey<WpI> kWritePrefixBuffers[] = {
+    {"kvScore", &WpI::kvScore, true}, {"seqLens", &WpI::seqLens, true}, {"reqPoolIndices", &WpI::reqPoolIndices, true},
+    {"ape", &WpI::ape, true},         {"state", &WpI::state, true},     {"err", &WpI::err, false},
+};
 
 WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
-  auto p = StateAndBatch<WritePrefixParams>(env, a);
-  p.numVerify = GetI32(env, a, "numVerify", 1, kMaxVerify);
-  p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
-  p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);  // banks must not overlap: r < N <= O
-  p.variant = GetVariant(env, a, kWpScalar, -1, kWpScalar, "scalar");           // -1: the default (kWpScalar)
-  p.split = GetSplit(env, a);
-  Buf kv = GetBuf(env, a, "kvScore"), seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
-  Buf ape = GetBuf(env, a, "ape"), st = GetBuf(env, a, "state");
-  Buf err = GetErr(env, a);
+  constexpr KeyStyle kStyle = Style("writePrefix args");
+  WritePrefixIn in = ReadKeys(env, a, kStyle, kWritePrefixKeys, kWritePrefixBuffers);
+  WritePrefixParams p{};
+  p.stateType = static_cast<int32_t>(in.stateType);
+  p.batch = static_cast<int32_t>(in.batch);
+  p.numVerify = static_cast<int32_t>(in.numVerify);
+  p.numReqSlots = static_cast<int32_t>(in.numReqSlots);
+  CheckBankStride(env, in.bankStrideRows, in.numReqSlots);
+  p.bankStrideRows = static_cast<int32_t>(in.bankStrideRows);
+  p.variant = CheckVariant(env, in.variant, kWpScalar, kWpScalar, "scalar");
+  p.split = CheckSplit(env, in.split);
+  ReadBuffers(env, a, kStyle, kWritePrefixBuffers, in);
+  const Buf kv = BufOf(in.kvScore), seq = BufOf(in.seqLens), rpi = BufOf(in.reqPoolIndices);
+  const Buf ape = BufOf(in.ape), st = BufOf(in.state);
+  p.err = ErrOf(env, in.err);
   for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}})
     NeedAligned(env, f, *b);
   // Highest input row read: batch·D − 1; highest state row written: (N−1) + D·O < O·(D+1).
@@ -210,82 +211,183 @@ WritePrefixParams ParseWritePrefix(Napi::Env env, Napi::Object a) {
   p.ape = ApeOf(env, ape);
   p.state = Sized<void>(env, "state", st, StateBytes(p.bankStrideRows, p.numVerify + 1, p.stateType),
                         "bankStrideRows·(numVerify+1) rows");
-  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
+
+// markPending (MarkPendingArgs).
+struct MarkIn {
+  int64_t batch, numVerify, numReqSlots, clearAll;
+  DeviceBuffer *seqLens, *reqPoolIndices, *pendingSeqLens, *pendingWidths;
+};
+const IntKey<MarkIn> kMarkKeys[] = {
+    {"batch", &MarkIn::batch, 0, kI32Max, true, 0},
+    {"numVerify", &MarkIn::numVerify, 1, kMaxD, true, 0},
+    {"numReqSlots", &MarkIn::numReqSlots, 1, kI32Max, true, 0},
+    {"clearAll", &MarkIn::clearAll, 0, 1, true, 0},
+};
+const BufferKey<MarkIn> kMarkBuffers[] = {
+    {"seqLens", &MarkIn::seqLens, true},
+    {"reqPoolIndices", &MarkIn::reqPoolIndices, true},
+    {"pendingSeqLens", &MarkIn::pendingSeqLens, true},
+    {"pendingWidths", &MarkIn::pendingWidths, true},
+};
 
 MarkPendingParams ParseMark(Napi::Env env, Napi::Object a) {
+  constexpr KeyStyle kStyle = Style("markPending args");
+  MarkIn in = ReadKeys(env, a, kStyle, kMarkKeys, kMarkBuffers);
   MarkPendingParams p{};
-  p.batch = GetI32(env, a, "batch", 0, kI32Max);
-  p.numVerify = GetI32(env, a, "numVerify", 1, kMaxVerify);
-  p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
-  p.clearAll = GetI32(env, a, "clearAll", 0, 1);
-  Buf seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
-  Buf pend = GetBuf(env, a, "pendingSeqLens"), wid = GetBuf(env, a, "pendingWidths");
-  p.seqLens = I32s(env, "seqLens", seq, p.batch, "batch");
-  p.reqPoolIdx = I32s(env, "reqPoolIndices", rpi, p.batch, "batch");
-  std::tie(p.pendingSeqLens, p.pendingWidths) = Pending(env, pend, wid, p.numReqSlots);
+  p.batch = static_cast<int32_t>(in.batch);
+  p.numVerify = static_cast<int32_t>(in.numVerify);
+  p.numReqSlots = static_cast<int32_t>(in.numReqSlots);
+  p.clearAll = static_cast<int32_t>(in.clearAll);
+  ReadBuffers(env, a, kStyle, kMarkBuffers, in);
+  p.seqLens = I32s(env, "seqLens", BufOf(in.seqLens), p.batch, "batch");
+  p.reqPoolIdx = I32s(env, "reqPoolIndices", BufOf(in.reqPoolIndices), p.batch, "batch");
+  std::tie(p.pendingSeqLens, p.pendingWidths) =
+      Pending(env, BufOf(in.pendingSeqLens), BufOf(in.pendingWidths), p.numReqSlots);
   return p;
 }
 
+// commitPending (CommitPendingArgs). markWidth is checked whenever given and required with markSeqLens.
+struct CommitIn {
+  int64_t stateType, batch, maxDraftTokens, clampWidth, numReqSlots, bankStrideRows, consume, variant, markWidth;
+  DeviceBuffer *curSeqLens, *reqPoolIndices, *pendingSeqLens, *pendingWidths, *state, *markSeqLens, *err;
+};
+const IntKey<CommitIn> kCommitKeys[] = {
+    {"stateType", &CommitIn::stateType, 0, 1, true, 0},
+    {"batch", &CommitIn::batch, 0, kI32Max, true, 0},
+    {"maxDraftTokens", &CommitIn::maxDraftTokens, 1, kMaxD, true, 0},
+    {"clampWidth", &CommitIn::clampWidth, 0, kMaxD, true, 0},
+    {"numReqSlots", &CommitIn::numReqSlots, 1, kI32Max, true, 0},
+    {"bankStrideRows", &CommitIn::bankStrideRows, 1, kI32Max, true, 0},
+    {"consume", &CommitIn::consume, 0, 1, true, 0},
+    {"variant", &CommitIn::variant, 0, kCommitWide, false, kCommitRegs},
+    {"markWidth", &CommitIn::markWidth, 1, kMaxD, false, 0},  // <= maxDraftTokens, with markSeqLens
+};
+const BufferKey<CommitIn> kCommitBuffers[] = {
+    {"curSeqLens", &CommitIn::curSeqLens, true},
+    {"reqPoolIndices", &CommitIn::reqPoolIndices, true},
+    {"pendingSeqLens", &CommitIn::pendingSeqLens, true},
+    {"pendingWidths", &CommitIn::pendingWidths, true},
+    {"state", &CommitIn::state, true},
+    {"markSeqLens", &CommitIn::markSeqLens, false},
+    {"err", &CommitIn::err, false},
+};
+
 CommitPendingParams ParseCommit(Napi::Env env, Napi::Object a) {
-  auto p = StateAndBatch<CommitPendingParams>(env, a);
-  p.maxDraftTokens = GetI32(env, a, "maxDraftTokens", 1, kMaxVerify);
-  p.clampWidth = GetI32(env, a, "clampWidth", 0, kMaxVerify);
-  p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
-  p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);
-  p.consume = GetI32(env, a, "consume", 0, 1);
-  p.variant = GetVariant(env, a, kCommitWide, kCommitRegs, kCommitRegs, "regs");
-  Buf cur = GetBuf(env, a, "curSeqLens"), rpi = GetBuf(env, a, "reqPoolIndices");
-  Buf pend = GetBuf(env, a, "pendingSeqLens"), wid = GetBuf(env, a, "pendingWidths"), st = GetBuf(env, a, "state");
-  Buf mark = GetBuf(env, a, "markSeqLens", true);
-  Buf err = GetErr(env, a);
+  constexpr KeyStyle kStyle = Style("commitPending args");
+  CommitIn in = ReadKeys(env, a, kStyle, kCommitKeys, kCommitBuffers);
+  CommitPendingParams p{};
+  p.stateType = static_cast<int32_t>(in.stateType);
+  p.batch = static_cast<int32_t>(in.batch);
+  p.maxDraftTokens = static_cast<int32_t>(in.maxDraftTokens);
+  p.clampWidth = static_cast<int32_t>(in.clampWidth);
+  p.numReqSlots = static_cast<int32_t>(in.numReqSlots);
+  CheckBankStride(env, in.bankStrideRows, in.numReqSlots);
+  p.bankStrideRows = static_cast<int32_t>(in.bankStrideRows);
+  p.consume = static_cast<int32_t>(in.consume);
+  p.variant = CheckVariant(env, in.variant, kCommitWide, kCommitRegs, "regs");
+  ReadBuffers(env, a, kStyle, kCommitBuffers, in);
+  const Buf st = BufOf(in.state), mark = BufOf(in.markSeqLens);
+  p.err = ErrOf(env, in.err);
   NeedAligned(env, "state", st);
-  p.curSeqLens = I32s(env, "curSeqLens", cur, p.batch, "batch");
-  p.reqPoolIdx = I32s(env, "reqPoolIndices", rpi, p.batch, "batch");
-  std::tie(p.pendingSeqLens, p.pendingWidths) = Pending(env, pend, wid, p.numReqSlots);
+  p.curSeqLens = I32s(env, "curSeqLens", BufOf(in.curSeqLens), p.batch, "batch");
+  p.reqPoolIdx = I32s(env, "reqPoolIndices", BufOf(in.reqPoolIndices), p.batch, "batch");
+  std::tie(p.pendingSeqLens, p.pendingWidths) =
+      Pending(env, BufOf(in.pendingSeqLens), BufOf(in.pendingWidths), p.numReqSlots);
   // The source bank a <= min(width, Dmax): highest row (N−1) + Dmax·O < O·(Dmax+1).
   p.state = Sized<void>(env, "state", st, StateBytes(p.bankStrideRows, p.maxDraftTokens + 1, p.stateType),
                         "bankStrideRows·(maxDraftTokens+1) rows");
   if (mark.ptr) {
     p.markSeqLens = I32s(env, "markSeqLens", mark, p.batch, "batch");
-    p.markWidth = GetI32(env, a, "markWidth", 1, std::min<int64_t>(kMaxVerify, p.maxDraftTokens));
+    const int64_t hi = std::min<int64_t>(kMaxVerify, p.maxDraftTokens);
+    if (in.markWidth == 0) ThrowField(env, kErr, "markWidth", "is required with markSeqLens");
+    if (in.markWidth > hi)
+      Fail(env, "markWidth", in.markWidth, "must be an integer in [1, " + std::to_string(hi) + "]");
+    p.markWidth = static_cast<int32_t>(in.markWidth);
   }
-  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
+// resetSlots (ResetSlotsArgs): the pending markers are both given or both left out.
+struct ResetIn {
+  int64_t stateType, count, maxDraftTokens, numReqSlots, bankStrideRows;
+  DeviceBuffer *state, *slots, *pendingSeqLens, *pendingWidths, *err;
+};
+const IntKey<ResetIn> kResetKeys[] = {
+    {"stateType", &ResetIn::stateType, 0, 1, true, 0},
+    {"count", &ResetIn::count, 0, 65535, true, 0},  // grid.x
+    {"maxDraftTokens", &ResetIn::maxDraftTokens, 0, kMaxD, true, 0},
+    {"numReqSlots", &ResetIn::numReqSlots, 1, kI32Max, true, 0},
+    {"bankStrideRows", &ResetIn::bankStrideRows, 1, kI32Max, true, 0},
+};
+const BufferKey<ResetIn> kResetBuffers[] = {
+    {"state", &ResetIn::state, true},
+    {"slots", &ResetIn::slots, true},
+    {"pendingSeqLens", &ResetIn::pendingSeqLens, false},
+    {"pendingWidths", &ResetIn::pendingWidths, false},
+    {"err", &ResetIn::err, false},
+};
+
 ResetSlotsParams ParseReset(Napi::Env env, Napi::Object a) {
+  constexpr KeyStyle kStyle = Style("resetSlots args");
+  ResetIn in = ReadKeys(env, a, kStyle, kResetKeys, kResetBuffers);
   ResetSlotsParams p{};
-  p.stateType = GetI32(env, a, "stateType", 0, 1);
-  p.count = GetI32(env, a, "count", 0, 65535);  // grid.x
-  p.maxDraftTokens = GetI32(env, a, "maxDraftTokens", 0, kMaxVerify);
-  p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
-  p.bankStrideRows = GetI32(env, a, "bankStrideRows", p.numReqSlots, kI32Max);
-  Buf st = GetBuf(env, a, "state"), slots = GetBuf(env, a, "slots");
-  Buf pend = GetBuf(env, a, "pendingSeqLens", true), wid = GetBuf(env, a, "pendingWidths", true);
-  Buf err = GetErr(env, a);
-  p.state = Sized<void>(env, "state", st, StateBytes(p.bankStrideRows, p.maxDraftTokens + 1, p.stateType),
+  p.stateType = static_cast<int32_t>(in.stateType);
+  p.count = static_cast<int32_t>(in.count);
+  p.maxDraftTokens = static_cast<int32_t>(in.maxDraftTokens);
+  p.numReqSlots = static_cast<int32_t>(in.numReqSlots);
+  CheckBankStride(env, in.bankStrideRows, in.numReqSlots);
+  p.bankStrideRows = static_cast<int32_t>(in.bankStrideRows);
+  ReadBuffers(env, a, kStyle, kResetBuffers, in);
+  const Buf pend = BufOf(in.pendingSeqLens), wid = BufOf(in.pendingWidths);
+  p.err = ErrOf(env, in.err);
+  p.state = Sized<void>(env, "state", BufOf(in.state), StateBytes(p.bankStrideRows, p.maxDraftTokens + 1, p.stateType),
                         "bankStrideRows·(maxDraftTokens+1) rows");
-  p.slots = I32s(env, "slots", slots, p.count, "count");
+  p.slots = I32s(env, "slots", BufOf(in.slots), p.count, "count");
   if ((pend.ptr == nullptr) != (wid.ptr == nullptr))
     ThrowField(env, kErr, "pendingWidths", "must be given together with pendingSeqLens (both or neither)");
   if (pend.ptr) std::tie(p.pendingSeqLens, p.pendingWidths) = Pending(env, pend, wid, p.numReqSlots);
-  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
+// decode (OnlineDecodeArgs).
+struct DecodeIn {
+  int64_t stateType, batch, numReqSlots, slotOffsetRows, variant, split;
+  DeviceBuffer *state, *kvScore, *ape, *seqLens, *reqPoolIndices, *out, *err;
+};
+const IntKey<DecodeIn> kDecodeKeys[] = {
+    {"stateType", &DecodeIn::stateType, 0, 1, true, 0},
+    {"batch", &DecodeIn::batch, 0, kI32Max, true, 0},
+    {"numReqSlots", &DecodeIn::numReqSlots, 1, kI32Max, true, 0},
+    {"slotOffsetRows", &DecodeIn::slotOffsetRows, 0, kI32Max, true, 0},
+    {"variant", &DecodeIn::variant, 0, kWpScalar, false, kWpLegacy},
+    {"split", &DecodeIn::split, 0, kMaxSplit, false, 0},
+};
+const BufferKey<DecodeIn> kDecodeBuffers[] = {
+    {"state", &DecodeIn::state, true},
+    {"kvScore", &DecodeIn::kvScore, true},
+    {"ape", &DecodeIn::ape, true},
+    {"seqLens", &DecodeIn::seqLens, true},
+    {"reqPoolIndices", &DecodeIn::reqPoolIndices, true},
+    {"out", &DecodeIn::out, true},
+    {"err", &DecodeIn::err, false},
+};
+
 DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
-  auto p = StateAndBatch<DecodeParams>(env, a);
-  p.numReqSlots = GetI32(env, a, "numReqSlots", 1, kI32Max);
-  p.slotOffsetRows = GetI32(env, a, "slotOffsetRows", 0, kI32Max);
-  p.variant = GetVariant(env, a, kWpScalar, kWpLegacy, kWpLegacy, "legacy");
-  if (p.variant == kWpVecAccurate)
-    Fail(env, "variant", p.variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
-  p.split = GetSplit(env, a);
-  Buf st = GetBuf(env, a, "state"), kv = GetBuf(env, a, "kvScore"), ape = GetBuf(env, a, "ape");
-  Buf seq = GetBuf(env, a, "seqLens"), rpi = GetBuf(env, a, "reqPoolIndices"), out = GetBuf(env, a, "out");
-  Buf err = GetErr(env, a);
+  constexpr KeyStyle kStyle = Style("decode args");
+  DecodeIn in = ReadKeys(env, a, kStyle, kDecodeKeys, kDecodeBuffers);
+  DecodeParams p{};
+  p.stateType = static_cast<int32_t>(in.stateType);
+  p.batch = static_cast<int32_t>(in.batch);
+  p.numReqSlots = static_cast<int32_t>(in.numReqSlots);
+  p.slotOffsetRows = static_cast<int32_t>(in.slotOffsetRows);
+  p.variant = CheckVariant(env, in.variant, kWpScalar, kWpLegacy, "legacy");
+  CheckDecodeVariant(env, p.variant);
+  p.split = CheckSplit(env, in.split);
+  ReadBuffers(env, a, kStyle, kDecodeBuffers, in);
+  const Buf st = BufOf(in.state), kv = BufOf(in.kvScore), ape = BufOf(in.ape), out = BufOf(in.out);
+  p.err = ErrOf(env, in.err);
   for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}, {"out", &out}})
     NeedAligned(env, f, *b);
   // Highest state row touched: (N − 1) + slotOffsetRows.
@@ -293,24 +395,40 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
                         "numReqSlots + slotOffsetRows rows");
   p.kvScore = Sized<const float>(env, "kvScore", kv, int64_t(p.batch) * kKvScoreCols * 4, "batch rows of 1024 fp32");
   p.ape = ApeOf(env, ape);
-  p.seqLens = I32s(env, "seqLens", seq, p.batch, "batch");
-  p.reqPoolIdx = I32s(env, "reqPoolIndices", rpi, p.batch, "batch");
+  p.seqLens = I32s(env, "seqLens", BufOf(in.seqLens), p.batch, "batch");
+  p.reqPoolIdx = I32s(env, "reqPoolIndices", BufOf(in.reqPoolIndices), p.batch, "batch");
   p.out = Sized<float>(env, "out", out, int64_t(p.batch) * kHeadDim * 4, "batch rows of 512 fp32");
-  p.err = static_cast<int32_t*>(err.ptr);
   return p;
 }
 
+// prefill (OnlinePrefillArgs): the error word is required (segment rows are checked on the device).
+struct PrefillIn {
+  int64_t stateType, numSegments;
+  DeviceBuffer *state, *kvScore, *ape, *segments, *out, *err;
+};
+const IntKey<PrefillIn> kPrefillKeys[] = {
+    {"stateType", &PrefillIn::stateType, 0, 1, true, 0},
+    {"numSegments", &PrefillIn::numSegments, 0, kI32Max, true, 0},
+};
+const BufferKey<PrefillIn> kPrefillBuffers[] = {
+    {"state", &PrefillIn::state, true},       {"kvScore", &PrefillIn::kvScore, true}, {"ape", &PrefillIn::ape, true},
+    {"segments", &PrefillIn::segments, true}, {"out", &PrefillIn::out, true},         {"err", &PrefillIn::err, true},
+};
+
 PrefillParams ParsePrefill(Napi::Env env, Napi::Object a) {
+  constexpr KeyStyle kStyle = Style("prefill args");
+  PrefillIn in = ReadKeys(env, a, kStyle, kPrefillKeys, kPrefillBuffers);
   PrefillParams p{};
-  p.stateType = GetI32(env, a, "stateType", 0, 1);
-  p.numSegments = GetI32(env, a, "numSegments", 0, kI32Max);
-  Buf st = GetBuf(env, a, "state"), kv = GetBuf(env, a, "kvScore"), ape = GetBuf(env, a, "ape");
-  Buf seg = GetBuf(env, a, "segments"), out = GetBuf(env, a, "out"), err = GetBuf(env, a, "err");
-  p.segments =
-      Sized<const int32_t>(env, "segments", seg, int64_t(p.numSegments) * kSegmentFields * 4, "numSegments·5 int32");
-  p.ape = ApeOf(env, ape);
-  p.out = Sized<float>(env, "out", out, int64_t(p.numSegments) * kHeadDim * 4, "numSegments rows of 512 fp32");
-  p.err = Sized<int32_t>(env, "err", err, 16, "int32[4] error word");
+  p.stateType = static_cast<int32_t>(in.stateType);
+  p.numSegments = static_cast<int32_t>(in.numSegments);
+  ReadBuffers(env, a, kStyle, kPrefillBuffers, in);
+  const Buf st = BufOf(in.state), kv = BufOf(in.kvScore);
+  p.segments = Sized<const int32_t>(env, "segments", BufOf(in.segments), int64_t(p.numSegments) * kSegmentFields * 4,
+                                    "numSegments·5 int32");
+  p.ape = ApeOf(env, BufOf(in.ape));
+  p.out =
+      Sized<float>(env, "out", BufOf(in.out), int64_t(p.numSegments) * kHeadDim * 4, "numSegments rows of 512 fp32");
+  p.err = Sized<int32_t>(env, "err", BufOf(in.err), 16, "int32[4] error word");
   // Device-resident segment rows are checked in the kernel against these bounds (derived from the byte lengths).
   p.stateRows = static_cast<int64_t>(st.bytes) / (kRowElems * ElemBytes(p.stateType));
   p.kvRows = static_cast<int64_t>(kv.bytes) / (kKvScoreCols * 4);
@@ -376,7 +494,7 @@ CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
   c.view = HostViewOf(env, info[2], "view");
   double off = 0;
   if (info.Length() > 3 && !info[3].IsUndefined()) {
-    if (!info[3].IsNumber()) ThrowField(env, kErr, "byteOffset", info[3], "must be a number");
+    if (!info[3].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "byteOffset", info[3], "must be a number");
     off = info[3].As<Napi::Number>().DoubleValue();
   }
   const double room = static_cast<double>(c.buf->bytes()) - static_cast<double>(c.view.bytes);
@@ -412,9 +530,7 @@ Napi::Value Fill(const Napi::CallbackInfo& info) {
   b->RequireBytes(env, 0, "buf");
   if (b->device() != ctx->device())
     Fail(env, "buf.device", b->device(), "must be ctx.device = " + std::to_string(ctx->device()));
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("byte", info[2]);
-  const int32_t byte = GetI32(env, o, "byte", 0, 255);
+  const int32_t byte = static_cast<int32_t>(ReadInt(env, info[2], Style("fill"), "byte", 0, 255));
   if (b->bytes()) DSV4KV_CUDA_TRY(env, cudaMemsetAsync(b->data(), byte, b->bytes(), ctx->stream()));
   return info[1];
 }
@@ -423,6 +539,69 @@ Napi::Value CopyToDevice(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "o
 Napi::Value CopyToHost(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "onlineMtp.copyToHost"); }
 Napi::Value Fill(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "onlineMtp.fill"); }
 #endif
+
+// ---- bench (OnlineMtpBenchArgs): `op` is a string, read apart from the integer table --------------------------
+struct BenchIn {
+  int64_t batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes, variant, split;
+};
+const IntKey<BenchIn> kBenchKeys[] = {
+    {"batch", &BenchIn::batch, 1, 65535, true, 0},
+    {"numVerify", &BenchIn::numVerify, 1, kMaxD, true, 0},
+    {"stateType", &BenchIn::stateType, 0, 1, true, 0},
+    {"graph", &BenchIn::graph, 0, 1, true, 0},
+    {"rotate", &BenchIn::rotate, 1, 4096, true, 0},
+    {"iters", &BenchIn::iters, 1, 10000, true, 0},
+    {"reps", &BenchIn::reps, 1, 1000, true, 0},
+    // The copy ops' size: 1 byte to 16 GiB (required by them; no other op reads it).
+    {"copyBytes", &BenchIn::copyBytes, 1, int64_t{1} << 34, false, 0},
+    {"variant", &BenchIn::variant, 0, kWpScalar, false, -1},  // -1: the op's default
+    {"split", &BenchIn::split, 0, kMaxSplit, false, 0},
+};
+const char* const kBenchStringKeys[] = {"op"};
+
+struct BenchArgs {
+  std::string op;
+  int32_t batch, numVerify, stateType, graph, rotate, iters, reps, variant, split;
+  int64_t copyBytes;
+};
+
+BenchArgs ParseBench(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[1].IsObject())
+    ThrowField(env, kErr, "args", info.Length() < 2 ? env.Undefined() : info[1], "must be an object");
+  Napi::Object a = info[1].As<Napi::Object>();
+  const BenchIn in = ReadKeys(env, a, Style("bench args"), kBenchKeys, kBenchStringKeys);
+  BenchArgs b{};
+  const Napi::Value opValue = a.Get("op");
+  if (opValue.IsUndefined() || opValue.IsNull()) ThrowField(env, kErr, "op", "is required");
+  if (!opValue.IsString()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "op", opValue, "must be a string");
+  b.op = opValue.As<Napi::String>().Utf8Value();
+  static const char* const kOps[] = {"writePrefix", "mark",  "markUpstream", "commit",    "commitMark",
+                                     "decode",      "empty", "copy",         "copyKernel"};
+  if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return b.op == o; }))
+    ThrowField(env, kErr, "op", opValue,
+               "must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy, copyKernel");
+  b.batch = static_cast<int32_t>(in.batch);
+  b.numVerify = static_cast<int32_t>(in.numVerify);
+  b.stateType = static_cast<int32_t>(in.stateType);
+  b.graph = static_cast<int32_t>(in.graph);
+  b.rotate = static_cast<int32_t>(in.rotate);
+  b.iters = static_cast<int32_t>(in.iters);
+  b.reps = static_cast<int32_t>(in.reps);
+  // Only writePrefix, commit and decode launch a shape; each takes its own (commit: 0..2; decode: not 2).
+  const bool commitOp = b.op == "commit" || b.op == "commitMark";
+  b.variant = b.op == "writePrefix" ? CheckVariant(env, in.variant, kWpScalar, kWpScalar, "scalar")
+              : commitOp            ? CheckVariant(env, in.variant, kCommitWide, kCommitRegs, "regs")
+              : b.op == "decode"    ? CheckVariant(env, in.variant, kWpScalar, kWpLegacy, "legacy")
+                                    : static_cast<int32_t>(in.variant);
+  if (b.op == "decode") CheckDecodeVariant(env, b.variant);
+  b.split = CheckSplit(env, in.split);
+  // copyKernel (a float4 copy kernel, 4 blocks of 512 per SM) moves the bytes rounded down to 16.
+  const bool copyOp = b.op == "copy" || b.op == "copyKernel";
+  if (copyOp && in.copyBytes == 0) ThrowField(env, kErr, "copyBytes", "is required by the copy and copyKernel ops");
+  b.copyBytes = copyOp ? in.copyBytes : 0;
+  return b;
+}
 
 #if DSV4KV_HAVE_CUDA
 // ---- benchmark: CUDA events, eager back-to-back and CUDA-graph replay, medians ----------------------------------
@@ -440,44 +619,21 @@ struct BenchSet {
   }
 };
 
-Napi::Value Bench(const Napi::CallbackInfo& info) {
+Napi::Value RunBench(const Napi::CallbackInfo& info, const BenchArgs& args) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[1].IsObject())
-    ThrowField(env, kErr, "args", info.Length() < 2 ? env.Undefined() : info[1], "must be an object");
-  Napi::Object a = info[1].As<Napi::Object>();
-  cudaStream_t s = StreamOf(env, info[0]);
-  if (!a.Get("op").IsString()) ThrowField(env, kErr, "op", a.Get("op"), "must be a string");
-  const std::string op = a.Get("op").As<Napi::String>().Utf8Value();
-  static const char* const kOps[] = {"writePrefix", "mark",  "markUpstream", "commit",    "commitMark",
-                                     "decode",      "empty", "copy",         "copyKernel"};
-  if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }))
-    ThrowField(env, kErr, "op", a.Get("op"),
-               "must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy, copyKernel");
-  const int32_t batch = GetI32(env, a, "batch", 1, 65535);
-  const int32_t D = GetI32(env, a, "numVerify", 1, kMaxVerify);
-  const int32_t stateType = GetI32(env, a, "stateType", 0, 1);
-  const int32_t graph = GetI32(env, a, "graph", 0, 1);
-  const int32_t rotate = GetI32(env, a, "rotate", 1, 4096);
-  const int32_t iters = GetI32(env, a, "iters", 1, 10000);
-  const int32_t reps = GetI32(env, a, "reps", 1, 1000);
-  const bool commitOp = op == "commit" || op == "commitMark";
-  // -1: each op's default. Only writePrefix, commit and decode launch a shape; each takes its own (commit: 0..2;
-  // decode: not 2).
-  const int32_t variant = op == "writePrefix" ? GetVariant(env, a, kWpScalar, -1, kWpScalar, "scalar")
-                          : commitOp          ? GetVariant(env, a, kCommitWide, -1, kCommitRegs, "regs")
-                          : op == "decode"    ? GetVariant(env, a, kWpScalar, -1, kWpLegacy, "legacy")
-                                              : GetI32Opt(env, a, "variant", 0, kWpScalar, -1);
-  if (op == "decode" && variant == kWpVecAccurate)
-    Fail(env, "variant", variant, "must be 0 (legacy), 1 (vec) or 3 (scalar) for decode");
-  int32_t split = GetSplit(env, a);
-  const int sm = CtxOf(env, info[0])->smCount();
+  const std::string& op = args.op;
+  const int32_t batch = args.batch, D = args.numVerify, stateType = args.stateType, graph = args.graph,
+                rotate = args.rotate;
+  const int32_t iters = args.iters, reps = args.reps, variant = args.variant;
+  const int64_t copyBytes = args.copyBytes;
+  const bool copyOp = op == "copy" || op == "copyKernel";
+  Context* ctx = CtxOf(env, info[0]);
+  cudaStream_t s = ctx->stream();
+  const int sm = ctx->smCount();
   const int32_t wpVariant = variant >= 0 ? variant : kWpScalar;
+  int32_t split = args.split;
   if (split == 0)
     split = op == "writePrefix" && wpVariant == kWpScalar ? AutoWritePrefixSplit(batch, D, sm) : AutoSplit(batch, sm);
-  // The copy ops' size: 1 byte to 16 GiB, an integer (no other op reads it); `rotate` source / destination pairs.
-  // copyKernel (a float4 copy kernel, 4 blocks of 512 per SM) moves the bytes rounded down to 16.
-  const bool copyOp = op == "copy" || op == "copyKernel";
-  const int64_t copyBytes = copyOp ? GetI64(env, a, "copyBytes", 1, int64_t{1} << 34) : 0;
 
   const int32_t N = batch + 1;  // slot 0 = dummy
   const int32_t O = N + 2;      // bank stride (docs/reference/online-mtp.md §7.2)
@@ -604,9 +760,18 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   r.Set("split", split);
   return r;
 }
-#else
-Napi::Value Bench(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "onlineMtp.bench"); }
 #endif
+
+// The args are checked in both builds, before any device work; the CPU-only build then refuses the run.
+Napi::Value Bench(const Napi::CallbackInfo& info) {
+  const BenchArgs b = ParseBench(info);
+#if DSV4KV_HAVE_CUDA
+  return RunBench(info, b);
+#else
+  (void)b;
+  NoCuda(info.Env(), "onlineMtp.bench");
+#endif
+}
 
 }  // namespace
 }  // namespace online_mtp

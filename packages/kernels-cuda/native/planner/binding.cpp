@@ -41,19 +41,10 @@
 namespace dsv4kv {
 namespace {
 
-// A params object's integer keys, one table per call (kSlotKeys + kPrefillKeys, kDecodeKeys, kBenchKeys): each row
-// names the key, the struct member it fills, its range and whether it may be absent. ReadKeys refuses, naming
-// `<object>.<key>`: a key the table does not list (UNKNOWN_KEY, with the closest listed key as the suggestion), a
-// required key that is absent, a value that is not a number (no coercion: a boolean is not 0/1), and a value that is
-// not an integer in [lo, hi]. An optional key that is absent (or undefined) takes `def`.
-template <typename T>
-struct IntKey {
-  const char* key;
-  int64_t T::* member;
-  int64_t lo, hi;
-  bool required;
-  int64_t def;
-};
+// The params objects' integer keys, one table per call (DSV4KV_SLOT_KEYS + kPrefillKeys, kDecodeKeys, kBenchKeys), read by
+// common.h ReadKeys: every refusal names `cfg.<key>` (`opts.<key>`), an unlisted key as UNKNOWN_KEY.
+const KeyStyle kCfgStyle{"cfg", "cfg.", "ERR_DSV4KV_ARG"};
+const KeyStyle kOptsStyle{"opts", "opts.", "ERR_DSV4KV_ARG"};
 
 // The slot-mapping keys of every plan call (addon-types.ts PlanSlotConfig).
 struct SlotCfg {
@@ -100,71 +91,6 @@ const IntKey<BenchCfg> kBenchKeys[] = {
     {"reps", &BenchCfg::reps, 1, 1 << 20, true, 0},
     {"calls", &BenchCfg::calls, 1, 10000, true, 0},
 };
-
-// Edit distance of two short keys (the unknown-key suggestion).
-size_t Distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-template <typename T, size_t N>
-[[noreturn]] void ThrowUnknownKey(Napi::Env env, const char* object, const std::string& key,
-                                  const IntKey<T> (&keys)[N]) {
-  std::string best, known;
-  size_t best_d = SIZE_MAX;
-  for (const IntKey<T>& k : keys) {
-    const size_t d = Distance(key, k.key);
-    if (d < best_d) best_d = d, best = k.key;
-    known += known.empty() ? k.key : std::string(", ") + k.key;
-  }
-  // Suggest only a near miss (at most a third of the key's letters wrong), as closestMatch does in TS.
-  ThrowUnknownKeyError(env, std::string(object) + "." + key,
-                       "is not a key of " + std::string(object) + " (" + known + ")",
-                       best_d * 3 <= std::max(key.size(), best.size()) ? best : std::string());
-}
-
-int64_t ReadInt(Napi::Env env, Napi::Value v, const std::string& field, int64_t lo, int64_t hi) {
-  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", field, v, "must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
-        d == static_cast<double>(static_cast<int64_t>(d))))
-    ThrowField(env, "ERR_DSV4KV_ARG", field, d,
-               "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return static_cast<int64_t>(d);
-}
-
-template <typename T, size_t N>
-T ReadKeys(Napi::Env env, Napi::Object o, const char* object, const IntKey<T> (&keys)[N]) {
-  const Napi::Array names = o.GetPropertyNames();
-  for (uint32_t i = 0; i < names.Length(); ++i) {
-    const std::string key = names.Get(i).ToString().Utf8Value();
-    bool listed = false;
-    for (const IntKey<T>& k : keys) listed = listed || key == k.key;
-    if (!listed && !o.Get(key).IsUndefined()) ThrowUnknownKey(env, object, key, keys);
-  }
-  T out{};
-  for (const IntKey<T>& k : keys) {
-    const Napi::Value v = o.Get(k.key);
-    const std::string field = std::string(object) + "." + k.key;
-    if (v.IsUndefined() || v.IsNull()) {
-      if (k.required) ThrowField(env, "ERR_DSV4KV_ARG", field, "is required");
-      out.*k.member = k.def;
-    } else {
-      out.*k.member = ReadInt(env, v, field, k.lo, k.hi);
-    }
-  }
-  return out;
-}
 
 // The slot geometry of a read cfg, with the rules that tie its keys together.
 SlotParams ParseSlot(Napi::Env env, const SlotCfg& c) {
@@ -257,7 +183,7 @@ Staged Stage(Napi::Env env, Napi::Object in, const SlotParams& sp, int32_t batch
 }
 
 PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
-  const PrefillCfg c = ReadKeys(env, cfg, "cfg", kPrefillKeys);
+  const PrefillCfg c = ReadKeys(env, cfg, kCfgStyle, kPrefillKeys);
   PrefillParams p{};
   p.slot = ParseSlot(env, c);
   p.num_q = static_cast<int32_t>(c.numQ);
@@ -276,7 +202,7 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object cfg) {
 }
 
 DecodeParams ParseDecode(Napi::Env env, Napi::Object cfg) {
-  const DecodeCfg c = ReadKeys(env, cfg, "cfg", kDecodeKeys);
+  const DecodeCfg c = ReadKeys(env, cfg, kCfgStyle, kDecodeKeys);
   DecodeParams p{};
   p.slot = ParseSlot(env, c);
   p.batch = static_cast<int32_t>(c.batch);
@@ -603,7 +529,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   Context* ctx = Context::FromValue(env, info[0], "ctx");
   if (!info[1].IsString()) ThrowField(env, "ERR_DSV4KV_ARG", "kind", info[1], "must be a string");
   const std::string kind = info[1].As<Napi::String>().Utf8Value();
-  const BenchCfg b = ReadKeys(env, ArgObject(info, 4, "opts"), "opts", kBenchKeys);
+  const BenchCfg b = ReadKeys(env, ArgObject(info, 4, "opts"), kOptsStyle, kBenchKeys);
   const int warmup = static_cast<int>(b.warmup), reps = static_cast<int>(b.reps), calls = static_cast<int>(b.calls);
   ctx->Activate(env);
   cudaStream_t st = ctx->stream();
