@@ -1,3 +1,6 @@
 import { defineLibraryConfig } from "@dsv4-kv/tsup-config";
 
-export default defineLibraryConfig({ entry: ["src/index.ts", "src/internal.ts", "src/testing.ts"], shims: true });
+export default defineLibraryConfig({
+  entry: ["src/index.ts", "src/internal.ts", "src/testing.ts", "src/build-native.ts"],
+  shims: true,
+});

@@ -12,6 +12,12 @@ mkdir -p "$out"
 root="$PWD"
 CS=/usr/local/cuda/bin/compute-sanitizer
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader; uname -r; node --version; date -u; } > "$out/env.txt" 2>&1
+# The suites load the platform package's prebuilt CUDA binary (what `turbo build` made), never a stale
+# packages/kernels-cuda/build/Release that the pack may carry; env.txt records which file probe() loaded.
+prebuilt="$root/packages/kernels-cuda-linux-x64/dist/cuda/dsv4kv_kernels.node"
+if [ -z "${DSV4KV_ADDON_PATH:-}" ] && [ -f "$prebuilt" ]; then export DSV4KV_ADDON_PATH="$prebuilt"; fi
+(cd "$root/packages/kernels-cuda" && node -e 'const p=require("./dist/index.cjs").probe();
+console.log(`addon: ${JSON.stringify(p.addon)} ok=${p.ok} ${p.reason}`)') >> "$out/env.txt" 2>&1
 step() { # log name, timeout seconds, dir, command...
   local log=$1 t=$2 dir=$3; shift 3
   local t0=$SECONDS

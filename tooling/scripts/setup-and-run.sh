@@ -21,5 +21,6 @@ step() {
 
 source tooling/scripts/ensure-pnpm.sh
 step "installing the locked dependencies" pnpm install --frozen-lockfile
-step "building every package (log: $LOG)" pnpm exec turbo run build
+# `pnpm build` runs turbo through tooling/scripts/turbo.mjs (the CUDA toolchain is part of the cache key).
+step "building every package (log: $LOG)" pnpm build
 exec node packages/cli/dist/bin.js "$@"

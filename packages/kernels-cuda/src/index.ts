@@ -1,6 +1,18 @@
 export { ADDON_PATH_ENV, FORCE_CPU_ENV } from "./env.js";
 export { KernelsCudaError, KernelsCudaUnavailableError } from "./errors.js";
-export { type ProbeResult, type NativeAddon, probe, addonPath, loadNative } from "./native.js";
+export {
+  type ProbeResult,
+  type NativeAddon,
+  type NoGpuCause,
+  type LoadedAddon,
+  type RejectedAddon,
+  type AddonSource,
+  type AddonRejection,
+  type PrebuiltBinaryInfo,
+  probe,
+  addonPath,
+  loadNative,
+} from "./native.js";
 export {
   type PlanStatus,
   PLAN_STATUS_BYTES,
@@ -33,8 +45,6 @@ export {
 export { createGpuPlanEngine } from "./gpu-engine.js";
 export {
   ONLINE_MTP_STATE_TYPE,
-  WRITE_PREFIX_VARIANT,
-  COMMIT_VARIANT,
   ONLINE_MTP_ERR,
   ONLINE_MTP_KERNEL,
   type OnlineMtpBenchArgs,

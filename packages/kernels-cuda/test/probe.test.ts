@@ -10,6 +10,12 @@ import {
   planPrefillGpu,
 } from "../src/index.js";
 import { loadNativeUnchecked } from "../src/testing.js";
+import { addonCandidates, selectAddon } from "../src/addon-loader.js";
+import { ADDON_PATH_ENV } from "../src/env.js";
+import { defaultLoaderHost } from "../src/native.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { gpuTest, withForcedCpu } from "./helpers.js";
 
 const EXPORTS = [
@@ -38,6 +44,34 @@ describe("loader and probe", () => {
     else expect(p.device?.sm).toBeGreaterThanOrEqual(90);
     console.log(`probe: ${JSON.stringify(p)}`);
   });
+  test("probe says which binary loaded, every candidate rejected before it, and the cause as data", () => {
+    const p = probe();
+    const sources = ["override", "source-build", "platform-cuda", "platform-cpu"];
+    expect(p.addonPath).toBe(p.addon?.path ?? null);
+    if (p.addon) {
+      expect(sources).toContain(p.addon.source);
+      expect(p.addon.kind).toBe(p.compiledWithCuda ? "cuda" : "cpu");
+    } else expect(p.noGpu).toBe("no-addon");
+    for (const r of p.rejected) {
+      expect(sources).toContain(r.source);
+      expect(["not-found", "load-failed", "wrong-platform"]).toContain(r.reason);
+      expect(r.detail).not.toBe("");
+    }
+    // Candidates come in order: the rejected ones precede the loaded one.
+    const order = [...p.rejected.map((r) => r.source), ...(p.addon ? [p.addon.source] : [])];
+    expect(order).toEqual([...order].sort((a, b) => sources.indexOf(a) - sources.indexOf(b)));
+    expect(p.noGpu === null).toBe(p.ok);
+  });
+  test("a file that is not an addon is rejected with the dlopen message, and the search goes on", () => {
+    const dir = mkdtempSync(join(tmpdir(), "dsv4kv-loader-"));
+    const bogus = join(dir, "dsv4kv_kernels.node");
+    writeFileSync(bogus, "not an ELF file");
+    const host = { ...defaultLoaderHost(), env: { [ADDON_PATH_ENV]: bogus } };
+    const r = selectAddon(host, addonCandidates(host), (m) => ({ addon: m, kind: "cpu" as const }));
+    expect(r.rejected[0]).toMatchObject({ source: "override", path: bogus, reason: "load-failed" });
+    expect(r.rejected[0]!.detail).toMatch(/ELF|invalid|too short/i);
+    expect(r.loaded?.source).not.toBe("override");
+  });
   test(`${FORCE_CPU_ENV}=1 forces the CPU path; unavailable calls throw one error listing causes and fixes`, async () => {
     await withForcedCpu(() => {
       expect(probe().ok).toBe(false);
@@ -54,8 +88,11 @@ describe("loader and probe", () => {
       expect(e.code).toBe("GPU_UNAVAILABLE");
       expect(e.params.probe).toEqual(e.probe);
       expect(e.probe.reason).toContain(FORCE_CPU_ENV);
+      expect(e.params.noGpu).toBe("forced-cpu");
       expect(e.rule).toMatch(/Possible causes and solutions/);
       expect(e.rule).not.toMatch(/pnpm --filter/);
+      expect(e.rule).toContain("npm install @dsv4-kv/kernels-cuda-linux-x64");
+      expect(e.rule).toContain("npx dsv4-kv-kernels-build");
       expect(() => loadNative()).toThrow(KernelsCudaUnavailableError);
     });
   });

@@ -57,4 +57,3 @@ export {
   type ControllerCounters,
 } from "./controller.js";
 export { runSimulation, type SimulationOptions, type SimulationReport } from "./simulate.js";
-export { GpuBackend, createGpuBackend, probeGpuBackend } from "./gpu-backend.js";

@@ -9,16 +9,15 @@ import { SeededRandom } from "@dsv4-kv/planner/internal";
 import {
   CHUNK_TOKENS,
   CpuBackend,
-  GpuBackend,
   HEAD_DIM,
   KV_SCORE_COLS,
   OnlineMtpController,
   STATE_ROW_ELEMS,
   compareRows,
-  probeGpuBackend,
   runSimulation,
   type OnlineMtpBackend,
 } from "../src/index.js";
+import { GpuBackend, probeGpuBackend } from "../src/gpu.js";
 import { INVARIANTS } from "./invariants.js";
 import { BACKEND_REFUSALS } from "./refusals.js";
 import { randn, randomStateRow } from "./helpers.js";
@@ -109,6 +108,22 @@ describe("GPU == CPU", () => {
       console.log(`GPU simulate ${dtype}: ${JSON.stringify(r)}`);
       expect(r.lostCommits).toBe(0);
       expect(r.violations).toBe(0);
+    });
+  }
+
+  // The bf16 campaign's rows (docs/reference/online-mtp.md §5.4) on the CUDA kernels: the same derived bound and the
+  // same rounded reference as the CPU backend (the fast-math error is inside the bound's fp32 terms).
+  for (const [D, seed] of [
+    [1, 8950],
+    [1, 8946],
+    [4, 8955],
+    [8, 8955],
+  ] as const) {
+    gpuTest(`bf16 campaign on the GPU, D ${D}, seed ${seed}: every row within the derived bound`, ({ gpu }) => {
+      const r = runSimulation({ backend: gpu, requests: 16, steps: 200, draftTokens: D, seed, stateDtype: "bf16" });
+      expect(r.violationDetails).toEqual([]);
+      expect(r.ok).toBe(true);
+      expect(r.bf16!.maxRatio).toBeLessThanOrEqual(1);
     });
   }
 });

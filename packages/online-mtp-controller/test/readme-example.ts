@@ -8,7 +8,7 @@ import {
   runSimulation,
 } from "../src/index.js";
 
-const backend = new CpuBackend(); // or createGpuBackend() on a CUDA machine (probeGpuBackend() says why not)
+const backend = new CpuBackend(); // or createGpuBackend() from "@dsv4-kv/online-mtp-controller/gpu" on a CUDA machine
 const ctrl = new OnlineMtpController({ backend, numReqSlots: 9, maxDraftTokens: 8, numDraftTokens: 4, numLayers: 1 });
 ctrl.onRequestSlotsAssigned([1]); // a new request in slot 1: its banks are cleared, no stale marker
 

@@ -15,6 +15,7 @@ import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import { MAX_INPUT_DEPTH, readJsonInput } from "./input.js";
 import type { CommandIO } from "./registry.js";
+import { loadKernelsCuda } from "../gpu.js";
 
 const FLAGS = {
   input: { type: "string", arg: "FILE", help: "read cases from FILE instead of stdin" },
@@ -87,7 +88,7 @@ function errorResult(err: unknown): PlanCaseResult {
 
 /** The GPU engine of @dsv4-kv/kernels-cuda, loaded only when asked for (the addon stays unloaded otherwise). */
 async function loadGpuEngine(): Promise<PlanEngine> {
-  const { createGpuPlanEngine } = await import("@dsv4-kv/kernels-cuda");
+  const { createGpuPlanEngine } = await loadKernelsCuda("--path", "gpu");
   return createGpuPlanEngine();
 }
 
