@@ -1,5 +1,6 @@
 // `dsv4-kv simulate online-mtp` end to end: a spawned process, JSON out, exit codes.
 import { describe, expect, test } from "vitest";
+import { finiteOrName, formatDuration, formatProgress, progressReporter } from "../src/commands/simulate-online-mtp.js";
 import { cli } from "./cli-helpers.js";
 import { flagArgs } from "./helpers.js";
 
@@ -16,9 +17,18 @@ describe("dsv4-kv simulate online-mtp", () => {
       "lostCommits",
       "maxAbsError",
       "maxRelError",
+      "ok",
+      "reason",
       "steps",
       "verifies",
+      "violationCount",
+      "violations",
     ]);
+    expect(out.ok).toBe(true);
+    expect(out.reason).toBeNull();
+    expect(out.violationCount).toBe(0);
+    expect(out.violations).toEqual([]);
+    expect(r.stderr).toBe(""); // stderr is a pipe here: no progress line
     expect(out.steps).toBe(30);
     expect(out.verifies).toBeGreaterThan(0);
     expect(out.commits).toBeGreaterThan(0);
@@ -37,13 +47,52 @@ describe("dsv4-kv simulate online-mtp", () => {
   });
 
   test("upstream's lifecycle loses commits in the interleaved scenario: exit 1 and the count", () => {
-    const r = cli([...base, "--lifecycle", "upstream", "--json"]);
+    const r = cli([...base, "--lifecycle", "upstream", "--json", "--max-violations", "2"]);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout).lostCommits).toBeGreaterThan(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.lostCommits).toBeGreaterThan(0);
+    // the JSON says why it exits 1: ok, a reason, the count and at most --max-violations entries
+    expect(out.ok).toBe(false);
+    expect(out.reason).toMatch(/lost commit/);
+    expect(out.violationCount).toBeGreaterThanOrEqual(out.lostCommits);
+    expect(out.violations.length).toBe(Math.min(2, out.violationCount));
+    expect(Object.keys(out.violations[0]).sort()).toEqual(
+      [
+        "actual",
+        "bound",
+        "channel",
+        "element",
+        "error",
+        "expected",
+        "kind",
+        "layer",
+        "length",
+        "position",
+        "request",
+        "roundings",
+        "row",
+      ].sort(),
+    );
+    expect(out.violations[0].kind).toBe("lost-commit");
     const text = cli([...base, "--lifecycle", "upstream"]);
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/lost commits\s+[1-9]/);
-    expect(text.stdout).toMatch(/FAILED/);
+    expect(text.stdout).toMatch(/violations\s+[1-9]/);
+    expect(text.stdout).toMatch(/lost-commit: layer \d+, request \d+/);
+    expect(text.stdout).toMatch(/FAILED: \d+ lost commits?/);
+  });
+
+  test("bf16 at D 1, seed 8950 (over the old flat tolerance) is inside the derived bound: exit 0", () => {
+    const r = cli([
+      ...mtp({ requests: 16, steps: 200, "draft-tokens": 1, seed: 8950, "state-dtype": "bf16" }),
+      "--json",
+    ]);
+    const out = JSON.parse(r.stdout);
+    expect(out.reason).toBeNull();
+    expect(r.code).toBe(0);
+    expect(out.maxAbsError).toBeGreaterThan(0.1); // errors the old flat tolerance refused, now inside the bound
+    const text = cli(mtp({ requests: 4, steps: 20, "draft-tokens": 1, "state-dtype": "bf16" }));
+    expect(text.stdout).toMatch(/bound\s+derived from each row's bf16 roundings/);
   });
 
   test("the same seed gives the same report", () => {
@@ -69,5 +118,35 @@ describe("dsv4-kv simulate online-mtp", () => {
       expect(r.code).toBe(2);
       expect(r.stderr.length).toBeGreaterThan(10);
     }
+  });
+});
+
+describe("simulate online-mtp output helpers", () => {
+  test("non-finite numbers are written as their names, never null", () => {
+    const json = JSON.stringify({ a: Number.POSITIVE_INFINITY, b: Number.NaN, c: -Infinity, d: 1.5 }, finiteOrName);
+    expect(JSON.parse(json)).toEqual({ a: "Infinity", b: "NaN", c: "-Infinity", d: 1.5 });
+  });
+
+  test("the progress line: steps, percentage, elapsed and ETA", () => {
+    expect(formatProgress(250, 1000, 30)).toBe("250/1000 steps (25.0%), 30 s elapsed, ETA 1 min 30 s");
+    expect(formatProgress(0, 1000, 0)).toBe("0/1000 steps (0.0%), 0 s elapsed, ETA unknown");
+    expect(formatDuration(7500)).toBe("2 h 05 min");
+    expect(formatDuration(59.4)).toBe("59 s");
+  });
+
+  test("progress goes to a terminal only, at most every 0.5 s, and the line is cleared at the end", () => {
+    const writes: string[] = [];
+    const pipe = { isTTY: false, write: (s: string) => writes.push(s) > 0 };
+    expect(progressReporter(pipe)).toBeUndefined();
+    let t = 0;
+    const tty = { isTTY: true, write: (s: string) => writes.push(s) > 0 };
+    const report = progressReporter(tty, () => t)!;
+    for (let step = 1; step <= 10; step++) {
+      t += 200; // a step every 0.2 s: a line at 0.6 s, 1.2 s, 1.8 s
+      report(step, 10);
+    }
+    expect(writes.length).toBe(4);
+    expect(writes[0]).toBe("\r\x1b[Ksimulate online-mtp: 3/10 steps (30.0%), 1 s elapsed, ETA 1 s");
+    expect(writes[3]).toBe("\r\x1b[K");
   });
 });

@@ -27,6 +27,8 @@ export interface CpuFaults {
   bankIndexOffByOne?: boolean;
   /** Ignores the exact-chunk-boundary rule: writes bank i+1 and commits even when (S + k) % 128 == 0. */
   ignoreBoundaryRule?: boolean;
+  /** bf16: writePrefix rounds its register state after every step, not only at the bank stores. */
+  roundEveryStep?: boolean;
 }
 
 const NO_FAULTS: CpuFaults = {};
@@ -111,6 +113,7 @@ function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) =>
       const tmp = new Float64Array(3);
       const faults = faultsNow();
       const bankShift = faults.bankIndexOffByOne ? 0 : 1;
+      const r16 = (x: number) => (faults.roundEveryStep && p.state.dtype === "bf16" ? bf16ValueOf(bf16BitsOf(x)) : x);
       forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
         const S = seq[b]!;
         if (S < 0) return; // padding row (docs/reference/online-mtp.md §8.1)
@@ -125,9 +128,9 @@ function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) =>
             const row = (b * D + i) * KV_SCORE_COLS;
             const s = f(kv[row + H + d]! + ape[pos * H + d]!);
             updateChannel(f, m, sg, a, kv[row + d]!, s, pos, tmp);
-            m = tmp[0]!;
-            sg = tmp[1]!;
-            a = tmp[2]!;
+            m = r16(tmp[0]!);
+            sg = r16(tmp[1]!);
+            a = r16(tmp[2]!);
             if ((S + i + 1) % CHUNK_TOKENS !== 0 || faults.ignoreBoundaryRule) {
               storeChannel(p.state, state, r + (i + bankShift) * O, d, m, sg, a);
             }

@@ -56,4 +56,9 @@ export {
   type VerifyContext,
   type ControllerCounters,
 } from "./controller.js";
-export { runSimulation, type SimulationOptions, type SimulationReport } from "./simulate.js";
+export {
+  runSimulation,
+  type SimulationOptions,
+  type SimulationReport,
+  type SimulationViolation,
+} from "./simulate.js";

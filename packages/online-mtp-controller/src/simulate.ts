@@ -9,24 +9,19 @@
  *
  * Checks: (a) every commit is a bitwise copy of the bank its accept length selects, observed at the request's next
  * forward or at its flush; a mismatch is a LOST commit; (b) after each forward, bank 0 of every request in it
- * matches the float64 sequential fold of its open chunk (tolerance per dtype); (c) every compressed entry emitted
- * equals offline softmax pooling of its chunk.
+ * matches the float64 sequential fold of its open chunk (fp32: the stated tolerance; bf16: the bound derived from the
+ * row's roundings, docs/reference/online-mtp.md §5.4, and the rounded reference that stores where the kernels store);
+ * (c) every compressed entry emitted equals offline softmax pooling of its chunk (same bounds).
  */
 import { SeededRandom } from "@dsv4-kv/planner/internal";
 import type { MatrixF32, OnlineMtpBackend } from "./backend.js";
 import { SEGMENT_FIELDS } from "./backend.js";
 import { check, checkBoolean, checkFinite, checkInt, checkKeys, checkObject, checkOneOf } from "./check.js";
-import {
-  CHUNK_TOKENS,
-  HEAD_DIM,
-  KV_SCORE_COLS,
-  MAX_VERIFY_TOKENS,
-  STATE_ROW_ELEMS,
-  type StateDtype,
-} from "./constants.js";
+import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, MAX_VERIFY_TOKENS, type StateDtype } from "./constants.js";
 import { OnlineMtpController, UpstreamOnlineMtpController } from "./controller.js";
 import { OnlineMtpError } from "./errors.js";
-import { STATE_TOLERANCE, type ErrorStats, type TokenInput, compareRows, offlinePool, updateRow } from "./math.js";
+import { ChunkReference, type RowErrorStats, type RowViolation, emptyRowErrorStats } from "./bf16-reference.js";
+import { STATE_TOLERANCE, type ErrorStats, type TokenInput, compareRows, offlinePool } from "./math.js";
 
 export interface SimulationOptions {
   backend: OnlineMtpBackend;
@@ -42,6 +37,53 @@ export interface SimulationOptions {
   extendProbability?: number;
   /** Probability that a verified request finishes right after its verify. */
   finishProbability?: number;
+  /** Called after every step with (steps done, steps): for a progress display. */
+  onProgress?: (done: number, total: number) => void;
+  /**
+   * An allclose tolerance for every state element and emitted entry instead of the dtype's check (fp32: the stated
+   * `STATE_TOLERANCE.fp32`; bf16: the bound derived from each row's roundings).
+   */
+  tolerance?: { atol: number; rtol: number };
+  /** Violations listed in `violationDetails` (the count is always complete); default 20. */
+  maxViolationsListed?: number;
+}
+
+/** One check the scenario failed (the run's exit reason). Errors are numbers; +∞ and NaN stay numbers here. */
+export interface SimulationViolation {
+  kind: RowViolation["kind"] | "allclose-vs-exact" | "emitted-vs-offline" | "lost-commit";
+  layer: number;
+  /** request slot */
+  request: number;
+  /** state row (bank 0: the slot) or, for an emitted entry, the prefill output row */
+  row: number;
+  /** committed length of the request when checked */
+  length: number;
+  /** in-chunk position of its last committed token (length − 1) % 128 */
+  position: number;
+  /** bf16 stores the row went through in its chunk */
+  roundings: number;
+  element: RowViolation["element"] | "row";
+  channel: number;
+  actual: number;
+  expected: number;
+  error: number;
+  bound: number;
+}
+
+/** Row errors of bank 0 (bf16) against the exact reference, by in-chunk position of the last committed token. */
+export interface PositionErrorStats extends RowErrorStats {
+  firstPosition: number;
+  lastPosition: number;
+}
+
+export interface Bf16Summary {
+  /** max over every compared element of error / derived bound (<= 1: all inside) */
+  maxRatio: number;
+  /** max |bank 0 − rounded reference| in bf16 ulps of the reference */
+  maxRoundedUlps: number;
+  /** most stores one compared row went through in its chunk */
+  maxRoundings: number;
+  byPosition: PositionErrorStats[];
 }
 
 export interface SimulationReport {
@@ -56,7 +98,16 @@ export interface SimulationReport {
   violations: number;
   emittedEntries: number;
   maxEmittedAbsError: number;
-  tolerance: { atol: number; rtol: number };
+  /** fp32: the stated allclose tolerance; bf16: "derived" (docs/reference/online-mtp.md §5.4) */
+  tolerance: { atol: number; rtol: number } | "derived";
+  /** no lost commit and no violation */
+  ok: boolean;
+  /** why the run failed (null when ok) */
+  reason: string | null;
+  /** the first `maxViolationsListed` violations (lost commits included) */
+  violationDetails: SimulationViolation[];
+  /** bf16 state checked against the derived bound (no `tolerance` option) only */
+  bf16: Bf16Summary | null;
   backend: string;
   stateDtype: StateDtype;
   lifecycle: "hardened" | "upstream";
@@ -65,17 +116,18 @@ export interface SimulationReport {
 interface Req {
   slot: number;
   len: number;
-  /** per layer: float64 sequential state row of the open chunk, and its tokens (for offline pooling). */
-  ref: Float64Array[];
+  /** per layer: the references of the open chunk, and its tokens (for offline pooling). */
+  ref: ChunkReference[];
   chunkTokens: TokenInput[][];
   /** outstanding verify outcome awaiting its commit: snapshot of bank a (raw bits) per layer, or null. */
   expectCommit: (Uint32Array | Uint16Array)[] | null;
 }
 
-/** A chunk closed by a prefill launch: its output row and its 128 tokens. */
+/** A chunk closed by a prefill launch: its output row, its 128 tokens and (bf16) the derived bound per channel. */
 interface Closing {
   outRow: number;
   tokens: TokenInput[];
+  bound: Float64Array | null;
 }
 
 function gaussian(rng: SeededRandom): number {
@@ -95,6 +147,9 @@ const OPTION_KEYS = [
   "numLayers",
   "extendProbability",
   "finishProbability",
+  "onProgress",
+  "maxViolationsListed",
+  "tolerance",
 ];
 
 function checkProbability(p: number | undefined, field: string): void {
@@ -126,6 +181,40 @@ function checkSimulationOptions(opts: SimulationOptions): void {
   if (opts.numLayers !== undefined) checkInt(opts.numLayers, 1, 1024, "INVALID_ARGUMENT", "numLayers");
   checkProbability(opts.extendProbability, "extendProbability");
   checkProbability(opts.finishProbability, "finishProbability");
+  if (opts.onProgress !== undefined) {
+    const ok = typeof opts.onProgress === "function";
+    check(ok, "INVALID_TYPE", "onProgress", opts.onProgress, "must be a function (done, total) => void");
+  }
+  if (opts.tolerance !== undefined) {
+    checkObject(opts.tolerance, "tolerance");
+    checkKeys(opts.tolerance, ["atol", "rtol"], "tolerance");
+    for (const key of ["atol", "rtol"] as const) {
+      checkFinite(opts.tolerance[key], `tolerance.${key}`);
+      check(opts.tolerance[key] >= 0, "INVALID_ARGUMENT", `tolerance.${key}`, opts.tolerance[key], "must be >= 0");
+    }
+  }
+  if (opts.maxViolationsListed !== undefined) {
+    checkInt(opts.maxViolationsListed, 0, 1_000_000, "INVALID_ARGUMENT", "maxViolationsListed");
+  }
+}
+
+const POSITION_BUCKETS: readonly [number, number][] = [
+  [0, 0],
+  [1, 7],
+  [8, 31],
+  [32, 63],
+  [64, 95],
+  [96, 126],
+];
+
+function reasonOf(lost: number, violations: number, byKind: Map<string, number>): string | null {
+  const parts: string[] = [];
+  if (lost > 0) parts.push(`${lost} lost commit${lost === 1 ? "" : "s"}`);
+  if (violations > 0) {
+    const kinds = [...byKind].map(([k, n]) => `${n} ${k}`).join(", ");
+    parts.push(`${violations} element${violations === 1 ? "" : "s"} outside the bound (${kinds})`);
+  }
+  return parts.length === 0 ? null : parts.join("; ");
 }
 
 export function runSimulation(opts: SimulationOptions): SimulationReport {
@@ -133,7 +222,22 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
   const rng = new SeededRandom(opts.seed ?? 1);
   const lifecycle = opts.lifecycle ?? "hardened";
   const stateDtype = opts.stateDtype ?? "fp32";
-  const tol = STATE_TOLERANCE[stateDtype];
+  // bf16: the derived bound unless a flat tolerance is asked for
+  const bf16 = stateDtype === "bf16" && opts.tolerance === undefined;
+  const tol = opts.tolerance ?? STATE_TOLERANCE.fp32;
+  const maxListed = opts.maxViolationsListed ?? 20;
+  const details: SimulationViolation[] = [];
+  const byKind = new Map<string, number>();
+  const record = (v: SimulationViolation): void => {
+    byKind.set(v.kind, (byKind.get(v.kind) ?? 0) + 1);
+    if (details.length < maxListed) details.push(v);
+  };
+  const byPosition: PositionErrorStats[] = POSITION_BUCKETS.map(([firstPosition, lastPosition]) => ({
+    firstPosition,
+    lastPosition,
+    ...emptyRowErrorStats(),
+  }));
+  let maxRoundings = 0;
   const L = opts.numLayers ?? 2;
   const be = opts.backend;
   const Dmax = opts.draftTokens;
@@ -183,21 +287,66 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     const cp = pos % CHUNK_TOKENS;
     if (cp === 0) req.chunkTokens[layer] = [];
     req.chunkTokens[layer]!.push({ kvScore: Float32Array.from(t.kvScore), ape: t.ape });
-    updateRow(req.ref[layer]!, t, cp, "f64");
+    req.ref[layer]!.append(t);
+  };
+  /** The kernels' bound for a chunk closed without a stored partial (extend segments start at offset 0). */
+  const freshBound = (tokens: TokenInput[]): Float64Array | null =>
+    bf16 ? new ChunkReference(H, true).emittedBound(tokens) : null;
+
+  /** Bank 0 of `req` in layer `l` against its references (bf16: derived bounds; fp32: the stated tolerance). */
+  const checkBank0 = (req: Req, l: number, row: Float32Array): void => {
+    const ref = req.ref[l]!;
+    const at = { layer: l, request: req.slot, row: req.slot, length: req.len, position: (req.len - 1) % CHUNK_TOKENS };
+    if (!bf16) {
+      if (ref.roundings > maxRoundings) maxRoundings = ref.roundings;
+      const want = ref.exactRow();
+      const before = err.violations;
+      compareRows(row, want, tol, err);
+      if (err.violations === before) return;
+      for (let i = 0; i < want.length; i++) {
+        const e = Math.abs(row[i]! - want[i]!);
+        const bound = tol.atol + tol.rtol * Math.abs(want[i]!);
+        if (row[i] === want[i] || e <= bound) continue;
+        const element = (["max", "sum", "acc"] as const)[Math.floor(i / H)]!;
+        const v = {
+          element,
+          channel: i % H,
+          actual: row[i]!,
+          expected: want[i]!,
+          error: Number.isNaN(e) ? Infinity : e,
+        };
+        record({ kind: "allclose-vs-exact", ...at, roundings: ref.roundings, ...v, bound });
+      }
+      return;
+    }
+    if (ref.roundings > maxRoundings) maxRoundings = ref.roundings;
+    const bucket = byPosition.find((b) => at.position >= b.firstPosition && at.position <= b.lastPosition)!;
+    err.violations += ref.checkRow(row, bucket, (v) => record({ ...v, ...at, roundings: ref.roundings }));
+    const st = compareRows(row, ref.exactRow(), tol);
+    if (st.maxAbsError > err.maxAbsError) err.maxAbsError = st.maxAbsError;
+    if (st.maxRelError > err.maxRelError) err.maxRelError = st.maxRelError;
   };
 
-  const checkEmitted = (outHost: Float32Array, outRow: number, tokens: TokenInput[]): void => {
-    const expect = offlinePool(tokens, H);
+  const checkEmitted = (l: number, outHost: Float32Array, c: Closing, req: Req): void => {
+    const expect = offlinePool(c.tokens, H);
     const acc = expect.subarray(2 * H, 3 * H);
-    const got = outHost.subarray(outRow * H, (outRow + 1) * H);
+    const got = outHost.subarray(c.outRow * H, (c.outRow + 1) * H);
     const st = compareRows(got, acc, tol);
     report.emittedEntries++;
     if (st.maxAbsError > report.maxEmittedAbsError) report.maxEmittedAbsError = st.maxAbsError;
-    err.violations += st.violations;
+    for (let d = 0; d < H; d++) {
+      const e = Math.abs(got[d]! - acc[d]!);
+      const bound = c.bound ? c.bound[d]! : tol.atol + tol.rtol * Math.abs(acc[d]!);
+      if (e <= bound) continue;
+      err.violations++;
+      const at = { layer: l, request: req.slot, row: c.outRow, length: req.len, position: CHUNK_TOKENS - 1 };
+      const v = { channel: d, actual: got[d]!, expected: acc[d]!, error: Number.isNaN(e) ? Infinity : e, bound };
+      record({ kind: "emitted-vs-offline", ...at, roundings: req.ref[l]!.roundings, element: "acc", ...v });
+    }
   };
 
   /** One prefill compression launch on layer `l`; every chunk it closes is checked against offline pooling. */
-  const prefillAndCheck = (l: number, kvScore: MatrixF32, segs: number[], closing: Closing[]): void => {
+  const prefillAndCheck = (l: number, kvScore: MatrixF32, segs: number[], closing: [Closing, Req][]): void => {
     const out = be.allocMatrix(Math.max(1, segs.length / SEGMENT_FIELDS), H);
     be.onlinePrefill({
       state: ctrl.layers[l]!,
@@ -208,7 +357,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
       out,
     });
     const outHost = be.readMatrix(out);
-    for (const c of closing) checkEmitted(outHost, c.outRow, c.tokens);
+    for (const [c, req] of closing) checkEmitted(l, outHost, c, req);
   };
 
   /** After a forward containing `reqs` (commit done): lost-commit check, then bank 0 vs reference. */
@@ -221,6 +370,19 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
           const want = req.expectCommit[l]!;
           if (!got.every((x, i) => x === want[i])) {
             report.lostCommits++;
+            let differing = 0;
+            for (let i = 0; i < got.length; i++) if (got[i] !== want[i]) differing++;
+            const at = { layer: l, request: req.slot, row: req.slot, length: req.len };
+            const pos = { position: (req.len - 1) % CHUNK_TOKENS, roundings: req.ref[l]!.roundings };
+            const v = {
+              element: "row",
+              channel: -1,
+              actual: differing,
+              expected: 0,
+              error: differing,
+              bound: 0,
+            } as const;
+            record({ kind: "lost-commit", ...at, ...pos, ...v });
             break;
           }
         }
@@ -228,10 +390,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
       }
       // Bank 0 is meaningless at an exact boundary (docs/reference/online-mtp.md §10).
       if (req.len % CHUNK_TOKENS === 0) continue;
-      for (let l = 0; l < L; l++) {
-        const row = be.readStateRows(ctrl.layers[l]!, req.slot, 1);
-        compareRows(row, req.ref[l]!, tol, err);
-      }
+      for (let l = 0; l < L; l++) checkBank0(req, l, be.readStateRows(ctrl.layers[l]!, req.slot, 1));
     }
   };
 
@@ -240,7 +399,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     const reqs: Req[] = [];
     for (let i = 0; i < count; i++) {
       const slot = freeSlots.splice(rng.int(0, freeSlots.length - 1), 1)[0]!;
-      const ref = Array.from({ length: L }, () => new Float64Array(STATE_ROW_ELEMS));
+      const ref = Array.from({ length: L }, () => new ChunkReference(H, bf16));
       reqs.push({
         slot,
         len: rng.int(1, 300),
@@ -258,16 +417,17 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
       const total = reqs.reduce((s, r) => s + r.len, 0);
       const host = randomRows(total);
       const segs: number[] = [];
-      const closing: Closing[] = [];
+      const closing: [Closing, Req][] = [];
       let row0 = 0;
       for (const req of reqs) {
         for (let p = 0; p < req.len; p++) appendRef(req, l, token(l, p, host, row0 + p), p);
+        if (req.len % CHUNK_TOKENS !== 0) req.ref[l]!.store(); // the trailing segment's store
         // segments cut at 128-aligned boundaries; c0 == 0 for every prompt segment, so no load
         for (let c = 0; c < req.len; c += CHUNK_TOKENS) {
           const end = Math.min(req.len, c + CHUNK_TOKENS);
           if (end - c === CHUNK_TOKENS) {
             const tokens = Array.from({ length: CHUNK_TOKENS }, (_, j) => token(l, c + j, host, row0 + c + j));
-            closing.push({ outRow: segs.length / SEGMENT_FIELDS, tokens });
+            closing.push([{ outRow: segs.length / SEGMENT_FIELDS, tokens, bound: freshBound(tokens) }, req]);
           }
           segs.push(end, row0 + end - 1, end - c, -1, req.slot);
         }
@@ -301,7 +461,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
       const kv = be.uploadMatrix(host, (bs + pad) * D, KV_SCORE_COLS);
       // verify-time prefill compression: load bank 0 (row r), trailing partial → bank 1 scratch (row r + off)
       const segs: number[] = [];
-      const closing: Closing[] = [];
+      const closing: [Closing, Req][] = [];
       batch.forEach((req, b) => {
         const S = req.len;
         let p = S;
@@ -311,7 +471,9 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
           if (end === chunkEnd) {
             const before = p % CHUNK_TOKENS === 0 ? [] : req.chunkTokens[l]!;
             const own = Array.from({ length: end - p }, (_, j) => token(l, p + j, host, b * D + (p - S) + j));
-            closing.push({ outRow: segs.length / SEGMENT_FIELDS, tokens: [...before, ...own] });
+            // the first closing segment merges bank 0 (req.ref's stored row); a later one starts at offset 0
+            const bound = bf16 ? (p === S ? req.ref[l]!.emittedBound(own) : freshBound(own)) : null;
+            closing.push([{ outRow: segs.length / SEGMENT_FIELDS, tokens: [...before, ...own], bound }, req]);
           }
           segs.push(end, b * D + (end - 1 - S), end - p, req.slot, req.slot + off);
           p = end;
@@ -331,6 +493,8 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
       }
       for (let l = 0; l < L; l++) {
         for (let i = 0; i < a; i++) appendRef(req, l, token(l, S + i, inputs[l]!, b * D + i), S + i);
+        // the commit copies bank a: bank 0 folded with the a tokens, stored once (docs/reference/online-mtp.md §8.1)
+        if (a >= 1 && (S + a) % CHUNK_TOKENS !== 0) req.ref[l]!.store();
       }
       req.len = S + a;
     }
@@ -350,6 +514,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     if (active.length === 0 || (freeSlots.length > 0 && rng.next() < extendP)) doExtend();
     else doVerify();
     report.steps++;
+    opts.onProgress?.(report.steps, opts.steps);
   }
   // final: every active request's next forward (a plain decode-style commit of its current length)
   if (active.length > 0) {
@@ -359,12 +524,25 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     be.synchronize();
     checkAfterCommit(active);
   }
+  const ok = report.lostCommits === 0 && err.violations === 0;
+  const bf16Summary: Bf16Summary | null = bf16
+    ? {
+        maxRatio: Math.max(...byPosition.flatMap((b) => Object.values(b.maxRatio))),
+        maxRoundedUlps: Math.max(...byPosition.map((b) => b.maxRoundedUlps)),
+        maxRoundings,
+        byPosition,
+      }
+    : null;
   return {
     ...report,
     maxAbsError: err.maxAbsError,
     maxRelError: err.maxRelError,
     violations: err.violations,
-    tolerance: tol,
+    tolerance: bf16 ? "derived" : tol,
+    ok,
+    reason: reasonOf(report.lostCommits, err.violations, byKind),
+    violationDetails: details,
+    bf16: bf16Summary,
     backend: be.name,
     stateDtype,
     lifecycle,
