@@ -31,11 +31,17 @@ const tolOf = (dtype: StateDtype) => STATE_TOLERANCE[dtype];
 /** Emitted entries are computed in fp32 registers from fp32 inputs (+ at most one bf16 state load). */
 const emitTol = (dtype: StateDtype) => (dtype === "fp32" ? { atol: 2e-4, rtol: 2e-4 } : { atol: 5e-2, rtol: 5e-2 });
 
+/** One chunk's `tokens` (from position 0) and the indices after which the kernels stored its row (`stored` says yes). */
+interface ChunkStores {
+  tokens: readonly TokenInput[];
+  stored: (i: number) => boolean;
+}
+
 /**
- * bf16: the reference of one chunk's `tokens` (from position 0) with a kernel store after each index `stored` says
- * yes to (docs/reference/online-mtp.md §5.4); its live mean bound is what an entry emitted after the last token carries.
+ * bf16: the reference of one chunk with its kernel stores (docs/reference/online-mtp.md §5.4); its live mean bound is
+ * what an entry emitted after the last token carries.
  */
-function chunkRef(tokens: readonly TokenInput[], stored: (i: number) => boolean): ChunkReference {
+function chunkRef({ tokens, stored }: ChunkStores): ChunkReference {
   const ref = new ChunkReference(H, true);
   tokens.forEach((t, i) => {
     ref.append(t);
@@ -49,33 +55,26 @@ function expectEmitted(
   actual: ArrayLike<number>,
   expected: ArrayLike<number>,
   dtype: StateDtype,
-  tokens: readonly TokenInput[],
-  stored: (i: number) => boolean,
+  chunk: ChunkStores,
   what: string,
 ): void {
   if (dtype === "fp32") {
     expectClose(actual, expected, emitTol(dtype), what);
     return;
   }
-  const bound = chunkRef(tokens, stored).meanBound();
+  const bound = chunkRef(chunk).meanBound();
   const bad = Array.from(bound, (b, d) => Math.abs(actual[d]! - expected[d]!) - b).filter((x) => !(x <= 0));
   expect(bad.length, `${what}: ${bad.length} channels outside the derived bound`).toBe(0);
 }
 
 /** A stored row: fp32 the stated tolerance; bf16 both references of docs/reference/online-mtp.md §5.4. */
-function expectStored(
-  actual: ArrayLike<number>,
-  dtype: StateDtype,
-  tokens: readonly TokenInput[],
-  stored: (i: number) => boolean,
-  what: string,
-): void {
+function expectStored(actual: ArrayLike<number>, dtype: StateDtype, chunk: ChunkStores, what: string): void {
   if (dtype === "fp32") {
-    expectClose(actual, offlinePool(tokens, H), tolOf(dtype), what);
+    expectClose(actual, offlinePool(chunk.tokens, H), tolOf(dtype), what);
     return;
   }
   const bad: unknown[] = [];
-  chunkRef(tokens, stored).checkRow(actual, emptyRowErrorStats(), (v) => bad.push(v));
+  chunkRef(chunk).checkRow(actual, emptyRowErrorStats(), (v) => bad.push(v));
   expect(bad, what).toEqual([]);
 }
 
@@ -215,7 +214,7 @@ export const INVARIANTS: Record<string, Invariant> = {
     const out = be.allocMatrix(1, H);
     decodeTokens(s, 1, kvHost, 0, CHUNK_TOKENS, out);
     // decode stores after every token but the last (docs/reference/online-mtp.md §8.5)
-    expectEmitted(be.readMatrix(out), expected, dtype, tokens, () => true, "decode");
+    expectEmitted(be.readMatrix(out), expected, dtype, { tokens, stored: () => true }, "decode");
     // (b) prefill with random cut points, then (c) mixed: prefill a prefix, decode the rest
     for (const cuts of [[], [1], [37, 38, 100], [64], [5, 17, 29, 41, 53, 65, 77, 89, 101, 113, 125, 127]]) {
       // each cut is a separate forward (chunked prefill): one trailing write segment per request per launch
@@ -225,14 +224,13 @@ export const INVARIANTS: Record<string, Invariant> = {
         o.subarray(closing[0]!.outRow * H, (closing[0]!.outRow + 1) * H),
         expected,
         dtype,
-        tokens,
-        (i) => cuts.includes(i + 1), // each forward stores its trailing segment
+        { tokens, stored: (i) => cuts.includes(i + 1) }, // each forward stores its trailing segment
         `prefill cuts ${cuts}`,
       );
     }
     prefillRange(s, 3, 0, 90, kvHost, 0, 3, 3);
     decodeTokens(s, 3, kvHost, 90, CHUNK_TOKENS, out);
-    expectEmitted(be.readMatrix(out), expected, dtype, tokens, (i) => i >= 89, "mixed prefill + decode");
+    expectEmitted(be.readMatrix(out), expected, dtype, { tokens, stored: (i) => i >= 89 }, "mixed prefill + decode");
   },
 
   "2 state semantics: bank 0 = stats of the open chunk however L was reached": (be, dtype) => {
@@ -242,7 +240,7 @@ export const INVARIANTS: Record<string, Invariant> = {
     prefillChunked(s, 0, L, kvHost, 1, [150, 190]);
     const tokens = Array.from({ length: L - 128 }, (_, j) => tokenOf(kvHost, 128 + j, s.apeHost, 128 + j));
     // stored at the end of each forward: after positions 149, 189 and 204 (chunk indices 21, 61, 76)
-    expectStored(bank0(s, 1), dtype, tokens, (i) => [21, 61, 76].includes(i), "prefill");
+    expectStored(bank0(s, 1), dtype, { tokens, stored: (i) => [21, 61, 76].includes(i) }, "prefill");
   },
 
   "3 write-prefix banks = fold from bank 0; bank at an exact boundary untouched": (be, dtype) => {

@@ -105,13 +105,17 @@ export interface ResidencyInputs {
   replayFile: string | null;
 }
 
-export interface ResidencyRingView {
+/** One ring's run: what went in and what the simulator counted (the page's view and its source share it). */
+export interface RingRunSummary {
   label: string;
   inputs: ResidencyInputs;
   batchesRun: number;
   verifies: number | null;
   violations: number;
   firstViolation: ResidencyViolation | null;
+}
+
+export interface ResidencyRingView extends RingRunSummary {
   /** The window's batches, oldest first; the last is the violating batch (or the run's last). */
   batches: WindowBatch[];
   /** Slots drawn, ascending. */
@@ -366,13 +370,7 @@ function faultOf(recorded: readonly RecordedBatch[], v: ResidencyViolation, inpu
   };
 }
 
-export interface RingViewSource {
-  label: string;
-  inputs: ResidencyInputs;
-  batchesRun: number;
-  verifies: number | null;
-  violations: number;
-  firstViolation: ResidencyViolation | null;
+export interface RingViewSource extends RingRunSummary {
   recorded: readonly RecordedBatch[];
 }
 

@@ -33,6 +33,11 @@ export function figure(id: string, title: string, drawing: Child, caption: Child
   );
 }
 
+/** A chart with nothing to draw: its frame with `why` in place of the drawing, and no caption. */
+export function emptyFigure(id: string, title: string, why: string): HTMLElement {
+  return figure(id, title, el("p", { class: "empty" }, why), "");
+}
+
 export const GIB = 2 ** 30;
 export const fmtInt = (v: number): string => v.toLocaleString("en-US");
 export const fmtGiB = (bytes: number): string => `${(bytes / GIB).toFixed(2)} GiB`;

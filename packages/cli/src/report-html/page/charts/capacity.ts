@@ -5,7 +5,7 @@
 import * as Plot from "@observablehq/plot";
 import type { CheckReport } from "@dsv4-kv/server-config";
 import type { CapacityPoint } from "../capacity-model.js";
-import { el, figure, fmtInt } from "../dom.js";
+import { el, emptyFigure, figure, fmtInt } from "../dom.js";
 
 interface Series {
   draftTokens: number;
@@ -17,20 +17,14 @@ export function capacityChart(report: CheckReport, points: readonly CapacityPoin
   const title = "Capacity against the draft-token count";
   const d = report.derived;
   if (!d.isSpeculative)
-    return figure(
+    return emptyFigure(
       "chart-capacity",
       title,
-      el("p", { class: "empty" }, "No speculative algorithm: no draft tokens to vary (choose EAGLE or DSPARK above)."),
-      "",
+      "No speculative algorithm: no draft tokens to vary (choose EAGLE or DSPARK above).",
     );
   const sized = points.filter((p) => p.tokens !== null);
   if (sized.length === 0)
-    return figure(
-      "chart-capacity",
-      title,
-      el("p", { class: "empty" }, "No draft-token count sizes any pools at this budget."),
-      "",
-    );
+    return emptyFigure("chart-capacity", title, "No draft-token count sizes any pools at this budget.");
   const limit = d.maxDraftTokensServed;
   const current = d.maxSpeculativeNumDraftTokens;
   const series: Series[] = [];

@@ -1,7 +1,7 @@
 /** Memory per pool: each pool's bytes (stage 0) and its share of the KV budget, with the unused bytes. */
 import * as Plot from "@observablehq/plot";
 import type { CheckReport } from "@dsv4-kv/server-config";
-import { GIB, el, figure, fmtGiB, fmtInt } from "../dom.js";
+import { GIB, emptyFigure, figure, fmtGiB, fmtInt } from "../dom.js";
 
 interface Bar {
   name: string;
@@ -13,13 +13,7 @@ interface Bar {
 export function memoryChart(report: CheckReport): HTMLElement {
   const s = report.sizing;
   const title = "Memory per pool";
-  if (!s)
-    return figure(
-      "chart-memory",
-      title,
-      el("p", { class: "empty" }, "No pools: the budget sizes none (see the errors)."),
-      "",
-    );
+  if (!s) return emptyFigure("chart-memory", title, "No pools: the budget sizes none (see the errors).");
   const budget = s.availableBytes;
   const share = (bytes: number) => `${((100 * bytes) / budget).toFixed(1)}%`;
   const bars: Bar[] = s.stages[0]!.pools.map((p) => ({

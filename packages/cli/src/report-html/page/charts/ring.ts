@@ -5,7 +5,7 @@
  */
 import * as Plot from "@observablehq/plot";
 import type { RingCell, RingCellState, RingPicture } from "../ring-model.js";
-import { el, figure } from "../dom.js";
+import { el, emptyFigure, figure } from "../dom.js";
 
 const STATES: readonly RingCellState[] = ["committed", "written", "rejected", "overwritten", "not-written"];
 const STATE_LABEL: Record<RingCellState, string> = {
@@ -28,7 +28,7 @@ const NEED_ROW = "next reads";
 /** `picture`: the ring to draw, or why there is none. */
 export function ringChart(picture: RingPicture | string): HTMLElement {
   const title = "The ring during one verify step";
-  if (typeof picture === "string") return figure("chart-ring", title, el("p", { class: "empty" }, picture), "");
+  if (typeof picture === "string") return emptyFigure("chart-ring", title, picture);
   const p = picture;
   const slotRow = (slot: number) => `slot ${slot}`;
   const rows = [PAD_ROW, NEED_ROW, ...Array.from({ length: p.ringSize }, (_, i) => slotRow(i))];
