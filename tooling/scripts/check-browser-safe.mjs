@@ -128,6 +128,8 @@ export function bundleErrors(root, dir) {
       platform: "browser",
       format: "esm",
       conditions: [SOURCE_CONDITION],
+      // Locations in errors are relative to this folder (not to the process's cwd).
+      absWorkingDir: root,
       logLevel: "silent",
     });
     return [];
