@@ -1,7 +1,8 @@
 // The L2-cold copy floor of writePrefix batch 256, D 8, fp32 (issue 13 point 6): what a tuned copy of the same bytes
 // (same read:write split, 64 rotating buffer sets, CUDA graph of 100 calls) takes on this GPU, against writePrefix
-// itself and writePrefix with the copy's cache hints, all in one process. Not part of the addon; build.sh builds it
-// into .anatomy/copy-floor, which runs on the GPU machine as is (every sweep row to $OUT/copy-sweep.txt). Results:
+// itself, writePrefix with the copy's cache hints and TMA bulk copies, all in one process. Not part of the addon;
+// build.sh builds it into .anatomy/copy-floor, which runs on the GPU machine as is (every sweep row to
+// $OUT/copy-sweep.txt; `copy-floor tma` runs only the TMA rows beside the fastest ld/st shape). Results:
 // docs/benchmarks.md, "L2-cold writePrefix against a tuned copy"; docs/decisions.md D23.
 #include "online_mtp/online_mtp_kernels.cu"
 
@@ -188,6 +189,138 @@ __global__ void __launch_bounds__(om::kHeadDim) WpHint(const om::WritePrefixPara
   }
 }
 
+// ---- TMA bulk copies (cp.async.bulk, no tensor map): global -> shared completing on an mbarrier, shared -> global
+// in bulk groups. Same bytes as MixCopy: the read bytes copied, the write bytes beyond them stored from a pattern.
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void MbarInit(uint64_t* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(SmemAddr(bar)) : "memory");
+}
+__device__ __forceinline__ void MbarWait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @p bra DONE;\n bra WAIT;\n"
+      " DONE:\n}" ::"r"(SmemAddr(bar)),
+      "r"(parity)
+      : "memory");
+}
+// kHint: both directions with an L2 evict_first policy.
+template <bool kHint>
+__device__ __forceinline__ void BulkLoad(void* smem, const void* gmem, uint32_t bytes, uint64_t* bar, uint64_t pol) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(SmemAddr(bar)), "r"(bytes) : "memory");
+  if constexpr (kHint)
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::
+            "r"(SmemAddr(smem)),
+        "l"(gmem), "r"(bytes), "r"(SmemAddr(bar)), "l"(pol)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(SmemAddr(smem)),
+        "l"(gmem), "r"(bytes), "r"(SmemAddr(bar))
+        : "memory");
+}
+template <bool kHint>
+__device__ __forceinline__ void BulkStore(void* gmem, const void* smem, uint32_t bytes, uint64_t pol) {
+  if constexpr (kHint)
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(gmem),
+                 "r"(SmemAddr(smem)), "r"(bytes), "l"(pol)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(SmemAddr(smem)),
+                 "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void BulkCommit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until all but the newest N bulk groups have finished reading shared memory.
+template <int N>
+__device__ __forceinline__ void BulkWaitRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ float4 FillPattern() { return make_float4(1.f, 2.f, 3.f, 4.f); }
+// Generic-proxy writes to shared memory that a bulk copy reads next.
+__device__ __forceinline__ void FenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Persistent: block b takes tiles b, b + grid, ...; thread 0 keeps S tiles' loads in flight (stage j % S), stores
+// each tile once loaded, and reloads a stage once the store from it has read shared memory. The write bytes past the
+// read bytes come from a pattern tile (shared memory after the S stages).
+template <int S, bool kHint>
+__global__ void __launch_bounds__(32)
+    TmaCopy(const char* __restrict__ src, int64_t readB, char* __restrict__ dst, int64_t writeB, int tileB) {
+  extern __shared__ __align__(128) char sm[];
+  __shared__ __align__(8) uint64_t bar[S];
+  char* fill = sm + static_cast<int64_t>(S) * tileB;
+  for (int i = threadIdx.x; i < tileB / 16; i += blockDim.x) reinterpret_cast<float4*>(fill)[i] = FillPattern();
+  FenceProxyAsync();
+  if (threadIdx.x == 0) {
+    for (int k = 0; k < S; ++k) MbarInit(&bar[k]);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  const uint64_t pol = kHint ? EvictFirst() : 0;
+  const int64_t tiles = (writeB + tileB - 1) / tileB;
+  const int64_t mine = tiles > blockIdx.x ? (tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  auto off = [&](int64_t j) { return (blockIdx.x + j * gridDim.x) * static_cast<int64_t>(tileB); };
+  auto readBytes = [&](int64_t j) {
+    const int64_t o = off(j);
+    return static_cast<uint32_t>(o >= readB ? 0 : (readB - o < tileB ? readB - o : tileB));
+  };
+  auto issue = [&](int64_t j) {
+    const uint32_t rb = readBytes(j);
+    if (rb) BulkLoad<kHint>(sm + (j % S) * tileB, src + off(j), rb, &bar[j % S], pol);
+  };
+  for (int64_t j = 0; j < S && j < mine; ++j) issue(j);
+  for (int64_t j = 0; j < mine; ++j) {
+    const int64_t o = off(j);
+    const uint32_t rb = readBytes(j);
+    const uint32_t tb = static_cast<uint32_t>(writeB - o < tileB ? writeB - o : tileB);
+    // Tiles with read bytes come first in j, so a stage's barrier completes once per earlier use: parity j / S.
+    if (rb) {
+      MbarWait(&bar[j % S], static_cast<uint32_t>((j / S) & 1));
+      BulkStore<kHint>(dst + o, sm + (j % S) * tileB, rb, pol);
+    }
+    if (tb > rb) BulkStore<kHint>(dst + o + rb, fill, tb - rb, pol);
+    BulkCommit();
+    if constexpr (S == 1) {
+      BulkWaitRead<0>();
+      if (j + 1 < mine) issue(j + 1);
+    } else {
+      BulkWaitRead<1>();  // tile j - 1's store has read its stage
+      if (j >= 1 && j - 1 + S < mine) issue(j - 1 + S);
+    }
+  }
+  BulkWaitRead<0>();
+}
+// One tile per block: thread 0 loads the tile's read bytes while the warp writes the pattern past them (disjoint
+// bytes), then one store of the whole tile.
+template <bool kHint>
+__global__ void __launch_bounds__(32)
+    TmaTile(const char* __restrict__ src, int64_t readB, char* __restrict__ dst, int64_t writeB, int tileB) {
+  extern __shared__ __align__(128) char sm[];
+  __shared__ __align__(8) uint64_t bar;
+  const int64_t o = blockIdx.x * static_cast<int64_t>(tileB);
+  const uint32_t rb = static_cast<uint32_t>(o >= readB ? 0 : (readB - o < tileB ? readB - o : tileB));
+  const uint32_t tb = static_cast<uint32_t>(writeB - o < tileB ? writeB - o : tileB);
+  const uint64_t pol = kHint ? EvictFirst() : 0;
+  if (threadIdx.x == 0 && rb) {
+    MbarInit(&bar);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    BulkLoad<kHint>(sm, src + o, rb, &bar, pol);
+  }
+  if (tb > rb) {
+    for (uint32_t i = rb / 16 + threadIdx.x; i < tb / 16; i += blockDim.x)
+      reinterpret_cast<float4*>(sm)[i] = FillPattern();
+    FenceProxyAsync();
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  if (rb) MbarWait(&bar, 0);
+  BulkStore<kHint>(dst + o, sm, tb, pol);
+  BulkCommit();
+  BulkWaitRead<0>();
+}
+
 // ---- timing: eager (100 launches back to back) and graph (100 captured, replayed); median per call -------------
 constexpr int kCalls = 100, kRot = 64;
 struct Res {
@@ -283,7 +416,170 @@ MixLaunch Pick(int u, int ld, int st) {
 const char* kLdName[] = {"ld", "ld.nc", "nc.L1::no_alloc", "nc.noalloc.L2::256B", "nc.noalloc.L2evict_first"};
 const char* kStName[] = {"st", "st.cs", "st.L2evict_first"};
 
-int Main() {
+using TmaLaunch = void (*)(int, int, const char*, int64_t, char*, int64_t, int, cudaStream_t);
+template <int S, bool H>
+void LaunchTmaCopy(int grid, int smem, const char* src, int64_t rb, char* dst, int64_t wb, int tile, cudaStream_t s) {
+  TmaCopy<S, H><<<grid, 32, smem, s>>>(src, rb, dst, wb, tile);
+}
+template <bool H>
+void LaunchTmaTile(int grid, int smem, const char* src, int64_t rb, char* dst, int64_t wb, int tile, cudaStream_t s) {
+  TmaTile<H><<<grid, 32, smem, s>>>(src, rb, dst, wb, tile);
+}
+struct TmaKernel {
+  TmaLaunch launch;
+  const void* fn;
+};
+// stages 0: one tile per block.
+TmaKernel PickTma(int stages, bool hint) {
+  switch (stages * 2 + (hint ? 1 : 0)) {
+    case 0:
+      return {LaunchTmaTile<false>, reinterpret_cast<const void*>(TmaTile<false>)};
+    case 1:
+      return {LaunchTmaTile<true>, reinterpret_cast<const void*>(TmaTile<true>)};
+    case 2:
+      return {LaunchTmaCopy<1, false>, reinterpret_cast<const void*>(TmaCopy<1, false>)};
+    case 3:
+      return {LaunchTmaCopy<1, true>, reinterpret_cast<const void*>(TmaCopy<1, true>)};
+    case 4:
+      return {LaunchTmaCopy<2, false>, reinterpret_cast<const void*>(TmaCopy<2, false>)};
+    case 5:
+      return {LaunchTmaCopy<2, true>, reinterpret_cast<const void*>(TmaCopy<2, true>)};
+    case 6:
+      return {LaunchTmaCopy<3, false>, reinterpret_cast<const void*>(TmaCopy<3, false>)};
+    case 7:
+      return {LaunchTmaCopy<3, true>, reinterpret_cast<const void*>(TmaCopy<3, true>)};
+    case 8:
+      return {LaunchTmaCopy<4, false>, reinterpret_cast<const void*>(TmaCopy<4, false>)};
+    default:
+      return {LaunchTmaCopy<4, true>, reinterpret_cast<const void*>(TmaCopy<4, true>)};
+  }
+}
+
+// TMA bulk-copy rows (the same read and write bytes, rotation and timing as the sweep), each checked after one call
+// (destination poisoned first: the read bytes equal the source, the rest the pattern), beside the fastest ld/st
+// shape of the sweep (U 4, 128 threads, one tile per block, ld / st), timed at the start and at the end.
+void TmaRows(cudaStream_t s, int sms, const std::function<const float4*(int, int)>& src,
+             const std::function<float4*(int, int)>& dst, int64_t readB, int64_t writeB, int64_t totalB,
+             const std::function<void(int, cudaStream_t)>& writePrefix) {
+  int dev = 0, optin = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  for (int st = 0; st <= 4; ++st)
+    for (bool h : {false, true})
+      CK(cudaFuncSetAttribute(PickTma(st, h).fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - 1024));
+  std::vector<char> hSrc(readB), hDst(writeB);
+  CK(cudaMemcpy(hSrc.data(), src(0, 1), readB, cudaMemcpyDeviceToHost));
+  auto check = [&](const std::function<void(cudaStream_t)>& once, bool pattern) {
+    char* d = reinterpret_cast<char*>(dst(0, 1));
+    CK(cudaMemsetAsync(d, 0xff, writeB, s));  // NaN poison
+    once(s);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(s));
+    CK(cudaMemcpy(hDst.data(), d, writeB, cudaMemcpyDeviceToHost));
+    if (std::memcmp(hDst.data(), hSrc.data(), readB) != 0) return "READ BYTES DIFFER";
+    const float want[4] = {1.f, 2.f, 3.f, 4.f};
+    for (int64_t o = readB; o < writeB; o += 16)
+      if (std::memcmp(hDst.data() + o, pattern ? static_cast<const void*>(want) : hDst.data() + o, 16) != 0 ||
+          (!pattern && std::memcmp(hDst.data() + o, "\xff\xff\xff\xff", 4) == 0))
+        return "WRITE BYTES DIFFER";
+    return "correct";
+  };
+  const int64_t nr = readB / 16, nw = writeB / 16;
+  MixLaunch ldst = Pick(4, 0, 0);
+  const int ldstGrid = static_cast<int>((nw + 511) / 512);
+  auto ldstRow = [&](const char* when) {
+    std::printf("check mix U4 128thr tile(%d) ld st: %s\n", ldstGrid,
+                check([&](cudaStream_t q) { ldst(ldstGrid, 128, src(0, 1), nr, dst(0, 1), nw, q); }, false));
+    Res r = Time([&](int i, cudaStream_t q) { ldst(ldstGrid, 128, src(i % kRot, 1), nr, dst(i % kRot, 1), nw, q); }, s,
+                 true);
+    Report(std::string("mix U4 128thr tile(") + std::to_string(ldstGrid) + ") ld st, " + when, r, totalB, true);
+  };
+  ldstRow("before the TMA rows");
+  Report("writePrefix shipped, split 1 (before the TMA rows)", Time(writePrefix, s, true), totalB, true);
+
+  struct Shape {
+    std::string name;
+    int stages, tile, grid, smem;
+    bool hint;
+    double us;
+    const char* ok;
+  };
+  std::vector<Shape> shapes;
+  for (int tileK : {2, 4, 8, 16, 32})
+    for (bool h : {false, true}) {
+      const int tile = tileK * 1024;
+      shapes.push_back({"", 0, tile, static_cast<int>((writeB + tile - 1) / tile), tile, h, 0, ""});
+    }
+  for (int tileK : {4, 8, 16, 32})
+    for (int st = 1; st <= 4; ++st)
+      for (int k : {1, 2, 4, 8})
+        for (bool h : {false, true}) {
+          const int tile = tileK * 1024, smem = (st + 1) * tile;
+          if (smem > optin - 1024) continue;
+          int resident = 0;
+          CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, PickTma(st, h).fn, 32, smem));
+          if (resident < k) continue;  // a grid of k/SM would not be resident at once
+          shapes.push_back({"", st, tile, k * sms, smem, h, 0, ""});
+        }
+  std::printf("TMA bulk copies: read %lld B, write %lld B per call; %zu shapes\n", (long long)readB, (long long)writeB,
+              shapes.size());
+  auto launchShape = [&](const Shape& sh, int scale, int k, cudaStream_t q) {
+    const int64_t wb = writeB * scale;
+    const int grid = sh.stages == 0 ? static_cast<int>((wb + sh.tile - 1) / sh.tile) : sh.grid;
+    PickTma(sh.stages, sh.hint)
+        .launch(grid, sh.smem, reinterpret_cast<const char*>(src(k, scale)), readB * scale,
+                reinterpret_cast<char*>(dst(k, scale)), wb, sh.tile, q);
+  };
+  for (Shape& sh : shapes) {
+    char nm[160];
+    if (sh.stages == 0)
+      std::snprintf(nm, sizeof nm, "tma %2d KiB/op, tile per block (%d)%s", sh.tile / 1024, sh.grid,
+                    sh.hint ? ", evict_first" : "");
+    else
+      std::snprintf(nm, sizeof nm, "tma %2d KiB/op, %d stages, %d/SM%s", sh.tile / 1024, sh.stages, sh.grid / sms,
+                    sh.hint ? ", evict_first" : "");
+    sh.name = nm;
+    sh.ok = check([&](cudaStream_t q) { launchShape(sh, 1, 0, q); }, true);
+    sh.us = Time([&](int i, cudaStream_t q) { launchShape(sh, 1, i % kRot, q); }, s, false, 9).graph;
+    std::printf("%-62s graph %6.2f us  %6.0f GB/s  %s\n", sh.name.c_str(), sh.us, totalB / (sh.us * 1e3), sh.ok);
+  }
+  std::vector<Shape> sorted = shapes;
+  std::sort(sorted.begin(), sorted.end(), [](const Shape& a, const Shape& b) { return a.us < b.us; });
+  std::printf("fastest 15 of %zu TMA shapes (graph, first pass):\n", sorted.size());
+  for (int i = 0; i < 15 && i < static_cast<int>(sorted.size()); ++i)
+    std::printf("  %-62s %6.2f us  %6.0f GB/s  %s\n", sorted[i].name.c_str(), sorted[i].us,
+                totalB / (sorted[i].us * 1e3), sorted[i].ok);
+  auto bestWhere = [&](const std::string& label, const std::function<bool(const Shape&)>& pred) {
+    for (const Shape& b : sorted)
+      if (pred(b)) {
+        std::printf("  best %-18s %-62s %6.2f us\n", label.c_str(), b.name.c_str(), b.us);
+        return;
+      }
+  };
+  for (int tileK : {2, 4, 8, 16, 32})
+    bestWhere(std::to_string(tileK) + " KiB/op", [=](const Shape& b) { return b.tile == tileK * 1024; });
+  for (int st = 0; st <= 4; ++st)
+    bestWhere(st == 0 ? std::string("tile per block") : std::to_string(st) + " stages",
+              [=](const Shape& b) { return b.stages == st; });
+  bestWhere("no hint", [](const Shape& b) { return !b.hint; });
+  bestWhere("evict_first", [](const Shape& b) { return b.hint; });
+  std::printf("TMA re-timed (eager, graph), the 5 fastest twice, the fastest scaled:\n");
+  for (int i = 0; i < 5 && i < static_cast<int>(sorted.size()); ++i)
+    for (int rep = 0; rep < 2; ++rep) {
+      const Shape& sh = sorted[i];
+      Report(sh.name, Time([&](int k, cudaStream_t q) { launchShape(sh, 1, k % kRot, q); }, s, true), totalB, true);
+    }
+  if (!sorted.empty())
+    for (int scale : {2, 4, 8}) {
+      const Shape& sh = sorted[0];
+      Report(sh.name + " x" + std::to_string(scale),
+             Time([&](int k, cudaStream_t q) { launchShape(sh, scale, k % kRot, q); }, s, true), double(totalB) * scale,
+             true);
+    }
+  ldstRow("after the TMA rows");
+}
+
+int Main(bool tmaOnly) {
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   int dev = 0, sms = 0, l2 = 0, persistMax = 0;
@@ -359,160 +655,167 @@ int Main() {
 
   // Floors that need no tuning.
   Report("empty kernel <<<1,32>>>", Time([&](int, cudaStream_t q) { om::LaunchEmpty(q); }, s, true), 0, true);
-  {
-    const int64_t big = int64_t(1) << 30;
-    char *a, *b;
-    CK(cudaMalloc(&a, big));
-    CK(cudaMalloc(&b, big));
-    CK(cudaMemset(a, 1, big));
-    Res r = Time([&](int, cudaStream_t q) { cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, q); }, s, false, 5);
-    Report("1 GiB cudaMemcpyAsync D2D (read+write)", r, 2.0 * big, true);
-    r = Time([&](int, cudaStream_t q) { om::LaunchCopy4(a, b, big, 4 * sms, q); }, s, false, 5);
-    Report("1 GiB Copy4Kernel 4x512/SM (read+write)", r, 2.0 * big, true);
-    CK(cudaFree(a));
-    CK(cudaFree(b));
-  }
-  Report("same bytes, cudaMemcpyAsync half/half (rotating)",
-         Time(
-             [&](int i, cudaStream_t q) {
-               cudaMemcpyAsync(hdst(i % kRot, 1), hsrc(i % kRot), half, cudaMemcpyDeviceToDevice, q);
-             },
-             s, true),
-         2.0 * half, true);
-  Report("same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
-         Time([&](int i, cudaStream_t q) { om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, 1), half, 4 * sms, q); }, s,
-              true),
-         2.0 * half, true);
-  Report("same bytes, read only (nc, 4x512/SM)",
-         Time([&](int i, cudaStream_t q) { ReadOnly<<<4 * sms, 512, 0, q>>>(src(i % kRot, 1), totalB / 16, sink); }, s,
-              true),
-         totalB, true);
-  Report(
-      "same bytes, write only (4x512/SM)",
-      Time([&](int i, cudaStream_t q) { WriteOnly<<<4 * sms, 512, 0, q>>>(dst(i % kRot, 1), totalB / 16); }, s, true),
-      totalB, true);
-
-  // writePrefix itself (shipped kernel, splits 1/2/4) and with the copy's hints, L2-cold.
-  for (int split : {1, 2, 4}) {
-    Res r = Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, split), q); }, s, true);
-    Report("writePrefix shipped, split " + std::to_string(split), r, totalB, true);
-  }
-  using WpFn = void (*)(const om::WritePrefixParams);
-  struct WpV {
-    const char* name;
-    WpFn fn;
-  };
-  const WpV wpv[] = {
-      {"writePrefix harness copy (ldg, st, bank0 first)", WpHint<0, 0, true>},
-      {"writePrefix ld.nc.noalloc, st", WpHint<1, 0, true>},
-      {"writePrefix ld.nc.noalloc.L2::256B, st", WpHint<2, 0, true>},
-      {"writePrefix ldg, st.cs", WpHint<0, 1, true>},
-      {"writePrefix ld.nc.noalloc, st.cs", WpHint<1, 1, true>},
-      {"writePrefix ld.nc.noalloc.L2::256B, st.cs", WpHint<2, 1, true>},
-      {"writePrefix ld.nc.noalloc.L2::256B, st, inputs first", WpHint<2, 0, false>},
-  };
-  // Same results: each hint variant's state after one call, bitwise against the shipped kernel's.
-  {
-    const size_t sb = rows * om::kRowElems * 4;
-    float *ref, *tst;
-    CK(cudaMalloc(&ref, sb));
-    CK(cudaMalloc(&tst, sb));
-    std::vector<char> h0(sb), h1(sb);
-    CK(om::LaunchFillStateRandom(ref, rows, om::kF32, 99, s));
-    om::WritePrefixParams p = wpParams(0, 1);
-    p.state = ref;
-    CK(om::LaunchWritePrefix(p, s));
-    CK(cudaMemcpyAsync(h0.data(), ref, sb, cudaMemcpyDeviceToHost, s));
-    CK(cudaStreamSynchronize(s));
-    for (const WpV& v : wpv) {
-      CK(om::LaunchFillStateRandom(tst, rows, om::kF32, 99, s));
-      p.state = tst;
-      v.fn<<<dim3(B, 1), 512, 0, s>>>(p);
-      CK(cudaGetLastError());
-      CK(cudaMemcpyAsync(h1.data(), tst, sb, cudaMemcpyDeviceToHost, s));
-      CK(cudaStreamSynchronize(s));
-      std::printf("check %-55s %s\n", v.name, std::memcmp(h0.data(), h1.data(), sb) == 0 ? "bitwise equal" : "DIFFERS");
+  if (!tmaOnly) {
+    {
+      const int64_t big = int64_t(1) << 30;
+      char *a, *b;
+      CK(cudaMalloc(&a, big));
+      CK(cudaMalloc(&b, big));
+      CK(cudaMemset(a, 1, big));
+      Res r = Time([&](int, cudaStream_t q) { cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, q); }, s, false, 5);
+      Report("1 GiB cudaMemcpyAsync D2D (read+write)", r, 2.0 * big, true);
+      r = Time([&](int, cudaStream_t q) { om::LaunchCopy4(a, b, big, 4 * sms, q); }, s, false, 5);
+      Report("1 GiB Copy4Kernel 4x512/SM (read+write)", r, 2.0 * big, true);
+      CK(cudaFree(a));
+      CK(cudaFree(b));
     }
-    CK(cudaFree(ref));
-    CK(cudaFree(tst));
-  }
-  for (const WpV& v : wpv) {
-    Res r = Time([&](int i, cudaStream_t q) { v.fn<<<dim3(B, 1), 512, 0, q>>>(wpParams(i % kRot, 1)); }, s, true);
-    Report(v.name, r, totalB, true);
-  }
+    Report("same bytes, cudaMemcpyAsync half/half (rotating)",
+           Time(
+               [&](int i, cudaStream_t q) {
+                 cudaMemcpyAsync(hdst(i % kRot, 1), hsrc(i % kRot), half, cudaMemcpyDeviceToDevice, q);
+               },
+               s, true),
+           2.0 * half, true);
+    Report("same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
+           Time([&](int i, cudaStream_t q) { om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, 1), half, 4 * sms, q); }, s,
+                true),
+           2.0 * half, true);
+    Report("same bytes, read only (nc, 4x512/SM)",
+           Time([&](int i, cudaStream_t q) { ReadOnly<<<4 * sms, 512, 0, q>>>(src(i % kRot, 1), totalB / 16, sink); },
+                s, true),
+           totalB, true);
+    Report(
+        "same bytes, write only (4x512/SM)",
+        Time([&](int i, cudaStream_t q) { WriteOnly<<<4 * sms, 512, 0, q>>>(dst(i % kRot, 1), totalB / 16); }, s, true),
+        totalB, true);
 
-  // Copy sweep, writePrefix's read:write split: U float4 loads in flight per thread, threads, grid (k/SM
-  // persistent, or one tile per block), load / store hints. Every row to copy-sweep.txt; the best here.
-  std::printf("copy sweep: read %lld B, write %lld B per call\n", (long long)readB, (long long)writeB);
-  struct Best {
-    std::string name;
-    double us;
-    int u, th, grid, ld, stv;
-  };
-  std::vector<Best> all;
-  for (int u : {1, 2, 4, 8})
-    for (int th : {128, 256, 512})
-      for (int k : {0, 1, 2, 4, 8, 16}) {
-        if (k * th > 2048) continue;
-        const int64_t tile = int64_t(th) * u;
-        const int grid = k == 0 ? static_cast<int>((nw + tile - 1) / tile) : k * sms;
-        for (int ld = 0; ld < 5; ++ld)
-          for (int stv = 0; stv < 3; ++stv) {
-            if (ld == 4 && stv != 2 && stv != 0) continue;
-            MixLaunch f = Pick(u, ld, stv);
-            Res r = Time([&](int i, cudaStream_t q) { f(grid, th, src(i % kRot, 1), nr, dst(i % kRot, 1), nw, q); }, s,
-                         false, 9);
-            char nm[160];
-            std::snprintf(nm, sizeof nm, "mix U%d %dthr %s %s %s", u, th,
-                          k == 0 ? ("tile(" + std::to_string(grid) + ")").c_str() : (std::to_string(k) + "/SM").c_str(),
-                          kLdName[ld], kStName[stv]);
-            Report(nm, r, totalB, false);
-            all.push_back({nm, r.graph, u, th, grid, ld, stv});
-          }
+    // writePrefix itself (shipped kernel, splits 1/2/4) and with the copy's hints, L2-cold.
+    for (int split : {1, 2, 4}) {
+      Res r = Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, split), q); }, s, true);
+      Report("writePrefix shipped, split " + std::to_string(split), r, totalB, true);
+    }
+    using WpFn = void (*)(const om::WritePrefixParams);
+    struct WpV {
+      const char* name;
+      WpFn fn;
+    };
+    const WpV wpv[] = {
+        {"writePrefix harness copy (ldg, st, bank0 first)", WpHint<0, 0, true>},
+        {"writePrefix ld.nc.noalloc, st", WpHint<1, 0, true>},
+        {"writePrefix ld.nc.noalloc.L2::256B, st", WpHint<2, 0, true>},
+        {"writePrefix ldg, st.cs", WpHint<0, 1, true>},
+        {"writePrefix ld.nc.noalloc, st.cs", WpHint<1, 1, true>},
+        {"writePrefix ld.nc.noalloc.L2::256B, st.cs", WpHint<2, 1, true>},
+        {"writePrefix ld.nc.noalloc.L2::256B, st, inputs first", WpHint<2, 0, false>},
+    };
+    // Same results: each hint variant's state after one call, bitwise against the shipped kernel's.
+    {
+      const size_t sb = rows * om::kRowElems * 4;
+      float *ref, *tst;
+      CK(cudaMalloc(&ref, sb));
+      CK(cudaMalloc(&tst, sb));
+      std::vector<char> h0(sb), h1(sb);
+      CK(om::LaunchFillStateRandom(ref, rows, om::kF32, 99, s));
+      om::WritePrefixParams p = wpParams(0, 1);
+      p.state = ref;
+      CK(om::LaunchWritePrefix(p, s));
+      CK(cudaMemcpyAsync(h0.data(), ref, sb, cudaMemcpyDeviceToHost, s));
+      CK(cudaStreamSynchronize(s));
+      for (const WpV& v : wpv) {
+        CK(om::LaunchFillStateRandom(tst, rows, om::kF32, 99, s));
+        p.state = tst;
+        v.fn<<<dim3(B, 1), 512, 0, s>>>(p);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(h1.data(), tst, sb, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        std::printf("check %-55s %s\n", v.name,
+                    std::memcmp(h0.data(), h1.data(), sb) == 0 ? "bitwise equal" : "DIFFERS");
       }
-  std::sort(all.begin(), all.end(), [](const Best& a, const Best& b) { return a.us < b.us; });
-  std::printf("fastest 12 of %zu copy shapes (graph, first sweep):\n", all.size());
-  for (int i = 0; i < 12 && i < static_cast<int>(all.size()); ++i)
-    std::printf("  %-62s %6.2f us  %6.0f GB/s\n", all[i].name.c_str(), all[i].us, totalB / (all[i].us * 1e3));
-  // Best per loads-in-flight, per grid kind, per hint pair (from the sweep).
-  auto bestWhere = [&](const char* label, const std::function<bool(const Best&)>& pred) {
-    for (const Best& b : all)
-      if (pred(b)) {
-        std::printf("  best %-22s %-62s %6.2f us\n", label, b.name.c_str(), b.us);
-        return;
+      CK(cudaFree(ref));
+      CK(cudaFree(tst));
+    }
+    for (const WpV& v : wpv) {
+      Res r = Time([&](int i, cudaStream_t q) { v.fn<<<dim3(B, 1), 512, 0, q>>>(wpParams(i % kRot, 1)); }, s, true);
+      Report(v.name, r, totalB, true);
+    }
+
+    // Copy sweep, writePrefix's read:write split: U float4 loads in flight per thread, threads, grid (k/SM
+    // persistent, or one tile per block), load / store hints. Every row to copy-sweep.txt; the best here.
+    std::printf("copy sweep: read %lld B, write %lld B per call\n", (long long)readB, (long long)writeB);
+    struct Best {
+      std::string name;
+      double us;
+      int u, th, grid, ld, stv;
+    };
+    std::vector<Best> all;
+    for (int u : {1, 2, 4, 8})
+      for (int th : {128, 256, 512})
+        for (int k : {0, 1, 2, 4, 8, 16}) {
+          if (k * th > 2048) continue;
+          const int64_t tile = int64_t(th) * u;
+          const int grid = k == 0 ? static_cast<int>((nw + tile - 1) / tile) : k * sms;
+          for (int ld = 0; ld < 5; ++ld)
+            for (int stv = 0; stv < 3; ++stv) {
+              if (ld == 4 && stv != 2 && stv != 0) continue;
+              MixLaunch f = Pick(u, ld, stv);
+              Res r = Time([&](int i, cudaStream_t q) { f(grid, th, src(i % kRot, 1), nr, dst(i % kRot, 1), nw, q); },
+                           s, false, 9);
+              char nm[160];
+              std::snprintf(
+                  nm, sizeof nm, "mix U%d %dthr %s %s %s", u, th,
+                  k == 0 ? ("tile(" + std::to_string(grid) + ")").c_str() : (std::to_string(k) + "/SM").c_str(),
+                  kLdName[ld], kStName[stv]);
+              Report(nm, r, totalB, false);
+              all.push_back({nm, r.graph, u, th, grid, ld, stv});
+            }
+        }
+    std::sort(all.begin(), all.end(), [](const Best& a, const Best& b) { return a.us < b.us; });
+    std::printf("fastest 12 of %zu copy shapes (graph, first sweep):\n", all.size());
+    for (int i = 0; i < 12 && i < static_cast<int>(all.size()); ++i)
+      std::printf("  %-62s %6.2f us  %6.0f GB/s\n", all[i].name.c_str(), all[i].us, totalB / (all[i].us * 1e3));
+    // Best per loads-in-flight, per grid kind, per hint pair (from the sweep).
+    auto bestWhere = [&](const char* label, const std::function<bool(const Best&)>& pred) {
+      for (const Best& b : all)
+        if (pred(b)) {
+          std::printf("  best %-22s %-62s %6.2f us\n", label, b.name.c_str(), b.us);
+          return;
+        }
+    };
+    for (int u : {1, 2, 4, 8}) bestWhere(("U" + std::to_string(u)).c_str(), [u](const Best& b) { return b.u == u; });
+    bestWhere("persistent", [&](const Best& b) { return b.grid % sms == 0 && b.grid <= 16 * sms; });
+    bestWhere("tile per block", [&](const Best& b) { return !(b.grid % sms == 0 && b.grid <= 16 * sms); });
+    for (int ld = 0; ld < 5; ++ld)
+      for (int stv = 0; stv < 3; ++stv)
+        bestWhere((std::string(kLdName[ld]).substr(0, 10) + "/" + kStName[stv]).c_str(),
+                  [=](const Best& b) { return b.ld == ld && b.stv == stv; });
+    // The 5 fastest again, eager and graph, twice (spread), and at 2x / 4x / 8x the bytes (fixed cost vs slope).
+    std::printf("re-timed (eager, graph) and scaled:\n");
+    for (int i = 0; i < 5 && i < static_cast<int>(all.size()); ++i) {
+      const Best& b = all[i];
+      MixLaunch f = Pick(b.u, b.ld, b.stv);
+      const int64_t tile = int64_t(b.th) * b.u;
+      for (int scale : {1, 1, 2, 4, 8}) {
+        const bool tileGrid = !(b.grid % sms == 0 && b.grid <= 16 * sms);
+        const int grid = tileGrid ? static_cast<int>((nw * scale + tile - 1) / tile) : b.grid;
+        Res r = Time(
+            [&](int k, cudaStream_t q) {
+              f(grid, b.th, src(k % kRot, scale), nr * scale, dst(k % kRot, scale), nw * scale, q);
+            },
+            s, true);
+        Report(b.name + " x" + std::to_string(scale), r, double(totalB) * scale, true);
       }
-  };
-  for (int u : {1, 2, 4, 8}) bestWhere(("U" + std::to_string(u)).c_str(), [u](const Best& b) { return b.u == u; });
-  bestWhere("persistent", [&](const Best& b) { return b.grid % sms == 0 && b.grid <= 16 * sms; });
-  bestWhere("tile per block", [&](const Best& b) { return !(b.grid % sms == 0 && b.grid <= 16 * sms); });
-  for (int ld = 0; ld < 5; ++ld)
-    for (int stv = 0; stv < 3; ++stv)
-      bestWhere((std::string(kLdName[ld]).substr(0, 10) + "/" + kStName[stv]).c_str(),
-                [=](const Best& b) { return b.ld == ld && b.stv == stv; });
-  // The 5 fastest again, eager and graph, twice (spread), and at 2x / 4x / 8x the bytes (fixed cost vs slope).
-  std::printf("re-timed (eager, graph) and scaled:\n");
-  for (int i = 0; i < 5 && i < static_cast<int>(all.size()); ++i) {
-    const Best& b = all[i];
-    MixLaunch f = Pick(b.u, b.ld, b.stv);
-    const int64_t tile = int64_t(b.th) * b.u;
-    for (int scale : {1, 1, 2, 4, 8}) {
-      const bool tileGrid = !(b.grid % sms == 0 && b.grid <= 16 * sms);
-      const int grid = tileGrid ? static_cast<int>((nw * scale + tile - 1) / tile) : b.grid;
+    }
+    for (int scale : {2, 4, 8}) {
       Res r = Time(
-          [&](int k, cudaStream_t q) {
-            f(grid, b.th, src(k % kRot, scale), nr * scale, dst(k % kRot, scale), nw * scale, q);
+          [&](int i, cudaStream_t q) {
+            om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, scale), half * scale, 4 * sms, q);
           },
           s, true);
-      Report(b.name + " x" + std::to_string(scale), r, double(totalB) * scale, true);
+      Report("Copy4Kernel half/half x" + std::to_string(scale), r, 2.0 * half * scale, true);
     }
-  }
-  for (int scale : {2, 4, 8}) {
-    Res r =
-        Time([&](int i,
-                 cudaStream_t q) { om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, scale), half * scale, 4 * sms, q); },
-             s, true);
-    Report("Copy4Kernel half/half x" + std::to_string(scale), r, 2.0 * half * scale, true);
-  }
+  }  // !tmaOnly
+  TmaRows(s, sms, src, dst, readB, writeB, totalB,
+          [&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, 1), q); });
   // writePrefix shipped again at the end (drift).
   Report("writePrefix shipped, split 1 (again)",
          Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, 1), q); }, s, true), totalB, true);
@@ -532,4 +835,10 @@ int Main() {
 }  // namespace copyfloor
 }  // namespace dsv4kv
 
-int main() { return dsv4kv::copyfloor::Main(); }
+// `copy-floor tma` (or COPY_FLOOR=tma): only the empty-kernel floor, writePrefix, the fastest ld/st shape and the
+// TMA rows.
+int main(int argc, char** argv) {
+  const char* env = std::getenv("COPY_FLOOR");
+  const bool tmaOnly = (argc > 1 && std::strcmp(argv[1], "tma") == 0) || (env && std::strcmp(env, "tma") == 0);
+  return dsv4kv::copyfloor::Main(tmaOnly);
+}
