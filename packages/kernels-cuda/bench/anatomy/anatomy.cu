@@ -18,6 +18,7 @@
 #if DSV4KV_BENCH_VARIANTS
 #include "online_mtp/bench_variants.cu"
 #endif
+#include "bench_common.cuh"
 
 #include <cstdio>
 #include <cstdlib>
@@ -26,15 +27,6 @@
 
 namespace dsv4kv {
 namespace anatomy {
-
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e__ = (x);                                                                     \
-    if (e__ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e__)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 // ---- decode variants (c128 request ring / c4 paged identity), same function as DecodeKernel ----------------------
 // kStatus = false: no ballot, no status record (only the plan rows).

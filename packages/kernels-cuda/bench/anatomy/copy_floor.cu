@@ -5,6 +5,7 @@
 // $OUT/copy-sweep.txt; `copy-floor tma` runs only the TMA rows beside the fastest ld/st shape). Results:
 // docs/benchmarks.md, "L2-cold writePrefix against a tuned copy"; docs/decisions.md D23.
 #include "online_mtp/online_mtp_kernels.cu"
+#include "bench_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -17,15 +18,6 @@
 namespace dsv4kv {
 namespace copyfloor {
 namespace om = online_mtp;
-
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e__ = (x);                                                                     \
-    if (e__ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e__)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 // Load hints: 0 ld.global, 1 ld.global.nc, 2 .nc.L1::no_allocate, 3 .nc.L1::no_allocate.L2::256B,
 // 4 .nc.L1::no_allocate + L2 evict_first policy. Store hints: 0 st.global, 1 st.global.cs, 2 L2 evict_first policy.
@@ -429,30 +421,22 @@ struct TmaKernel {
   TmaLaunch launch;
   const void* fn;
 };
-// stages 0: one tile per block.
+template <bool H>
+TmaKernel TileKernel() {
+  return {LaunchTmaTile<H>, reinterpret_cast<const void*>(TmaTile<H>)};
+}
+template <int kStages, bool H>
+TmaKernel CopyKernel() {
+  return {LaunchTmaCopy<kStages, H>, reinterpret_cast<const void*>(TmaCopy<kStages, H>)};
+}
+// stages 0: one tile per block; 1..4: the pipelined copy.
 TmaKernel PickTma(int stages, bool hint) {
-  switch (stages * 2 + (hint ? 1 : 0)) {
-    case 0:
-      return {LaunchTmaTile<false>, reinterpret_cast<const void*>(TmaTile<false>)};
-    case 1:
-      return {LaunchTmaTile<true>, reinterpret_cast<const void*>(TmaTile<true>)};
-    case 2:
-      return {LaunchTmaCopy<1, false>, reinterpret_cast<const void*>(TmaCopy<1, false>)};
-    case 3:
-      return {LaunchTmaCopy<1, true>, reinterpret_cast<const void*>(TmaCopy<1, true>)};
-    case 4:
-      return {LaunchTmaCopy<2, false>, reinterpret_cast<const void*>(TmaCopy<2, false>)};
-    case 5:
-      return {LaunchTmaCopy<2, true>, reinterpret_cast<const void*>(TmaCopy<2, true>)};
-    case 6:
-      return {LaunchTmaCopy<3, false>, reinterpret_cast<const void*>(TmaCopy<3, false>)};
-    case 7:
-      return {LaunchTmaCopy<3, true>, reinterpret_cast<const void*>(TmaCopy<3, true>)};
-    case 8:
-      return {LaunchTmaCopy<4, false>, reinterpret_cast<const void*>(TmaCopy<4, false>)};
-    default:
-      return {LaunchTmaCopy<4, true>, reinterpret_cast<const void*>(TmaCopy<4, true>)};
-  }
+  const TmaKernel kernels[] = {TileKernel<false>(),    TileKernel<true>(),     CopyKernel<1, false>(),
+                               CopyKernel<1, true>(),  CopyKernel<2, false>(), CopyKernel<2, true>(),
+                               CopyKernel<3, false>(), CopyKernel<3, true>(),  CopyKernel<4, false>(),
+                               CopyKernel<4, true>()};
+  const int i = stages * 2 + (hint ? 1 : 0);
+  return kernels[i >= 0 && i < 9 ? i : 9];
 }
 
 // TMA bulk-copy rows (the same read and write bytes, rotation and timing as the sweep), each checked after one call

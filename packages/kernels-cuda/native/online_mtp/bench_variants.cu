@@ -61,11 +61,7 @@ __global__ void __launch_bounds__(kVecThreads) WritePrefixVecKernel(const WriteP
       sc[i] = LoadIn4(in + i * kKvScoreCols + kHeadDim);
     }
   }
-  if (S < 0 || r < 0) return;  // padding rows are no-ops
-  if (r >= p.numReqSlots) {
-    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKWritePrefix);
-    return;
-  }
+  if (SkipRequest<true>(p, S < 0, b, r, kKWritePrefix)) return;  // padding rows are no-ops
   T* state = static_cast<T*>(p.state);
   const int start = S & (kChunk - 1);
   // Bank 0 (row r < N <= O: always exists) is loaded unconditionally and used only when start != 0 (S >= 0 and
@@ -111,11 +107,7 @@ __global__ void __launch_bounds__(kHeadDim) WritePrefixLegacyKernel(const WriteP
   const int d = threadIdx.x;
   const int32_t S = p.seqLens[b];
   const int32_t r = p.reqPoolIdx[b];
-  if (S < 0 || r < 0) return;  // padding rows are no-ops
-  if (r >= p.numReqSlots) {
-    if (d == 0) Report(p.err, kErrReqIndex, b, r, kKWritePrefix);
-    return;
-  }
+  if (SkipRequest<false>(p, S < 0, b, r, kKWritePrefix)) return;  // padding rows are no-ops
   T* state = static_cast<T*>(p.state);
   const int start = S & (kChunk - 1);
   const bool hasPartial = S > 0 && start != 0;
@@ -200,11 +192,7 @@ __global__ void __launch_bounds__(kVecThreads) DecodeVecKernel(const DecodeParam
   const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols + c;  // row b < batch <= kv rows
   const float4 k = LoadIn4(in);
   float4 s = LoadIn4(in + kHeadDim);
-  if (L <= 0 || r < 0) return;
-  if (r >= p.numReqSlots) {
-    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKDecode);
-    return;
-  }
+  if (SkipRequest<true>(p, L <= 0, b, r, kKDecode)) return;
   const int pos = (L - 1) & (kChunk - 1);
   T* row =
       static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + c;  // < N + off <= rows
@@ -237,11 +225,7 @@ __global__ void __launch_bounds__(kHeadDim) DecodeScalarKernel(const DecodeParam
   const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols + d;  // row b < batch <= kv rows
   const float k = __ldg(in);
   const float sIn = __ldg(in + kHeadDim);
-  if (L <= 0 || r < 0) return;
-  if (r >= p.numReqSlots) {
-    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKDecode);
-    return;
-  }
+  if (SkipRequest<true>(p, L <= 0, b, r, kKDecode)) return;
   const int pos = (L - 1) & (kChunk - 1);
   T* row =
       static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + d;  // < N + off <= rows

@@ -1,6 +1,6 @@
 // Device helpers shared by the default kernels (online_mtp_kernels.cu) and the benchmark-only variants
-// (bench_variants.cu): state element I/O, the single-token update in both arithmetic forms, the error word, 16-byte
-// vector I/O, and commitPending's marker logic and register-staged row copy. Device code only.
+// (bench_variants.cu): state element I/O, the single-token update in both arithmetic forms, the error word and the
+// request skip, 16-byte vector I/O, and commitPending's marker logic and register-staged row copy. Device code only.
 #pragma once
 #include <cuda_bf16.h>
 
@@ -49,6 +49,16 @@ __device__ __forceinline__ void Report(int32_t* err, int32_t code, int32_t index
     err[2] = value;
     err[3] = kernel;
   }
+}
+
+// Whether request b is skipped (block-uniform): a padding row (`padding`, or r < 0) is a no-op; a pool index past the
+// slot table is reported by thread 0 of the request's first block (kSplit: the request spans blockIdx.y) and skipped.
+template <bool kSplit, typename P>
+__device__ __forceinline__ bool SkipRequest(const P& p, bool padding, int b, int32_t r, int32_t kernel) {
+  if (padding || r < 0) return true;
+  if (r < p.numReqSlots) return false;
+  if ((!kSplit || blockIdx.y == 0) && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kernel);
+  return true;
 }
 
 // 4 consecutive channels as one access: 16 bytes for fp32, 8 bytes for bf16. Callers pass a channel index that is a
@@ -131,11 +141,7 @@ __global__ void __launch_bounds__(kRowBytes / 16 / kPerThread) CommitRegsKernel(
   const int b = blockIdx.x;
   const int32_t r = __ldg(p.reqPoolIdx + b);
   const int32_t cur = __ldg(p.curSeqLens + b);
-  if (r < 0) return;
-  if (r >= p.numReqSlots) {
-    if (threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKCommit);
-    return;
-  }
+  if (SkipRequest<false>(p, false, b, r, kKCommit)) return;
   const int32_t bank = CommitBank(p, r, cur);
   const char* base = static_cast<const char*>(p.state);
   uint4 v[kPerThread];

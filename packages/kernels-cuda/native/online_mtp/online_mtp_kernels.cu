@@ -36,11 +36,7 @@ __global__ void __launch_bounds__(kHeadDim) WritePrefixKernel(const WritePrefixP
   const float* in = p.kvScore + static_cast<int64_t>(b) * (D * kKvScoreCols) + d;
   float kv[D], sc[D], ap[D];
   if constexpr (!kIndexFirst) LoadInputRows<D>(in, kv, sc);
-  if (S < 0 || r < 0) return;  // padding rows are no-ops
-  if (r >= p.numReqSlots) {
-    if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, kErrReqIndex, b, r, kKWritePrefix);
-    return;
-  }
+  if (SkipRequest<true>(p, S < 0, b, r, kKWritePrefix)) return;  // padding rows are no-ops
   T* state = static_cast<T*>(p.state);
   const int start = S & (kChunk - 1);
   // Bank 0 of row r (< N <= O) holds the open chunk when start != 0 (with S >= 0 that means S > 0).
@@ -124,11 +120,7 @@ __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
   const int d = threadIdx.x;
   const int32_t L = p.seqLens[b];
   const int32_t r = p.reqPoolIdx[b];
-  if (L <= 0 || r < 0) return;
-  if (r >= p.numReqSlots) {
-    if (d == 0) Report(p.err, kErrReqIndex, b, r, kKDecode);
-    return;
-  }
+  if (SkipRequest<false>(p, L <= 0, b, r, kKDecode)) return;
   const int pos = (L - 1) & (kChunk - 1);
   T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems;  // < N + off <= rows
   const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols;
