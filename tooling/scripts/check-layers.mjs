@@ -31,7 +31,7 @@ const RUNTIME_BLOCKS = ["dependencies", "peerDependencies", "optionalDependencie
  * @returns {{ violations: string[], graph: PackageImports[], doc: { path: string, text: string, expected: string } | null }}
  */
 export function checkLayers(root) {
-  const layerOf = readLayerTable(root);
+  const { layerOf, bundled } = readLayerTable(root);
   const files = listFiles(root);
   const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const rootDevDeps = new Set(Object.keys(rootManifest.devDependencies ?? {}));
@@ -43,7 +43,7 @@ export function checkLayers(root) {
       violations.push(`${pkg.dir}/package.json: ${name} is not in the layer table (${LAYERS_FILE})`);
       continue;
     }
-    const imports = collectImports(root, pkg, files, bundledPrefixes(root, name));
+    const imports = collectImports(root, pkg, files, bundled[name] ?? []);
     violations.push(...importViolations(pkg, imports, layerOf, rootDevDeps));
     violations.push(...unusedDependencies(root, pkg, imports));
     graph.push(summarize(pkg, imports, layerOf));
@@ -58,22 +58,18 @@ export function checkLayers(root) {
 
 /** @typedef {{ name: string, layer: number, runtime: string[], devOnly: string[] }} PackageImports */
 
+/**
+ * The layer of each package, and (layers.json `bundled`) the source folders of a package that its build bundles into
+ * a browser asset: what they import from outside the workspace is inlined at build time, so a devDependency declares
+ * it.
+ */
 function readLayerTable(root) {
   const table = JSON.parse(readFileSync(join(root, LAYERS_FILE), "utf8"));
   const layerOf = new Map();
   table.layers.forEach((layer, index) => {
     for (const name of layer.packages) layerOf.set(name, { index, name: layer.name });
   });
-  return layerOf;
-}
-
-/**
- * Source folders of a package that its build bundles into a browser asset (layers.json `bundled`): what they import
- * from outside the workspace is inlined at build time, so a devDependency declares it.
- */
-function bundledPrefixes(root, name) {
-  const table = JSON.parse(readFileSync(join(root, LAYERS_FILE), "utf8"));
-  return table.bundled?.[name] ?? [];
+  return { layerOf, bundled: table.bundled ?? {} };
 }
 
 /**

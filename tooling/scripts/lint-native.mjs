@@ -16,6 +16,11 @@ if (!existsSync(bin)) {
   process.exit(2);
 }
 const files = listFiles(root).filter((f) => NATIVE.test(f));
+// With no file arguments clang-format would read standard input and wait.
+if (files.length === 0) {
+  console.log("clang-format: no native files");
+  process.exit(0);
+}
 const args = process.argv.includes("--fix") ? ["-i"] : ["--dry-run", "-Werror"];
 const run = spawnSync(bin, [...args, "--style=file", ...files], { cwd: root, stdio: "inherit" });
 if (run.status !== 0) {
