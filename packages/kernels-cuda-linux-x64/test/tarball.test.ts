@@ -7,11 +7,16 @@
  * Needs every published package built (this package's turbo.json makes `test` depend on their builds).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+
+// scripts/toolchain.mjs has no declaration file: the one function used here, typed as its JSDoc says.
+const { findNvcc } = (await import(new URL("../scripts/toolchain.mjs", import.meta.url).href)) as {
+  findNvcc(env: NodeJS.ProcessEnv): string | null;
+};
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const manifest = JSON.parse(readFileSync(join(root, "packages/kernels-cuda-linux-x64/dist/manifest.json"), "utf8")) as {
@@ -21,17 +26,10 @@ const manifest = JSON.parse(readFileSync(join(root, "packages/kernels-cuda-linux
 
 /** PATH without any directory that holds an nvcc, and no CUDA variables: a consumer without the toolkit. */
 function envWithoutNvcc(): NodeJS.ProcessEnv {
-  const hasNvcc = (dir: string) => {
-    try {
-      accessSync(join(dir, "nvcc"), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  // The build's own search, one directory at a time (nothing else set): the directories it would find nvcc in.
   const PATH = (process.env.PATH ?? "")
     .split(delimiter)
-    .filter((d) => d && !hasNvcc(d))
+    .filter((d) => d && findNvcc({ PATH: d }) === null)
     .join(delimiter);
   const env: NodeJS.ProcessEnv = { ...process.env, PATH, npm_config_fund: "false", npm_config_audit: "false" };
   // NODE_PATH: pnpm's bin shims point it into the workspace's store, which would resolve what npm did not install.

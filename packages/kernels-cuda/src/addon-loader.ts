@@ -18,6 +18,11 @@ export const PLATFORM_PACKAGE = "@dsv4-kv/kernels-cuda-linux-x64";
 /** The file every candidate names. */
 export const ADDON_FILE = "dsv4kv_kernels.node";
 
+/** Where a source build (`npx dsv4-kv-kernels-build`, cmake-js) puts the addon under this package's root. */
+export function sourceBuildPath(packageRoot: string): string {
+  return join(packageRoot, "build", "Release", ADDON_FILE);
+}
+
 export interface AddonCandidate {
   source: AddonSource;
   /** null when the location could not be resolved (the platform package is not installed). */
@@ -70,7 +75,7 @@ export function addonCandidates(host: LoaderHost): AddonCandidate[] {
   const out: AddonCandidate[] = [];
   const override = host.env[ADDON_PATH_ENV];
   if (override) out.push({ source: "override", path: override });
-  out.push({ source: "source-build", path: join(host.packageRoot, "build", "Release", ADDON_FILE) });
+  out.push({ source: "source-build", path: sourceBuildPath(host.packageRoot) });
   const wrong =
     host.platform !== PREBUILT_PLATFORM
       ? `the prebuilt binaries are for ${PREBUILT_PLATFORM} (glibc); this is ${host.platform}`

@@ -54,7 +54,7 @@ export interface DeviceBuffer {
   readonly freed: boolean;
   upload(view: HostView, byteOffset?: number): DeviceBuffer;
   download<T extends HostView>(view: T, byteOffset?: number): T;
-  /** Sets every byte to `byte & 0xff` (0 when `byte` is not a number). */
+  /** Sets every byte to `byte`, an integer in [0, 255] (0 when undefined); other values are refused, not wrapped. */
   fill(byte: number): DeviceBuffer;
   free(): void;
 }

@@ -8,14 +8,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-
-function packageRoot(): string {
-  // dist/build-native.{js,cjs} or src/build-native.ts: the package root is one level up.
-  const here = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
-  return resolve(here, "..");
-}
+import { dirname, join } from "node:path";
+import { sourceBuildPath } from "./addon-loader.js";
+import { packageRoot } from "./package-root.js";
 
 function main(argv: readonly string[]): number {
   const unknown = argv.filter((a) => a !== "--cpu");
@@ -31,7 +26,7 @@ function main(argv: readonly string[]): number {
   const defines = [`--CDNODE_ADDON_API_DIR=${napi}`];
   if (argv.includes("--cpu")) defines.push("--CDDSV4KV_CUDA=OFF");
   const args = [cmakeJs, "rebuild", "-d", root, "-O", join(root, "build"), ...defines];
-  console.error(`dsv4-kv-kernels-build: building ${join(root, "build", "Release", "dsv4kv_kernels.node")}`);
+  console.error(`dsv4-kv-kernels-build: building ${sourceBuildPath(root)}`);
   const r = spawnSync(process.execPath, args, { stdio: "inherit" });
   if (r.error) {
     console.error(`dsv4-kv-kernels-build: could not run cmake-js: ${r.error.message}`);

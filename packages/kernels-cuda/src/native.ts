@@ -9,9 +9,9 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   type AddonSelection,
+  type AddonSource,
   addonCandidates,
   type LoadedAddon,
   type LoaderHost,
@@ -24,6 +24,7 @@ import type { AddonProbeResult, NativeAddon } from "./addon-types.js";
 import { FORCE_CPU_ENV } from "./env.js";
 import { KernelsCudaUnavailableError } from "./errors.js";
 import { guardAddon } from "./native-errors.js";
+import { packageRoot } from "./package-root.js";
 
 export type { NativeAddon } from "./addon-types.js";
 export type { AddonRejection, AddonSource, LoadedAddon, RejectedAddon } from "./addon-loader.js";
@@ -64,12 +65,6 @@ export interface ProbeResult extends AddonProbeResult {
 let cached: AddonSelection<NativeAddon> | undefined;
 let cachedProbe: ProbeResult | undefined;
 
-function packageRoot(): string {
-  // dist/index.{js,cjs} or src/native.ts: the package root is one level up.
-  const here = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
-  return resolve(here, "..");
-}
-
 function packageRequire(): NodeJS.Require {
   return createRequire(join(packageRoot(), "package.json"));
 }
@@ -80,20 +75,41 @@ function isGlibc(): boolean {
   return typeof report?.header?.glibcVersionRuntime === "string";
 }
 
+let platformRoot: string | null | undefined;
+
+/** Resolved once, so the manifest is read from the package the candidates came from. */
 function platformPackageRoot(): string | null {
-  try {
-    return dirname(packageRequire().resolve(`${PLATFORM_PACKAGE}/package.json`));
-  } catch {
-    return null;
+  if (platformRoot === undefined) {
+    try {
+      platformRoot = dirname(packageRequire().resolve(`${PLATFORM_PACKAGE}/package.json`));
+    } catch {
+      platformRoot = null;
+    }
+  }
+  return platformRoot;
+}
+
+/** The manifest entry a candidate is described by: the platform binaries have one each, other sources none. */
+function manifestEntryOf(source: AddonSource): "cuda" | "cpu" | null {
+  switch (source) {
+    case "platform-cuda":
+      return "cuda";
+    case "platform-cpu":
+      return "cpu";
+    case "override":
+    case "source-build":
+      return null;
   }
 }
 
-/** The platform package's manifest entry for `kind`, or undefined when it cannot be read. */
-function prebuiltInfo(kind: "cuda" | "cpu"): PrebuiltBinaryInfo | undefined {
+/** A platform binary's entry in its package's dist/manifest.json; undefined for other sources or when unreadable. */
+function prebuiltInfo(source: AddonSource): PrebuiltBinaryInfo | undefined {
+  const key = manifestEntryOf(source);
+  const root = key === null ? null : platformPackageRoot();
+  if (key === null || root === null) return undefined;
   try {
-    const require = packageRequire();
-    const manifest = require("@dsv4-kv/kernels-cuda-linux-x64/dist/manifest.json") as Record<string, unknown>;
-    const entry = manifest[kind] as Partial<PrebuiltBinaryInfo> | null | undefined;
+    const manifest = packageRequire()(join(root, "dist", "manifest.json")) as Record<string, unknown>;
+    const entry = manifest[key] as Partial<PrebuiltBinaryInfo> | null | undefined;
     if (!entry) return undefined;
     return {
       cudaVersion: entry.cudaVersion ?? null,
@@ -172,7 +188,7 @@ function probeLoaded(selection: AddonSelection<NativeAddon>): ProbeResult {
       noGpu: "no-addon",
     };
   }
-  const prebuilt = loaded.source.startsWith("platform-") ? prebuiltInfo(loaded.kind) : undefined;
+  const prebuilt = prebuiltInfo(loaded.source);
   const which = { ...loaded, ...(prebuilt ? { prebuilt } : {}) };
   const base = { addonPath: loaded.path, addon: which, rejected };
   let p: AddonProbeResult;

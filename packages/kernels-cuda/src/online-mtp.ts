@@ -4,6 +4,7 @@
  * its CPU backend first; the native side re-checks every size before a launch (a KernelsCudaError naming the field).
  */
 import type { OnlineMtpNative } from "./addon-types.js";
+import { KernelsCudaUnavailableError } from "./errors.js";
 import { loadNative, probe, type ProbeResult } from "./native.js";
 
 export type {
@@ -56,16 +57,15 @@ export const ONLINE_MTP_KERNEL = { prefill: 0, writePrefix: 1, commitPending: 2,
 export function probeOnlineMtp(): ProbeResult {
   const p = probe();
   if (!p.ok) return p;
-  try {
-    if (!loadNative().onlineMtp)
-      return { ...p, ok: false, reason: "the loaded addon has no onlineMtp bindings (rebuild it)" };
-  } catch (e) {
-    return { ...p, ok: false, reason: (e as Error).message };
-  }
+  // A usable probe means loadNative() returns the addon; an older build (DSV4KV_ADDON_PATH) may lack the bindings.
+  if (!loadNative().onlineMtp)
+    return { ...p, ok: false, reason: "the loaded addon has no onlineMtp bindings (rebuild it)" };
   return p;
 }
 
-/** The bindings; throws KernelsCudaUnavailableError without a usable GPU. */
+/** The bindings; throws KernelsCudaUnavailableError without a usable GPU or when the addon lacks them. */
 export function onlineMtpNative(): OnlineMtpNative {
+  const p = probeOnlineMtp();
+  if (!p.ok) throw new KernelsCudaUnavailableError(p);
   return loadNative().onlineMtp;
 }
