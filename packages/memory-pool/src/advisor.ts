@@ -4,7 +4,14 @@
  * ratio that divides the SWA page size) and its write pad (planner `writePad`) is >= D.
  */
 import { PlannerError, validateRing, writePad } from "@dsv4-kv/planner";
-import { MemoryPoolCapacityErrors, MemoryPoolError, requireInt, requireOneOf } from "./errors.js";
+import {
+  MemoryPoolCapacityErrors,
+  MemoryPoolError,
+  requireInt,
+  requireKnownKeys,
+  requireObject,
+  requireOneOf,
+} from "./errors.js";
 import type { PoolId } from "./pools.js";
 import { sizeKvCache, stageFacts, type SizingConfig, type SizingResult } from "./sizing.js";
 
@@ -77,17 +84,34 @@ export interface RingAdvice extends RingChoice {
   capacityTokensAdvised: number | null;
 }
 
+export interface AdviseRingSizesOptions {
+  /**
+   * `sizeKvCache(config, availableBytes)` as the caller already computed it (null: it threw a sizing error), so the
+   * current rings are not sized twice. It must be for this budget and this config's sizing mode.
+   */
+  baseSizing?: SizingResult | null;
+}
+
 /**
  * Advice per ratio with layers: the smallest serving ring and its cost at `availableBytes` (a what-if sizing with
  * the advised rings; other settings unchanged). Costs are null when the budget cannot be sized at all.
  */
-export function adviseRingSizes(config: SizingConfig, availableBytes: number, draftTokens: number): RingAdvice[] {
+export function adviseRingSizes(
+  config: SizingConfig,
+  availableBytes: number,
+  draftTokens: number,
+  options: AdviseRingSizesOptions = {},
+): RingAdvice[] {
   requireInt("availableBytes", availableBytes, 0);
   requireInt("draftTokens", draftTokens, 0);
-  const stage = stageFacts(config)[0]!;
+  requireKnownKeys("", options, ["baseSizing"]);
   const all = stageFacts(config);
+  const stage = all[0]!;
   const advice: RingAdvice[] = [];
-  const base = trySize(config, availableBytes);
+  const base =
+    options.baseSizing === undefined
+      ? trySize(config, availableBytes)
+      : requireBaseSizing(options.baseSizing, config, availableBytes);
   for (const ratio of [4, 128] as const) {
     const layers = all.reduce((s, f) => s + (ratio === 4 ? f.layersC4 : f.layersC128), 0);
     if (layers === 0 || (ratio === 128 && config.onlineC128)) continue;
@@ -113,6 +137,32 @@ export function adviseRingSizes(config: SizingConfig, availableBytes: number, dr
     });
   }
   return advice;
+}
+
+/** The caller's base sizing, refused when it was sized for another budget or mode. */
+function requireBaseSizing(
+  base: SizingResult | null,
+  config: SizingConfig,
+  availableBytes: number,
+): SizingResult | null {
+  if (base === null) return null;
+  requireObject("baseSizing", base);
+  const mode = config.mode ?? "exact";
+  if (base.mode !== mode || base.availableBytes !== availableBytes) {
+    throw new MemoryPoolError(
+      "INVALID_ARGUMENT",
+      "baseSizing",
+      { mode: base.mode, availableBytes: base.availableBytes },
+      `must be sizeKvCache(config, availableBytes) for this budget (${availableBytes} bytes) and mode (${mode})`,
+      {
+        mode: base.mode,
+        expectedMode: mode,
+        availableBytes: base.availableBytes,
+        expectedAvailableBytes: availableBytes,
+      },
+    );
+  }
+  return base;
 }
 
 function trySize(config: SizingConfig, availableBytes: number): SizingResult | null {

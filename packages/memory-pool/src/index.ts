@@ -84,6 +84,7 @@ export { type GpuBudgetInput, type GpuBudget, minimumViableMemFraction, kvBudget
 export {
   type RingChoice,
   type RingAdvice,
+  type AdviseRingSizesOptions,
   validRingSizes,
   smallestRingForDraftTokens,
   adviseRingSizes,

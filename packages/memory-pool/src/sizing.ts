@@ -325,11 +325,22 @@ export function computeSizes(
   const P = config.pageSize;
   const F = Math.floor(fullTokens / P) * P;
   const S = Math.floor(Math.trunc(F * config.swaFullTokensRatio) / P) * P;
+  return poolSizesAt(config, stage, F, S, c4StateDivisor);
+}
+
+/** The pools at F full and S SWA tokens (F, S as given); the c128 state is 0 until the request count is known. */
+export function poolSizesAt(
+  config: SizingConfig,
+  stage: StageFacts,
+  fullTokens: number,
+  swaTokens: number,
+  c4StateDivisor: number,
+): PoolSizes {
   return {
-    maxTotalNumTokens: F,
-    swaTokens: S,
-    ...compressedPoolSizes(config, F),
-    c4StatePoolSize: Math.floor(S / c4StateDivisor) * stage.ringSizeC4,
+    maxTotalNumTokens: fullTokens,
+    swaTokens,
+    ...compressedPoolSizes(config, fullTokens),
+    c4StatePoolSize: Math.floor(swaTokens / c4StateDivisor) * stage.ringSizeC4,
     c128StatePoolSize: 0,
   };
 }
@@ -351,20 +362,27 @@ function c4StateDivisorOf(config: SizingConfig): number {
   return (config.mode ?? "exact") === "sglang-gen-b" ? config.model.slidingWindow : config.pageSize;
 }
 
+/** Gen B's fixed c128 bytes: for the requested mrr, else for the estimate at `F0 = int(avail / bpft)`. */
+export function genBFixedBytes(
+  config: SizingConfig,
+  stage: StageFacts,
+  availableBytes: number,
+  bytesPerFullTokenTotal: number,
+): number {
+  const requested = requestedMaxRunningRequests(config);
+  if (requested != null) return c128FixedBytes(config, stage, requested);
+  const f0 = Math.trunc(availableBytes / bytesPerFullTokenTotal);
+  return c128FixedBytes(config, stage, Math.min(estimatedMaxRunningRequests(config, f0), Math.floor(f0 / 2)));
+}
+
 /** Gen B `calculatePoolSizes` for one stage: F from the budget (before constraints). */
-function genBStageCapacity(
+export function genBStageCapacity(
   config: SizingConfig,
   stage: StageFacts,
   availableBytes: number,
   bpft: BytesPerFullToken,
 ): { fullTokens: number; fixedBytes: number } {
-  const requested = requestedMaxRunningRequests(config);
-  let fixedBytes: number;
-  if (requested != null) fixedBytes = c128FixedBytes(config, stage, requested);
-  else {
-    const f0 = Math.trunc(availableBytes / bpft.total);
-    fixedBytes = c128FixedBytes(config, stage, Math.min(estimatedMaxRunningRequests(config, f0), Math.floor(f0 / 2)));
-  }
+  const fixedBytes = genBFixedBytes(config, stage, availableBytes, bpft.total);
   const tokenBytes = Math.max(availableBytes - fixedBytes, 0);
   const F = Math.trunc(tokenBytes / bpft.total);
   return { fullTokens: Math.floor(F / config.pageSize) * config.pageSize, fixedBytes };

@@ -10,6 +10,7 @@ import {
   MemoryPoolError,
   adviseRingSizes,
   kvBudgetFromGpu,
+  minimumViableMemFraction,
   sizeKvCache,
   smallestRingForDraftTokens,
   type RingAdvice,
@@ -109,7 +110,7 @@ export function checkServerConfig(
       memFractionStatic,
       preFreeGiB,
       postFreeGiB,
-      minimumViableMemFraction: 1 - postFreeGiB / preFreeGiB,
+      minimumViableMemFraction: minimumViableMemFraction(preFreeGiB, postFreeGiB).exact,
       assumption: budgetInput.assumption ?? null,
     });
     try {
@@ -118,7 +119,7 @@ export function checkServerConfig(
       budget.availableBytes = b.availableBytes;
     } catch (e) {
       if (!MemoryPoolError.isInstance(e) || e.code !== "NO_MEMORY") throw e;
-      budget.restGiB = postFreeGiB - preFreeGiB * (1 - memFractionStatic);
+      budget.restGiB = (e as MemoryPoolError).params.restGiB as number;
       issues.push(noMemoryIssue(e as MemoryPoolError));
     }
   }
@@ -172,7 +173,7 @@ export function checkServerConfig(
     const D = derived.maxSpeculativeNumDraftTokens;
     advice =
       budget.availableBytes != null
-        ? adviseRingSizes({ ...resolved.sizing, mode: sizingMode }, budget.availableBytes, D)
+        ? adviseRingSizes({ ...resolved.sizing, mode: sizingMode }, budget.availableBytes, D, { baseSizing: sizing })
         : (["c4", "c128"] as const)
             .filter((k) => derived.ringSizes[k] != null && !(k === "c128" && derived.onlineC128))
             .map((k) => {

@@ -15,10 +15,10 @@ import {
   type SizingConfig,
   type StageFacts,
   bytesPerFullToken,
-  c128FixedBytes,
-  compressedPoolSizes,
   computeSizes,
-  requestedMaxRunningRequests,
+  genBFixedBytes,
+  genBStageCapacity,
+  poolSizesAt,
   stageFacts,
   type PoolSizes,
 } from "../sizing.js";
@@ -90,30 +90,17 @@ function sizeGenA(config: SizingConfig, availableBytes: number): GenerationSizin
   };
 }
 
-function estimatedRequests(config: SizingConfig, capacityTokens: number): number {
-  const estimated = Math.min(Math.max(Math.trunc((capacityTokens / config.model.contextLen) * 512), 2048), 4096);
-  return Math.min(estimated, Math.floor(capacityTokens / 2));
-}
-
-/** Gen B's fixed c128 bytes: for the requested mrr, else for the estimate at `F0 = int(avail / bpft)`. */
-function genBFixedBytes(config: SizingConfig, stage: StageFacts, availableBytes: number, bpft: number): number {
-  const requested = requestedMaxRunningRequests(config);
-  if (requested != null) return c128FixedBytes(config, stage, requested);
-  return c128FixedBytes(config, stage, estimatedRequests(config, Math.trunc(availableBytes / bpft)));
-}
-
 /** Gen B (CUDA) and the NPU pool (same configurator, page size 128): fixed c128 bytes, then F. */
 function sizeGenB(config: SizingConfig, availableBytes: number, generation: "gen-b" | "npu"): GenerationSizing {
   const stage = firstStage(config);
   const W = config.model.slidingWindow;
-  const bpft = bytesPerFullToken(config, stage, W).total;
-  const fixed = genBFixedBytes(config, stage, availableBytes, bpft);
-  const F = Math.trunc(Math.max(availableBytes - fixed, 0) / bpft);
-  const sizes = computeSizes(config, stage, F, W);
+  const bpft = bytesPerFullToken(config, stage, W);
+  const { fullTokens, fixedBytes } = genBStageCapacity(config, stage, availableBytes, bpft);
+  const sizes = computeSizes(config, stage, fullTokens, W);
   return {
     generation,
-    bytesPerFullToken: bpft,
-    c128StateFixedBytes: fixed,
+    bytesPerFullToken: bpft.total,
+    c128StateFixedBytes: fixedBytes,
     swaFixedBytes: 0,
     ...poolFigures(sizes, 0),
   };
@@ -154,11 +141,7 @@ function sizeCap(config: SizingConfig, availableBytes: number, swaCapTokens: num
     bytesPerFullToken: coef.bytesPerFullToken,
     c128StateFixedBytes: fixed,
     swaFixedBytes,
-    fullTokens: F,
-    swaTokens: swaCapTokens,
-    ...compressedPoolSizes(config, F),
-    c4StatePoolSize: Math.floor(swaCapTokens / W) * stage.ringSizeC4,
-    c128StatePoolSize: 0,
+    ...poolFigures(poolSizesAt(config, stage, F, swaCapTokens, W), 0),
   };
 }
 
@@ -217,7 +200,7 @@ export function sizesFromMaxTokensForGeneration(
   if (generation === "gen-b-cap") {
     const P = config.pageSize;
     const F = Math.floor(maxTokens / P) * P;
-    return { ...base, fullTokens: F, ...compressedPoolSizes(config, F) };
+    return { ...base, ...poolFigures(poolSizesAt(config, stage, F, base.swaTokens, W), 0) };
   }
   const sizes = computeSizes(config, stage, maxTokens, W);
   return {
