@@ -86,6 +86,19 @@ export const PLAN_OPTION_KEYS = {
   decode: [...RING_KEYS, ...MAP_KEYS, "seqLens", "reqPoolIndices"],
   "prefill-legacy": ["compressRatio", "seqLens", "extendLens", "reqPoolIndices", "numQTokens", "useCudaGraph"],
   "decode-legacy": ["compressRatio", "seqLens", "reqPoolIndices"],
+  "residency-scenario": [
+    ...RING_KEYS,
+    "writePad",
+    "padFormula",
+    "draftTokens",
+    "adaptive",
+    "steps",
+    "seed",
+    "initialPrefill",
+    "mixBatches",
+    "onStep",
+    "onBatch",
+  ],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Refuses a non-object and any key `kind`'s options do not have (UNKNOWN_KEY, with the closest known key). */

@@ -91,6 +91,14 @@ export function padForFormula(formula: PadFormula, compressRatio: number, ringSi
 export function earliestFutureRead(compressRatio: number, seqLen: number): number {
   requireRatio(compressRatio, SUPPORTED_RATIOS);
   requireInteger("seqLen", seqLen, 0, INT32_MAX);
+  return earliestFutureReadUnchecked(compressRatio, seqLen);
+}
+
+/**
+ * `earliestFutureRead` without the argument checks, for the simulator and prover loops, whose ratio was validated
+ * with their ring and whose prefixes are non-negative integers by construction.
+ */
+export function earliestFutureReadUnchecked(compressRatio: number, seqLen: number): number {
   const lastCompressPos = Math.trunc(seqLen / compressRatio) * compressRatio;
   return lastCompressPos - (compressRatio === 4 ? compressRatio : 0);
 }

@@ -15,8 +15,8 @@
 import { SlotResolver } from "./addressing.js";
 import { planDecode } from "./decode.js";
 import { PlannerError } from "./errors.js";
-import { requireInteger, validateRing } from "./inputs.js";
-import { padForFormula, windowSize, type PadFormula } from "./pad.js";
+import { optionalBoolean, requireInteger, requireOptionKeys, validateRing } from "./inputs.js";
+import { earliestFutureReadUnchecked, padForFormula, windowSize, type PadFormula } from "./pad.js";
 import { planPrefill } from "./prefill.js";
 import type { ResidencyBatch } from "./prove/replay.js";
 import { SeededRandom } from "./random.js";
@@ -252,8 +252,7 @@ export class RingResidencySimulator {
 
   /** Validity of each position of [earliestFutureRead(prefix), prefix), the state the residency prover keeps. */
   windowValidity(): boolean[] {
-    const cr = this.compressRatio;
-    const start = Math.floor(this.prefix / cr) * cr - (cr === 4 ? cr : 0);
+    const start = earliestFutureReadUnchecked(this.compressRatio, this.prefix);
     const out: boolean[] = [];
     for (let x = start; x < this.prefix; x++) out.push(x < 0 || this.holdsCommitted(x));
     return out;
@@ -327,8 +326,7 @@ export class RingResidencySimulator {
   /** Moves the prefix on and drops what no later batch can read. */
   private advanceTo(prefix: number): void {
     this.prefix = prefix;
-    const cr = this.compressRatio;
-    const start = Math.floor(prefix / cr) * cr - (cr === 4 ? cr : 0);
+    const start = earliestFutureReadUnchecked(this.compressRatio, prefix);
     if (this.paged) {
       while ((this.frozenPages + 1) * this.swaPageSize <= start) this.freeze(this.frozenPages++);
     } else {
@@ -460,14 +458,17 @@ export class ResidencyScenarioRun {
   private readonly sim: RingResidencySimulator;
   private readonly rng: SeededRandom;
   private readonly mix: boolean;
+  private readonly adaptive: boolean;
   private readonly paged: boolean;
 
   constructor(private readonly s: ResidencyScenario) {
+    requireOptionKeys(s, "residency-scenario");
     this.sim = new RingResidencySimulator(s);
     requireInteger("draftTokens", s.draftTokens, 1, 65535);
     this.total = requireInteger("steps", s.steps ?? 300, 0, 10_000_000);
     this.rng = new SeededRandom(s.seed ?? 1);
-    this.mix = s.mixBatches ?? true;
+    this.mix = s.mixBatches === undefined || optionalBoolean("mixBatches", s.mixBatches);
+    this.adaptive = optionalBoolean("adaptive", s.adaptive);
     this.paged = s.compressRatio === 4 && !s.useReqRing;
     this.runBatch({ kind: "prefill", tokens: s.initialPrefill ?? this.rng.int(1, 2 * s.swaPageSize) });
   }
@@ -496,7 +497,7 @@ export class ResidencyScenarioRun {
         this.runBatch({ kind: "radixResume", prefix: k * s.swaPageSize });
         this.runBatch({ kind: "prefill", tokens: rng.int(1, 2 * sim.window + 3) });
       } else {
-        const d = s.adaptive ? rng.int(1, s.draftTokens) : s.draftTokens;
+        const d = this.adaptive ? rng.int(1, s.draftTokens) : s.draftTokens;
         this.runBatch({ kind: "verify", draftTokens: d, accept: rng.int(1, d) });
       }
       s.onStep?.(this.done + 1, this.total);

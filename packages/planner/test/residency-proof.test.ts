@@ -274,4 +274,23 @@ describe("refusals", () => {
     ).toEqual(["INVALID_ARGUMENT", "batches[1].accept"]);
     expect(code(() => replayResidency(C4_PAGED, "x" as never))).toEqual(["INVALID_TYPE", "batches"]);
   });
+  test("a replay batch whose kind is an inherited property name", () => {
+    expect(code(() => replayResidency(C4_PAGED, [{ kind: "constructor" } as never]))).toEqual([
+      "INVALID_ARGUMENT",
+      "batches[0].kind",
+    ]);
+  });
+  test("a misspelt replay kind or field gets the closest known name", () => {
+    const suggestion = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        expect(PlannerError.isInstance(e)).toBe(true);
+        return (e as PlannerError).params.suggestion;
+      }
+      throw new Error("did not throw");
+    };
+    expect(suggestion(() => replayResidency(C4_PAGED, [{ kind: "prefil", tokens: 3 } as never]))).toBe("prefill");
+    expect(suggestion(() => replayResidency(C4_PAGED, [{ kind: "prefill", tokes: 3 } as never]))).toBe("tokens");
+  });
 });

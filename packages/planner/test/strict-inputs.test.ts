@@ -4,6 +4,7 @@ import {
   CompressPlanTable,
   DecodePlanTable,
   PlannerError,
+  ResidencyScenarioRun,
   WritePlanTable,
   type WritePlanRecord,
   earliestFutureRead,
@@ -16,6 +17,9 @@ import {
   planDecodeLegacy,
   planPrefill,
   planPrefillLegacy,
+  proveResidency,
+  residencyProofStatus,
+  shippedResidencyProof,
   unpackWriteRaggedId,
   validateRing,
   windowSize,
@@ -188,5 +192,34 @@ describe("planning options refuse keys the function does not read", () => {
     expect(PlannerError.isInstance(e)).toBe(true);
     expect([e.code, e.field]).toEqual(["UNKNOWN_KEY", field]);
     expect(e.params.suggestion ?? null).toBe(suggestion);
+  });
+});
+
+describe("residency proofs and scenarios refuse coerced inputs", () => {
+  const scenario = { ...c4, draftTokens: 2, steps: 0 };
+  test.each([
+    ["a string draft count for the proof status", () => residencyProofStatus(c4, "5" as never), "draftTokens"],
+    ["a fractional draft count for the proof status", () => residencyProofStatus(c4, 1.5), "draftTokens"],
+    ["a draft count beyond 16 bits for the shipped table", () => shippedResidencyProof(c4, 65536), "draftTokens"],
+  ])("%s", (_name, fn, field) => expectRefusal(fn, "INVALID_ARGUMENT", field));
+
+  test.each([
+    [
+      "a string mixBatches",
+      () => new ResidencyScenarioRun({ ...scenario, mixBatches: "false" as never }),
+      "mixBatches",
+    ],
+    ["a string adaptive", () => new ResidencyScenarioRun({ ...scenario, adaptive: "no" as never }), "adaptive"],
+    [
+      "a string adaptive for the prover",
+      () => proveResidency({ ...c4, draftTokens: 2, adaptive: "no" as never }),
+      "adaptive",
+    ],
+  ])("%s", (_name, fn, field) => expectRefusal(fn, "INVALID_TYPE", field));
+
+  test("a misspelt scenario key, with the closest known key", () => {
+    const e = thrown(() => new ResidencyScenarioRun({ ...scenario, mixBatch: false } as never)) as PlannerError;
+    expect(PlannerError.isInstance(e)).toBe(true);
+    expect([e.code, e.field, e.params.suggestion]).toEqual(["UNKNOWN_KEY", "mixBatch", "mixBatches"]);
   });
 });

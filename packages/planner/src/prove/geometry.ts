@@ -5,7 +5,8 @@
  */
 import { SlotResolver } from "../addressing.js";
 import { validateRing } from "../inputs.js";
-import { windowSize } from "../pad.js";
+import { earliestFutureReadUnchecked, windowSize } from "../pad.js";
+import { compressReadSlot } from "../residency.js";
 
 export interface ProofRing {
   compressRatio: number;
@@ -64,7 +65,7 @@ export class RingGeometry {
    * the first q >= p with (q + 1) % cr == 0 and reads from q - window + 1. Negative below the first chunk.
    */
   windowStart(p: number): number {
-    return Math.floor(p / this.cr) * this.cr - (this.cr === 4 ? this.cr : 0);
+    return earliestFutureReadUnchecked(this.cr, p);
   }
 
   /**
@@ -87,7 +88,6 @@ export class RingGeometry {
 
   /** Slot a compression row reads for window element `e` (the kernels' rule). */
   readSlot(e: number, readPage0: number, readPage1: number): number {
-    if (this.cr === 4) return e < 4 ? readPage0 * 4 + e : readPage1 * 4 + (e - 4);
-    return readPage1 * this.cr + e;
+    return compressReadSlot(this.cr, e, readPage0, readPage1);
   }
 }

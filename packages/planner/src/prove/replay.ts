@@ -2,6 +2,7 @@
  * Concrete batch sequences: what a counterexample prints, what `simulate residency --replay` reads back, and the
  * prover's self-check (every abstract counterexample must violate R1 in the real simulator, at its last batch).
  */
+import { closestMatch } from "@dsv4-kv/errors";
 import { PlannerError } from "../errors.js";
 import { requireInteger } from "../inputs.js";
 import { type ResidencyConfig, type ResidencyViolation, RingResidencySimulator } from "../residency.js";
@@ -28,20 +29,30 @@ const BATCH_KEYS: Record<ResidencyBatch["kind"], readonly string[]> = {
   radixResume: ["kind", "prefix"],
 };
 
+/** `{ suggestion }` when a known name is close to `given`, else no params. */
+function suggestionOf(given: unknown, known: readonly string[]): { suggestion: string } | undefined {
+  const suggestion = typeof given === "string" ? closestMatch(given, known) : null;
+  return suggestion === null ? undefined : { suggestion };
+}
+
 function runBatch(sim: RingResidencySimulator, b: ResidencyBatch, i: number): void {
   const kind = (b as { kind?: unknown }).kind;
-  if (typeof kind !== "string" || !(kind in BATCH_KEYS)) {
+  // Own keys only: `kind in BATCH_KEYS` would accept "constructor" and read an inherited function.
+  if (typeof kind !== "string" || !Object.hasOwn(BATCH_KEYS, kind)) {
+    const kinds = Object.keys(BATCH_KEYS);
     throw new PlannerError(
       "INVALID_ARGUMENT",
       `batches[${i}].kind`,
       kind,
-      `must be one of ${Object.keys(BATCH_KEYS).join(", ")}`,
+      `must be one of ${kinds.join(", ")}`,
+      suggestionOf(kind, kinds),
     );
   }
   const keys = BATCH_KEYS[kind as ResidencyBatch["kind"]];
   for (const k of Object.keys(b)) {
     if (!keys.includes(k)) {
-      throw new PlannerError("INVALID_ARGUMENT", `batches[${i}].${k}`, k, `is not a field of a ${kind} batch`);
+      const rule = `is not a field of a ${kind} batch`;
+      throw new PlannerError("INVALID_ARGUMENT", `batches[${i}].${k}`, k, rule, suggestionOf(k, keys));
     }
   }
   if (b.kind === "prefill") sim.prefill(requireInteger(`batches[${i}].tokens`, b.tokens, 1, 65535));

@@ -4,7 +4,7 @@
  * checked at every compression. Breadth-first order makes the first violation a shortest counterexample.
  */
 import { PlannerError } from "../errors.js";
-import { requireInteger } from "../inputs.js";
+import { optionalBoolean, requireInteger } from "../inputs.js";
 import { padForFormula, type PadFormula } from "../pad.js";
 import { type BatchEffect, WindowSlots, decodeEffect, prefillEffect } from "./effects.js";
 import { type ProofRing, RingGeometry } from "./geometry.js";
@@ -205,7 +205,8 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
   const pad = resolvePad(o);
   const draft = requireInteger("draftTokens", o.draftTokens, 1, 65535);
   const maxStates = requireInteger("maxStates", o.maxStates ?? 20_000_000, 1, 1e9);
-  const draftCounts = o.adaptive ? Array.from({ length: draft }, (_, i) => i + 1) : [draft];
+  const adaptive = optionalBoolean("adaptive", o.adaptive);
+  const draftCounts = adaptive ? Array.from({ length: draft }, (_, i) => i + 1) : [draft];
   const maxChunk = chunkBound(g, pad);
   const started = performance.now();
 

@@ -2,7 +2,7 @@
  * What `check` says about a resolved ring: the shipped proof that covers it, a proof run now when the ring is
  * small enough to prove within a check's usual time, or "not proved" with the command that would prove it.
  */
-import { validateRing } from "../inputs.js";
+import { requireInteger, validateRing } from "../inputs.js";
 import { writePad } from "../pad.js";
 import { RingGeometry, type ProofRing } from "./geometry.js";
 import { proveResidency } from "./prove.js";
@@ -33,6 +33,7 @@ function command(ring: ProofRing, draftTokens: number): string {
 /** The proof status of a ring with its derived pad for every schedule of at most `draftTokens` draft tokens. */
 export function residencyProofStatus(ring: ProofRing, draftTokens: number): ResidencyProofStatus {
   validateRing(ring);
+  requireInteger("draftTokens", draftTokens, 1, 65535);
   const cmd = command(ring, draftTokens);
   const shipped = shippedResidencyProof(ring, draftTokens);
   if (shipped !== null) {

@@ -3,6 +3,7 @@
  * spending seconds (test/residency-proof-table.test.ts recomputes every row and fails when one drifts). Each row
  * is an adaptive proof at its draft count, which covers every schedule of at most that many draft tokens.
  */
+import { requireInteger } from "../inputs.js";
 import type { ProofRing } from "./geometry.js";
 
 export interface ShippedResidencyProof {
@@ -39,6 +40,7 @@ export const SHIPPED_RESIDENCY_PROOFS: readonly ShippedResidencyProof[] = [
  * does not depend on the SWA page size (only paged c4 addresses by page), so those rows match any valid page.
  */
 export function shippedResidencyProof(ring: ProofRing, draftTokens: number): ShippedResidencyProof | null {
+  requireInteger("draftTokens", draftTokens, 1, 65535);
   const paged = ring.compressRatio === 4 && !(ring.useReqRing ?? false);
   for (const p of SHIPPED_RESIDENCY_PROOFS) {
     const r = p.ring;
