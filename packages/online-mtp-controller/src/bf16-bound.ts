@@ -6,6 +6,7 @@
  * |m̃ − m| (max). These functions propagate such bounds through one fp32 token step and one bf16 store
  * (docs/reference/online-mtp.md §5.1, §5.4); `elementBounds` turns them into bounds on the three stored elements.
  */
+import { bf16RoundOf } from "./math.js";
 
 /** bf16 unit roundoff: one round-to-nearest store moves a value by at most 2^-8 of its magnitude. */
 export const BF16_UNIT_ROUNDOFF = 2 ** -8;
@@ -95,18 +96,6 @@ export function elementBounds(logW: number, mean: number, max: number, sigma: nu
   out[2] = mean;
 }
 
-const bfScratch = new Float32Array(1);
-const bfBits = new Uint32Array(bfScratch.buffer);
-
-/** The kernels' store: fp32 → bf16, round to nearest even (a float64 goes through fp32 first, monotone). */
-export function bf16Round(x: number): number {
-  bfScratch[0] = x;
-  const u = bfBits[0]!;
-  if ((u & 0x7fffffff) > 0x7f800000) return x;
-  bfBits[0] = ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) << 16;
-  return bfScratch[0]!;
-}
-
 /**
  * How far apart the stored bf16 values of two rows can be when their unrounded values differ by at most `window`
  * around the reference's `x`: max(bf16(x + w) − bf16(x), bf16(x) − bf16(x − w)) (rounding is monotone). Zero when the
@@ -114,6 +103,6 @@ export function bf16Round(x: number): number {
  */
 export function roundedSpread(x: number, window: number): number {
   if (!Number.isFinite(window)) return Number.POSITIVE_INFINITY;
-  const r = bf16Round(x);
-  return Math.max(bf16Round(x + window) - r, r - bf16Round(x - window));
+  const r = bf16RoundOf(x);
+  return Math.max(bf16RoundOf(x + window) - r, r - bf16RoundOf(x - window));
 }

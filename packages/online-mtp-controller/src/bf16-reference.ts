@@ -15,10 +15,9 @@ import {
   foldStepBound,
   roundedSpread,
   storeBound,
-  bf16Round,
 } from "./bf16-bound.js";
 import { CHUNK_TOKENS } from "./constants.js";
-import { type TokenInput, updateChannel } from "./math.js";
+import { type ErrorStats, REL_FLOOR, type TokenInput, bf16RoundOf, foldMaxError, updateChannel } from "./math.js";
 
 const exact = (x: number): number => x;
 const ELEMENTS = ["max", "sum", "acc"] as const;
@@ -69,7 +68,7 @@ function distance(x: number, y: number): number {
 }
 
 function bf16Ulp(x: number): number {
-  const a = Math.abs(bf16Round(x));
+  const a = Math.abs(bf16RoundOf(x));
   if (a === 0 || !Number.isFinite(a)) return 2 ** -133;
   return 2 ** (Math.floor(Math.log2(a)) - 7);
 }
@@ -232,9 +231,9 @@ export class ChunkReference {
       const dm = roundedSpread(this.lm[d]!, this.rM[d]!);
       const ds = roundedSpread(this.ls[d]!, ws);
       const da = roundedSpread(this.la[d]!, this.rE[d]!);
-      this.qm[d] = this.lm[d] = bf16Round(this.lm[d]!);
-      this.qs[d] = this.ls[d] = bf16Round(this.ls[d]!);
-      this.qa[d] = this.la[d] = bf16Round(this.la[d]!);
+      this.qm[d] = this.lm[d] = bf16RoundOf(this.lm[d]!);
+      this.qs[d] = this.ls[d] = bf16RoundOf(this.ls[d]!);
+      this.qa[d] = this.la[d] = bf16RoundOf(this.la[d]!);
       this.dM[d] = dm;
       this.dS[d] = ds;
       this.dA[d] = da;
@@ -251,18 +250,34 @@ export class ChunkReference {
 
   /**
    * Compares a kernel row (bank 0 after the store) with both references; calls `onViolation` for each element
-   * outside its bound and folds the errors into `stats`. Returns the number of elements outside.
+   * outside its bound and folds the errors into `stats` (and, when given, the max errors against the exact reference
+   * into `exactErr`, as `compareRows` would). Returns the number of elements outside.
    */
-  checkRow(actual: ArrayLike<number>, stats: RowErrorStats, onViolation: (v: RowViolation) => void): number {
+  checkRow(
+    actual: ArrayLike<number>,
+    stats: RowErrorStats,
+    onViolation: (v: RowViolation) => void,
+    exactErr?: ErrorStats,
+  ): number {
     const h = this.headDim;
     const eb = this.tmp;
+    // per channel [max, sum, acc] of the exact reference, the rounded reference and its bound
+    const ex = [0, 0, 0];
+    const q = [0, 0, 0];
+    const qb = [0, 0, 0];
     let bad = 0;
     stats.rows++;
     for (let d = 0; d < h; d++) {
       elementBounds(this.bL[d]!, this.bE[d]!, this.bM[d]!, this.es[d]!, eb);
-      const ex = [this.em[d]!, this.es[d]!, this.ea[d]!];
-      const q = [this.qm[d]!, this.qs[d]!, this.qa[d]!];
-      const qb = [this.dM[d]!, this.dS[d]!, this.dA[d]!];
+      ex[0] = this.em[d]!;
+      ex[1] = this.es[d]!;
+      ex[2] = this.ea[d]!;
+      q[0] = this.qm[d]!;
+      q[1] = this.qs[d]!;
+      q[2] = this.qa[d]!;
+      qb[0] = this.dM[d]!;
+      qb[1] = this.dS[d]!;
+      qb[2] = this.dA[d]!;
       const relSum = distance(actual[h + d]!, ex[1]!) / ex[1]!;
       if (relSum > stats.maxRelSumError) stats.maxRelSumError = relSum;
       if (eb[1]! / ex[1]! > stats.maxRelSumBound) stats.maxRelSumBound = eb[1]! / ex[1]!;
@@ -270,6 +285,7 @@ export class ChunkReference {
         const el = ELEMENTS[e]!;
         const x = actual[e * h + d]!;
         const err = distance(x, ex[e]!);
+        if (exactErr && x !== ex[e]!) foldMaxError(exactErr, Math.abs(x - ex[e]!), ex[e]!, REL_FLOOR);
         const bound = eb[e]!;
         if (err > stats.maxError[el]) stats.maxError[el] = err;
         if (bound > stats.maxBound[el]) stats.maxBound[el] = bound;
@@ -292,15 +308,15 @@ export class ChunkReference {
         if (ulps > stats.maxRoundedUlps) stats.maxRoundedUlps = ulps;
         if (!(errQ <= qb[e]!)) {
           bad++;
-          const v = {
+          onViolation({
             kind: "bf16-vs-rounded",
             element: el,
             channel: d,
             actual: x,
             expected: q[e]!,
             error: errQ,
-          } as const;
-          onViolation({ ...v, bound: qb[e]! });
+            bound: qb[e]!,
+          });
         }
       }
     }
@@ -320,11 +336,8 @@ export class ChunkReference {
 
   private arrays(): (Float64Array | Uint8Array)[] {
     const { em, es, ea, lm, ls, la, qm, qs, qa, bL, bE, bM, bMStored, emStored, sAbs, fresh } = this;
-    return [em, es, ea, lm, ls, la, qm, qs, qa, bL, bE, bM, bMStored, emStored, sAbs, fresh, ...this.spreads()];
-  }
-
-  private spreads(): Float64Array[] {
-    return [this.dM, this.dS, this.dA, this.rL, this.rE, this.rM];
+    const { dM, dS, dA, rL, rE, rM } = this;
+    return [em, es, ea, lm, ls, la, qm, qs, qa, bL, bE, bM, bMStored, emStored, sAbs, fresh, dM, dS, dA, rL, rE, rM];
   }
 
   private clone(): ChunkReference {

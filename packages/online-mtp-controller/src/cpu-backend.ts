@@ -9,7 +9,7 @@ import { type BackendKernels, type BackendStorage, CheckedBackend } from "./chec
 import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, STATE_ROW_ELEMS } from "./constants.js";
 import { OnlineMtpError } from "./errors.js";
 import { HandleStore } from "./handles.js";
-import { bf16BitsOf, bf16ValueOf, updateChannel } from "./math.js";
+import { bf16BitsOf, bf16RoundOf, bf16ValueOf, updateChannel } from "./math.js";
 
 const H = HEAD_DIM;
 const f = Math.fround;
@@ -113,7 +113,7 @@ function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) =>
       const tmp = new Float64Array(3);
       const faults = faultsNow();
       const bankShift = faults.bankIndexOffByOne ? 0 : 1;
-      const r16 = (x: number) => (faults.roundEveryStep && p.state.dtype === "bf16" ? bf16ValueOf(bf16BitsOf(x)) : x);
+      const r16 = (x: number) => (faults.roundEveryStep && p.state.dtype === "bf16" ? bf16RoundOf(x) : x);
       forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
         const S = seq[b]!;
         if (S < 0) return; // padding row (docs/reference/online-mtp.md §8.1)

@@ -11,8 +11,8 @@
  *     rounded, i.e. a correctly rounded expf), the same operation order as the CUDA kernels, so CPU and GPU
  *     results are comparable with a stated tolerance;
  *   - `"f64"`: a float64 oracle for tests (the rounding is the identity).
- * The exported helpers check their arguments; `updateChannel`, `bf16BitsOf` and `bf16ValueOf` are the unchecked
- * inner steps the CPU backend runs per element after validating a launch.
+ * The exported helpers check their arguments; `updateChannel`, `bf16BitsOf`, `bf16ValueOf` and `bf16RoundOf` are the
+ * unchecked inner steps the CPU backend and the bf16 reference run per element after validating their inputs.
  */
 import {
   check,
@@ -236,6 +236,11 @@ export function fromBf16Bits(b: number): number {
 
 export function roundBf16(x: number): number {
   checkNumber(x, "x");
+  return bf16RoundOf(x);
+}
+
+/** Unchecked `roundBf16`: the kernels' store (fp32 → bf16, round to nearest even; a float64 goes through fp32 first). */
+export function bf16RoundOf(x: number): number {
   return bf16ValueOf(bf16BitsOf(x));
 }
 
@@ -263,36 +268,65 @@ export interface ErrorStats {
   violations: number;
 }
 
+/** `compareRows`' default relFloor. */
+export const REL_FLOOR = 1e-2;
+
 export function compareRows(
   actual: ArrayLike<number>,
   expected: ArrayLike<number>,
   tol: { atol: number; rtol: number },
   into?: ErrorStats,
-  relFloor = 1e-2,
+  relFloor = REL_FLOOR,
 ): ErrorStats {
   checkArrayLike(actual, "actual");
   checkArrayLike(expected, "expected");
   checkSameLength(actual.length, expected.length, "actual.length", "expected.length");
   checkTolerance(tol, "tol");
   checkFinite(relFloor, "relFloor");
-  const st = into ?? { maxAbsError: 0, maxRelError: 0, violations: 0 };
+  return compareRowsOf(actual, expected, tol, into ?? { maxAbsError: 0, maxRelError: 0, violations: 0 }, relFloor);
+}
+
+/**
+ * Unchecked `compareRows` (lengths already equal, tolerance already checked) that also reports each element outside
+ * the tolerance, in index order, to `onViolation` (its |x − y|, NaN when unordered, and its bound).
+ */
+export function compareRowsOf(
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  tol: { atol: number; rtol: number },
+  st: ErrorStats,
+  relFloor = REL_FLOOR,
+  onViolation?: (i: number, abs: number, bound: number) => void,
+): ErrorStats {
   for (let i = 0; i < expected.length; i++) {
     const x = actual[i]!;
     const y = expected[i]!;
     if (x === y) continue; // covers ±∞ == ±∞
     const abs = Math.abs(x - y);
-    if (!(abs <= tol.atol + tol.rtol * Math.abs(y))) st.violations++;
-    if (Number.isNaN(abs)) {
-      st.maxAbsError = Number.POSITIVE_INFINITY;
-      continue;
+    const bound = tol.atol + tol.rtol * Math.abs(y);
+    if (!(abs <= bound)) {
+      st.violations++;
+      onViolation?.(i, abs, bound);
     }
-    if (abs > st.maxAbsError) st.maxAbsError = abs;
-    if (Math.abs(y) >= relFloor) {
-      const rel = abs / Math.abs(y);
-      if (rel > st.maxRelError) st.maxRelError = rel;
-    }
+    foldMaxError(st, abs, y, relFloor);
   }
   return st;
+}
+
+/**
+ * Folds one element's `abs` = |x − y| (x !== y) into the max errors of `st` (unchecked): an unordered pair (NaN) makes
+ * the max abs error +∞ and leaves the max rel error; the rel error counts only when |y| >= relFloor.
+ */
+export function foldMaxError(st: ErrorStats, abs: number, y: number, relFloor: number): void {
+  if (Number.isNaN(abs)) {
+    st.maxAbsError = Number.POSITIVE_INFINITY;
+    return;
+  }
+  if (abs > st.maxAbsError) st.maxAbsError = abs;
+  if (Math.abs(y) >= relFloor) {
+    const rel = abs / Math.abs(y);
+    if (rel > st.maxRelError) st.maxRelError = rel;
+  }
 }
 
 /** Stated tolerances (allclose form) of a state row against the float64 sequential reference. */

@@ -21,7 +21,15 @@ import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, MAX_VERIFY_TOKENS, type StateDty
 import { OnlineMtpController, UpstreamOnlineMtpController } from "./controller.js";
 import { OnlineMtpError } from "./errors.js";
 import { ChunkReference, type RowErrorStats, type RowViolation, emptyRowErrorStats } from "./bf16-reference.js";
-import { STATE_TOLERANCE, type ErrorStats, type TokenInput, compareRows, offlinePool } from "./math.js";
+import {
+  type ErrorStats,
+  REL_FLOOR,
+  STATE_TOLERANCE,
+  type TokenInput,
+  compareRowsOf,
+  foldMaxError,
+  offlinePool,
+} from "./math.js";
 
 export interface SimulationOptions {
   backend: OnlineMtpBackend;
@@ -297,16 +305,10 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
   const checkBank0 = (req: Req, l: number, row: Float32Array): void => {
     const ref = req.ref[l]!;
     const at = { layer: l, request: req.slot, row: req.slot, length: req.len, position: (req.len - 1) % CHUNK_TOKENS };
+    if (ref.roundings > maxRoundings) maxRoundings = ref.roundings;
     if (!bf16) {
-      if (ref.roundings > maxRoundings) maxRoundings = ref.roundings;
       const want = ref.exactRow();
-      const before = err.violations;
-      compareRows(row, want, tol, err);
-      if (err.violations === before) return;
-      for (let i = 0; i < want.length; i++) {
-        const e = Math.abs(row[i]! - want[i]!);
-        const bound = tol.atol + tol.rtol * Math.abs(want[i]!);
-        if (row[i] === want[i] || e <= bound) continue;
+      compareRowsOf(row, want, tol, err, REL_FLOOR, (i, e, bound) => {
         const element = (["max", "sum", "acc"] as const)[Math.floor(i / H)]!;
         const v = {
           element,
@@ -316,26 +318,23 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
           error: Number.isNaN(e) ? Infinity : e,
         };
         record({ kind: "allclose-vs-exact", ...at, roundings: ref.roundings, ...v, bound });
-      }
+      });
       return;
     }
-    if (ref.roundings > maxRoundings) maxRoundings = ref.roundings;
     const bucket = byPosition.find((b) => at.position >= b.firstPosition && at.position <= b.lastPosition)!;
-    err.violations += ref.checkRow(row, bucket, (v) => record({ ...v, ...at, roundings: ref.roundings }));
-    const st = compareRows(row, ref.exactRow(), tol);
-    if (st.maxAbsError > err.maxAbsError) err.maxAbsError = st.maxAbsError;
-    if (st.maxRelError > err.maxRelError) err.maxRelError = st.maxRelError;
+    // the max errors against the exact reference fold into `err` in the same pass
+    err.violations += ref.checkRow(row, bucket, (v) => record({ ...v, ...at, roundings: ref.roundings }), err);
   };
 
   const checkEmitted = (l: number, outHost: Float32Array, c: Closing, req: Req): void => {
     const expect = offlinePool(c.tokens, H);
     const acc = expect.subarray(2 * H, 3 * H);
     const got = outHost.subarray(c.outRow * H, (c.outRow + 1) * H);
-    const st = compareRows(got, acc, tol);
+    const st: ErrorStats = { maxAbsError: 0, maxRelError: 0, violations: 0 };
     report.emittedEntries++;
-    if (st.maxAbsError > report.maxEmittedAbsError) report.maxEmittedAbsError = st.maxAbsError;
     for (let d = 0; d < H; d++) {
       const e = Math.abs(got[d]! - acc[d]!);
+      if (got[d] !== acc[d]) foldMaxError(st, e, acc[d]!, REL_FLOOR);
       const bound = c.bound ? c.bound[d]! : tol.atol + tol.rtol * Math.abs(acc[d]!);
       if (e <= bound) continue;
       err.violations++;
@@ -343,6 +342,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
       const v = { channel: d, actual: got[d]!, expected: acc[d]!, error: Number.isNaN(e) ? Infinity : e, bound };
       record({ kind: "emitted-vs-offline", ...at, roundings: req.ref[l]!.roundings, element: "acc", ...v });
     }
+    if (st.maxAbsError > report.maxEmittedAbsError) report.maxEmittedAbsError = st.maxAbsError;
   };
 
   /** One prefill compression launch on layer `l`; every chunk it closes is checked against offline pooling. */
@@ -368,10 +368,10 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
         for (let l = 0; l < L; l++) {
           const got = be.readStateBits(ctrl.layers[l]!, req.slot, 1);
           const want = req.expectCommit[l]!;
-          if (!got.every((x, i) => x === want[i])) {
+          let differing = 0;
+          for (let i = 0; i < got.length; i++) if (got[i] !== want[i]) differing++;
+          if (differing > 0) {
             report.lostCommits++;
-            let differing = 0;
-            for (let i = 0; i < got.length; i++) if (got[i] !== want[i]) differing++;
             const at = { layer: l, request: req.slot, row: req.slot, length: req.len };
             const pos = { position: (req.len - 1) % CHUNK_TOKENS, roundings: req.ref[l]!.roundings };
             const v = {
@@ -413,8 +413,8 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
     const seq = be.uploadIndex(Int32Array.from(reqs.map((r) => r.len)));
     const off = ctrl.prepareForward("extend", rpi, seq);
     if (off !== 0) throw new OnlineMtpError("INTERNAL", "prepareForward(extend)", off, "must return 0 for an extend");
+    const total = reqs.reduce((s, r) => s + r.len, 0);
     for (let l = 0; l < L; l++) {
-      const total = reqs.reduce((s, r) => s + r.len, 0);
       const host = randomRows(total);
       const segs: number[] = [];
       const closing: [Closing, Req][] = [];

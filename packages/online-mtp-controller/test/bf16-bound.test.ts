@@ -1,16 +1,10 @@
 // The derived bf16 bound (docs/reference/online-mtp.md §5.4): its building blocks, the rounded reference, and the
 // runs of the bf16 campaign that the old flat tolerance (0.05 + 0.05·|ref|) failed.
 import { describe, expect, test } from "vitest";
-import {
-  BF16_UNIT_ROUNDOFF,
-  bf16Round,
-  elementBounds,
-  foldStepBound,
-  roundedSpread,
-  storeBound,
-} from "../src/bf16-bound.js";
+import { BF16_UNIT_ROUNDOFF, elementBounds, foldStepBound, roundedSpread, storeBound } from "../src/bf16-bound.js";
 import { ChunkReference, emptyRowErrorStats } from "../src/bf16-reference.js";
 import { CpuBackend, STATE_TOLERANCE, roundBf16, runSimulation } from "../src/index.js";
+import { bf16RoundOf as bf16Round } from "../src/math.js";
 import { FaultyCpuBackend } from "../src/testing.js";
 
 const U = BF16_UNIT_ROUNDOFF;
