@@ -105,6 +105,24 @@ describe("parseFlags", () => {
     expect(() => flagValueFromData("weights-gib", TABLE["weights-gib"], -1)).toThrow(/must be in \[0, 1024\]/);
   });
 
+  test("config-file data: a list of integers is a list, never a comma-separated string", () => {
+    expect(flagValueFromData("candidates", TABLE.candidates, [1, 3, 5])).toEqual([1, 3, 5]);
+    const error = (() => {
+      try {
+        flagValueFromData("candidates", TABLE.candidates, "1,3,5");
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(UsageError.isInstance(error)).toBe(true);
+    expect((error as UsageError).toJSON()).toMatchObject({
+      code: "USAGE",
+      field: "candidates",
+      value: "1,3,5",
+      rule: "must be a list of integers",
+    });
+  });
+
   test("a UsageError is a Dsv4KvError, recognised by brand", () => {
     const e = refusal(["--steps", "x"]);
     expect(Dsv4KvError.isInstance(e)).toBe(true);

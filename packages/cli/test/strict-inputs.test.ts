@@ -61,6 +61,15 @@ describe("dsv4-kv check: numeric flags are refused by name (exit 2)", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/tp-size = "2": must be an integer \(in .*server.json\)/);
   });
+
+  test("a config-file value server-config's schema refuses is named by its flag (USAGE)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "dsv4-strict-"));
+    const path = join(dir, "server.json");
+    writeFileSync(path, JSON.stringify({ "speculative-adaptive-candidates": [] }));
+    const r = cli(["check", "--config", path]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^dsv4-kv check: --speculative-adaptive-candidates = \[\]: server arguments refused: /);
+  });
 });
 
 describe("simulate commands: the same refusal classes", () => {

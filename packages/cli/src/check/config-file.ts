@@ -2,23 +2,14 @@
  * `--config FILE`: SGLang's config format (a YAML or JSON object of server flags, keys with dashes or underscores,
  * `null`/`None` meaning unset) plus dsv4-kv's own options. Every unknown key is reported in one error.
  */
-import { readFile } from "node:fs/promises";
 import { closestMatch } from "@dsv4-kv/errors";
 import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
 import { parse as parseYaml } from "yaml";
 import { InputError, UsageError } from "../commands/args.js";
 import { flagValueFromData } from "../commands/flags.js";
+import { readTextFileBounded } from "../commands/input.js";
 import { ALL_FLAGS } from "./flags.js";
 import { type IgnoredSetting, type Values, dsv4FlagOf, effectOf } from "./launch.js";
-
-export async function readText(flag: string, path: string): Promise<string> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
-    throw new InputError(flag, path, `cannot read the file (${code})`, { errno: code });
-  }
-}
 
 /** A file's parse error, first line only (YAML's next lines quote the file). */
 export function parseFailure(flag: string, path: string, format: string, error: unknown): InputError {
@@ -41,7 +32,7 @@ export interface ConfigFileValues {
 }
 
 export async function readConfigFile(path: string): Promise<ConfigFileValues> {
-  const text = await readText("--config", path);
+  const text = await readTextFileBounded("--config", path);
   const isJson = /\.json$/i.test(path);
   let raw: unknown;
   try {

@@ -11,7 +11,9 @@ import {
   DEFAULT_DEPLOYMENT,
   type DeploymentDefault,
   type ModelPreset,
+  type ServerConfigError,
   checkServerConfig,
+  flagName,
   parseServerArgs,
 } from "@dsv4-kv/server-config";
 import { UsageError } from "../commands/args.js";
@@ -63,8 +65,8 @@ export function runCheckPipeline(input: CheckPipelineInput): CheckPipelineResult
   for (const [name, value] of Object.entries(merged))
     if (name in SERVER_FLAGS && value !== undefined) serverRaw[name] = value;
   delete serverRaw.model;
-  const parsed = parseServerArgs({ ...serverRaw, model: model.name });
-  if (!parsed.ok) throw serverArgsError(parsed.issues);
+  const parsed = parseServerArgs({ ...serverRaw, model: model.name }, { fieldName: flagName });
+  if (!parsed.ok) throw serverArgsError(parsed.errors);
   const args = parsed.args;
 
   const budget = budgetOf(merged, model, args, tpDefaulted);
@@ -148,21 +150,15 @@ function budgetOf(
   return { kind: "gpu", gpuMemoryGiB, weightsGiB, runtimeGiB, assumption };
 }
 
-const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-
-/** A schema issue as text (zod issues carry a message; ours are strings). */
-export function issueText(issue: unknown): string {
-  return typeof issue === "string" ? issue : String((issue as { message?: unknown } | null)?.message ?? issue);
-}
-
 /**
  * server-config's schema refused the arguments (the flag table catches types and ranges first, so this is
- * rare). Its issues are shown as they come, the first one's field named as its flag.
+ * rare: an empty candidate list from a config file). The first refusal names the flag and its value; every
+ * refusal's text is in the rule.
  */
-function serverArgsError(issues: readonly unknown[]): UsageError {
-  const first = issues[0] as { field?: unknown; path?: unknown; value?: unknown } | string | undefined;
-  const text = issues.map(issueText);
-  const field = typeof first === "object" && typeof first.field === "string" ? `--${kebab(first.field)}` : "";
-  const value = typeof first === "object" ? first.value : undefined;
-  return new UsageError(field, value, `server arguments refused: ${text.join("; ")}`, { issues: [...issues] });
+function serverArgsError(errors: readonly ServerConfigError[]): UsageError {
+  const [first, ...others] = errors;
+  const rule = [first!.rule, ...others.map((e) => e.message)].join("; ");
+  return new UsageError(first!.field, first!.value, `server arguments refused: ${rule}`, {
+    issues: errors.map((e) => e.message),
+  });
 }

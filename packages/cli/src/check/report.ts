@@ -6,13 +6,15 @@ import {
   type FigureComparison,
   type LogComparison,
   checkReportJson,
+  flagName,
   fmtBytes,
 } from "@dsv4-kv/server-config";
 import { NO_PAINT, type Paint } from "../colour.js";
 
 const GIB = 2 ** 30;
 const n = (v: number): string => v.toLocaleString("en-US");
-const kebab = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+/** A note's field as the rows name it: its flag without the dashes (`tpSize` → `tp-size`). */
+const rowName = (field: string): string => flagName(field).slice(2);
 
 /** `--json`: the report with `schemaVersion`, as `@dsv4-kv/server-config/check-report.schema.json` describes it. */
 export function toJson(report: CheckReport): CheckReportJson {
@@ -185,12 +187,12 @@ export function resolvedArgumentRows(r: CheckReport): ResolvedArgumentRow[] {
   const out: ResolvedArgumentRow[] = rows.map(([name, value]) => ({
     name,
     value,
-    note: r.notes.find((x) => kebab(x.field) === name),
+    note: r.notes.find((x) => rowName(x.field) === name),
     table: true,
   }));
   for (const note of r.notes) {
-    if (rows.some(([name]) => name === kebab(note.field))) continue;
-    out.push({ name: kebab(note.field), value: note.to, note, table: false });
+    if (rows.some(([name]) => name === rowName(note.field))) continue;
+    out.push({ name: rowName(note.field), value: note.to, note, table: false });
   }
   return out;
 }

@@ -3,16 +3,17 @@
  * many tokens fit, and which setting is wrong. Exit 0 valid, 1 invalid, 2 unusable input.
  */
 import { DEFAULT_MODEL, type ModelPreset, parseCustomModel, reconcileSglangLog } from "@dsv4-kv/server-config";
-import { parseFailure, readConfigFile, readText } from "../check/config-file.js";
+import { parseFailure, readConfigFile } from "../check/config-file.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
 import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";
 import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
 import { readAgainstLog } from "../check/against-log.js";
 import { loadModel } from "../check/model-source.js";
-import { checkValueFromText, issueText, runCheckPipeline } from "../check/pipeline.js";
+import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
+import { readTextFileBounded } from "./input.js";
 import { paintFor } from "../colour.js";
 import { type CommandSpec, renderHelp } from "./help.js";
 import type { CommandIO } from "./registry.js";
@@ -180,7 +181,7 @@ function ignoredSection(ignored: readonly IgnoredSetting[]): string {
 }
 
 async function readModelFile(path: string): Promise<ModelPreset> {
-  const text = await readText("--model-config", path);
+  const text = await readTextFileBounded("--model-config", path);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -189,14 +190,9 @@ async function readModelFile(path: string): Promise<ModelPreset> {
   }
   const result = parseCustomModel(raw);
   if (!result.ok) {
-    throw new InputError(
-      "--model-config",
-      path,
-      `is not a model config: ${result.issues.map(issueText).join("; ").slice(0, 500)}`,
-      {
-        issues: [...result.issues],
-      },
-    );
+    throw new InputError("--model-config", path, `is not a model config: ${result.issues.join("; ").slice(0, 500)}`, {
+      issues: [...result.issues],
+    });
   }
   return result.model;
 }

@@ -154,7 +154,6 @@ export function flagValueFromData(
       if (Array.isArray(raw) && raw.every((item) => typeof item === "number")) {
         return parseIntList(field, spec, raw.map(String));
       }
-      if (typeof raw === "string") return parseIntList(field, spec, raw.split(","));
       throw new UsageError(field, raw, "must be a list of integers");
   }
 }

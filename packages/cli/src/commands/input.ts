@@ -65,6 +65,11 @@ function tooLarge(field: string, at: string | undefined, bytes: number, maxBytes
   });
 }
 
+/** A text file a flag names (a config file, a log), refused like a JSON input when it passes `maxBytes`. */
+export async function readTextFileBounded(field: string, path: string, maxBytes = MAX_INPUT_BYTES): Promise<string> {
+  return (await readFileBounded(field, path, maxBytes)).toString("utf8");
+}
+
 async function readFileBounded(field: string, path: string, maxBytes: number): Promise<Buffer> {
   try {
     const size = (await stat(path)).size;
@@ -73,7 +78,7 @@ async function readFileBounded(field: string, path: string, maxBytes: number): P
   } catch (error) {
     if (InputError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
-    throw new InputError(field, path, `cannot be read (${code})`, { errno: code });
+    throw new InputError(field, path, `cannot read the file (${code})`, { errno: code });
   }
 }
 

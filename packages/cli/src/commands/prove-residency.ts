@@ -3,7 +3,6 @@
  */
 import {
   type MaxDraftTokens,
-  type PadFormula,
   type ResidencyProof,
   type ResidencyProofOptions,
   describeBatches,
@@ -12,11 +11,10 @@ import {
 } from "@dsv4-kv/planner";
 import { UsageError } from "./args.js";
 import { type Paint, paintFor } from "../colour.js";
-import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
+import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
-
-const PAD_FORMULAS = ["derived", "pre-fix-device", "pre-fix-host"] as const satisfies readonly PadFormula[];
+import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
 
 const FLAGS = {
   ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", required: true, help: "compression ratio" },
@@ -33,11 +31,7 @@ const FLAGS = {
   adaptive: { type: "bool", help: "every draft count 1..D at each verify" },
   "find-max": { type: "bool", help: "the largest D that proves, and the counterexample at the next one" },
   pad: { type: "int", min: 0, max: 65535, help: "force the write pad" },
-  "pad-formula": choice(
-    PAD_FORMULAS,
-    "derived | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)",
-    "derived",
-  ),
+  "pad-formula": PAD_FORMULA_FLAG,
   "max-states": {
     type: "int",
     min: 1,
@@ -65,11 +59,6 @@ a failure comes with a shortest counterexample; save the --json output and repla
     [2, "bad input"],
   ],
 };
-
-function ringLabel(o: ResidencyProofOptions): string {
-  const kind = o.compressRatio === 128 || o.useReqRing ? "request ring" : `paged, SWA page ${o.swaPageSize}`;
-  return `c${o.compressRatio} ring ${o.ringSize} (${kind})`;
-}
 
 function progress(io: CommandIO, label: string): ResidencyProofOptions["onProgress"] {
   if (!io.stderr.isTTY) return undefined;
@@ -129,10 +118,8 @@ function describeMax(label: string, m: MaxDraftTokens, paint: Paint): string {
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values, rest } = parseFlags(argv, FLAGS);
   refuseRest(rest);
-  const ratio = values.ratio!;
-  if (ratio !== 4 && ratio !== 128) throw new UsageError("--ratio", ratio, "must be 4 or 128");
-  if (values.pad !== undefined && values["pad-formula"] !== undefined)
-    throw new UsageError("--pad", values.pad, "cannot be combined with --pad-formula: give one");
+  const ratio = requireRatio(values.ratio!);
+  refusePadWithFormula(values.pad, values["pad-formula"]);
   const findMax = values["find-max"] ?? false;
   if (findMax === (values["draft-tokens"] !== undefined)) {
     throw new UsageError(

@@ -7,18 +7,14 @@ import {
   RingResidencySimulator,
   describeBatches,
   replayResidency,
-  type PadFormula,
   type ReplayResult,
   type ResidencyBatch,
   type ResidencyReport,
   type ResidencyScenario,
 } from "@dsv4-kv/planner";
-import { constants } from "node:fs";
-import { access, stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
-import { InputError, UsageError } from "./args.js";
+import { UsageError } from "./args.js";
 import { NO_PAINT, type Paint, paintFor } from "../colour.js";
-import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
+import { renderReportHtml, requireWritableReportHtml, writeReportHtml } from "../report-html/render.js";
 import {
   type ResidencyInputs,
   type ResidencyPayload,
@@ -31,8 +27,7 @@ import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import { readJsonInput } from "./input.js";
 import type { CommandIO } from "./registry.js";
-
-const PAD_FORMULAS: readonly PadFormula[] = ["derived", "pre-fix-device", "pre-fix-host"];
+import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
 
 const FLAGS = {
   ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", help: "compression ratio" },
@@ -55,13 +50,7 @@ const FLAGS = {
   steps: { type: "int", min: 0, max: 10_000_000, default: 300, help: "batches after the initial prefill" },
   seed: { type: "int", min: 0, max: 0xffffffff, default: 1, help: "random seed" },
   pad: { type: "int", min: 0, max: 2 ** 31 - 1, help: "force the write pad" },
-  "pad-formula": {
-    type: "string",
-    choices: PAD_FORMULAS,
-    arg: "F",
-    default: "derived",
-    help: "derived | pre-fix-device (min(ring - ratio, 4)) | pre-fix-host (no pad)",
-  },
+  "pad-formula": { ...PAD_FORMULA_FLAG, arg: "F" },
   replay: { type: "string", arg: "FILE", help: "replay a `prove residency --json` counterexample" },
   json: { type: "bool", help: "print {steps, verifies, violations, firstViolation, ...} per ring" },
   html: {
@@ -200,14 +189,8 @@ function replayInput(doc: unknown, path: string): { config: ResidencyScenario; b
   return { config, batches: cx.batches as ResidencyBatch[] };
 }
 
-function replayLabel(config: ResidencyScenario): string {
-  const kind =
-    config.compressRatio === 128 || config.useReqRing ? "request ring" : `paged, SWA page ${config.swaPageSize}`;
-  return `c${config.compressRatio} ring ${config.ringSize} (${kind})`;
-}
-
 function replayLines(config: ResidencyScenario, batches: ResidencyBatch[], r: ReplayResult, paint: Paint): string[] {
-  const lines = [`replay on ${replayLabel(config)}, write pad ${config.writePad}:`];
+  const lines = [`replay on ${ringLabel(config)}, write pad ${config.writePad}:`];
   for (const [i, b] of describeBatches(batches).entries()) lines.push(`  ${i + 1}. ${b}`);
   lines.push(`result: ${r.firstViolation === null ? paint.ok("clean") : paint.bad(r.firstViolation.message)}`);
   return lines;
@@ -225,7 +208,7 @@ async function replay(
   if (html !== undefined) {
     const plain = replayLines(config, batches, r, NO_PAINT);
     const view = ringView({
-      label: replayLabel(config),
+      label: ringLabel(config),
       inputs: {
         ...ringInputs(config),
         draftTokens: null,
@@ -276,25 +259,6 @@ function ringInputs(s: ResidencyScenario): ResidencyInputs {
 function commandLine(argv: readonly string[]): string {
   const quoted = argv.map((a) => (/^[\w./:=@+-]+$/.test(a) ? a : JSON.stringify(a)));
   return ["dsv4-kv", "simulate", "residency", ...quoted].join(" ");
-}
-
-/**
- * Refuses an --html path that cannot be written before the run (a long run would otherwise fail at its end), with
- * writeReportHtml's words; the write itself still reports what the check could not foresee.
- */
-async function requireWritableHtml(path: string): Promise<void> {
-  let code: string | null = null;
-  try {
-    const existing = await stat(path).catch(() => null);
-    if (existing?.isDirectory()) code = "EISDIR";
-    else await access(existing === null ? dirname(resolve(path)) : path, constants.W_OK);
-  } catch (error) {
-    code = (error as NodeJS.ErrnoException).code ?? "unknown error";
-  }
-  if (code !== null)
-    throw new InputError("--html", path, `cannot be written (${code}): give a path in a writable folder`, {
-      errno: code,
-    });
 }
 
 async function writeResidencyPage(
@@ -348,15 +312,14 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (values.replay !== undefined) {
     const other = Object.keys(values).find((k) => k !== "replay" && k !== "json" && k !== "html");
     if (other !== undefined) throw new UsageError(`--${other}`, undefined, "cannot be combined with --replay");
-    if (values.html !== undefined) await requireWritableHtml(values.html);
+    if (values.html !== undefined) await requireWritableReportHtml(values.html);
     return replay(values.replay, values.json ?? false, values.html, argv, io);
   }
   const steps = values.steps ?? 300;
   const seed = values.seed ?? 1;
   const padFormula = values["pad-formula"];
   const pad = values.pad;
-  if (pad !== undefined && padFormula !== undefined)
-    throw new UsageError("--pad", pad, "cannot be combined with --pad-formula: give one");
+  refusePadWithFormula(pad, padFormula);
 
   const ringFlags = [values.ratio, values.ring, values["swa-page"], values["draft-tokens"]];
   let runs: RingRun[];
@@ -375,8 +338,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
         `is required when any of --ratio, --ring, --swa-page, --draft-tokens is given${missing.length > 1 ? ` (so are --${missing.slice(1).join(", --")})` : ""}`,
         { missing: missing.map((name) => `--${name}`) },
       );
-    const ratio = values.ratio!;
-    if (ratio !== 4 && ratio !== 128) throw new UsageError("--ratio", ratio, "must be 4 or 128");
+    const ratio = requireRatio(values.ratio!);
     const scenario: ResidencyScenario = {
       compressRatio: ratio,
       ringSize: values.ring!,
@@ -389,12 +351,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       writePad: pad,
       padFormula,
     };
-    const kind =
-      ratio === 128 ? "request ring" : values["req-ring"] ? "request ring" : `paged, SWA page ${scenario.swaPageSize}`;
-    runs = [{ label: `c${ratio} ring ${scenario.ringSize} (${kind})`, scenario }];
+    runs = [{ label: ringLabel(scenario), scenario }];
   }
 
-  if (values.html !== undefined) await requireWritableHtml(values.html);
+  if (values.html !== undefined) await requireWritableReportHtml(values.html);
   const reports: Array<{ run: RingRun; report: ResidencyReport }> = [];
   let interrupted = false;
   for (const r of runs) {

@@ -3,8 +3,9 @@
  * server-config, zod and Observable Plot) and the payload inline, the style inline, no URL fetched. Node side:
  * it reads the bundle next to the built module (from src/ under tests, ../../dist/).
  */
-import { readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { constants, readFileSync } from "node:fs";
+import { access, stat, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InputError } from "../commands/args.js";
 import type { CheckPayload } from "./check-payload.js";
@@ -105,7 +106,28 @@ export async function writeReportHtml(path: string, html: string, flag = "--html
   try {
     await writeFile(path, html, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
-    throw new InputError(flag, path, `cannot be written (${code}): give a path in a writable folder`, { errno: code });
+    throw unwritable(flag, path, errnoOf(error));
   }
+}
+
+/**
+ * Refuses a page path that cannot be written before a long run (it would otherwise fail at its end), with
+ * writeReportHtml's words; the write itself still reports what this check could not foresee.
+ */
+export async function requireWritableReportHtml(path: string, flag = "--html"): Promise<void> {
+  let code: string | null = null;
+  try {
+    const existing = await stat(path).catch(() => null);
+    if (existing?.isDirectory()) code = "EISDIR";
+    else await access(existing === null ? dirname(resolve(path)) : path, constants.W_OK);
+  } catch (error) {
+    code = errnoOf(error);
+  }
+  if (code !== null) throw unwritable(flag, path, code);
+}
+
+const errnoOf = (error: unknown): string => (error as NodeJS.ErrnoException).code ?? "unknown error";
+
+function unwritable(flag: string, path: string, code: string): InputError {
+  return new InputError(flag, path, `cannot be written (${code}): give a path in a writable folder`, { errno: code });
 }
