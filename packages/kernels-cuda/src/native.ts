@@ -105,10 +105,12 @@ function manifestEntryOf(source: AddonSource): "cuda" | "cpu" | null {
 /** A platform binary's entry in its package's dist/manifest.json; undefined for other sources or when unreadable. */
 function prebuiltInfo(source: AddonSource): PrebuiltBinaryInfo | undefined {
   const key = manifestEntryOf(source);
-  const root = key === null ? null : platformPackageRoot();
-  if (key === null || root === null) return undefined;
+  if (key === null || platformPackageRoot() === null) return undefined;
   try {
-    const manifest = packageRequire()(join(root, "dist", "manifest.json")) as Record<string, unknown>;
+    // A literal `require` (resolved from the same package root as the candidates), so the layer check and bundlers
+    // see the optional dependency that PLATFORM_PACKAGE names.
+    const require = packageRequire();
+    const manifest = require("@dsv4-kv/kernels-cuda-linux-x64/dist/manifest.json") as Record<string, unknown>;
     const entry = manifest[key] as Partial<PrebuiltBinaryInfo> | null | undefined;
     if (!entry) return undefined;
     return {
