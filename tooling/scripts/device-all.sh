@@ -2,8 +2,9 @@
 # One full GPU-machine verification (run through .device/run.sh from the repository root, after a build and
 # packing the tree onto the GPU machine; docs/reference/engineering.md §4.6): every package's vitest suite with the
 # GPU present, compute-sanitizer memcheck over every GPU suite and racecheck over the planner agreement suite, then
-# both kernel benchmarks. Results go to $OUT (at most 8 files): summary.txt, env.txt, tests.log, memcheck.log,
-# racecheck.log, bench-planner.md, bench-online-mtp.md, vitest-reports.json. Steps run in order of importance
+# the kernel benchmarks. Results go to $OUT (at most 8 files): summary.txt, env.txt, tests.log, memcheck.log,
+# racecheck.log, bench.md (every benchmark's table), bench-compress.json, vitest-reports.json.
+# SKIP_BENCH=1 leaves the benchmarks out (a correctness run). Steps run in order of importance
 # (tests, benchmarks, sanitizers), each with a timeout, so a run cut at its limit still returns what finished.
 #   bash .device/run.sh 'bash tooling/scripts/device-all.sh'
 set -uo pipefail
@@ -30,7 +31,7 @@ step() { # log name, timeout seconds, dir, command...
 }
 echo "== tests (GPU present)" | tee -a "$out/summary.txt"
 for dir in packages/errors packages/planner packages/memory-pool packages/server-config packages/kernels-cuda \
-  packages/agreement-tests packages/online-mtp-controller; do
+  packages/agreement-tests packages/online-mtp-controller packages/compress; do
   step tests.log 120 "$dir" vitest run
 done
 # The CLI's browser tests need Chromium, which the GPU machine does not have (.ci/run runs them).
@@ -38,14 +39,20 @@ step tests.log 120 packages/cli vitest run --exclude 'test/browser/**'
 node tooling/scripts/summarize-vitest.mjs . | tee -a "$out/summary.txt"
 node -e 'const fs=require("fs");const r={};for(const p of fs.readdirSync("packages")){try{r[p]=JSON.parse(fs.readFileSync(`packages/${p}/.vitest/report.json`,"utf8"))}catch{}}fs.writeFileSync(process.argv[1],JSON.stringify(r))' "$out/vitest-reports.json"
 echo "== benchmarks" | tee -a "$out/summary.txt"
-step bench-planner.md 60 packages/kernels-cuda node bench/bench.mjs
-step bench-online-mtp.md 100 packages/online-mtp-controller node bench/bench.mjs
+if [ -z "${SKIP_BENCH:-}" ]; then
+  step bench.md 150 packages/kernels-cuda node bench/compress.mjs --out "$out/bench-compress.json"
+  step bench.md 100 packages/online-mtp-controller node bench/bench.mjs
+  step bench.md 60 packages/kernels-cuda node bench/bench.mjs
+fi
 echo "== memcheck" | tee -a "$out/summary.txt"
 san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
 step memcheck.log 90 packages/kernels-cuda "${san[@]}" vitest run
 step memcheck.log 90 packages/agreement-tests env DSV4KV_CAMPAIGN=200 "${san[@]}" vitest run
 step memcheck.log 100 packages/online-mtp-controller "${san[@]}" vitest run test/invariants-gpu.test.ts
+step memcheck.log 120 packages/compress "${san[@]}" vitest run
 echo "== racecheck" | tee -a "$out/summary.txt"
 step racecheck.log 60 packages/agreement-tests env DSV4KV_CAMPAIGN=100 "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/agreement.test.ts
 step racecheck.log 150 packages/kernels-cuda "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/online-mtp.test.ts
+step racecheck.log 150 packages/kernels-cuda "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/compress.test.ts
+step racecheck.log 150 packages/compress "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run
 cat "$out/summary.txt"

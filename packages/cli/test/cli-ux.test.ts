@@ -5,7 +5,14 @@ import { COLOUR_PAINT, colourEnabled, paintFor } from "../src/colour.js";
 import { cli } from "./cli-helpers.js";
 
 const ESC = "\x1b[";
-const COMMANDS = ["plan", "check", "simulate residency", "prove residency", "simulate online-mtp"].map((name) => ({
+const COMMANDS = [
+  "plan",
+  "check",
+  "simulate residency",
+  "prove residency",
+  "simulate online-mtp",
+  "simulate compress",
+].map((name) => ({
   name,
   path: name.split(" "),
 }));
@@ -24,7 +31,7 @@ describe("help", () => {
   });
 
   test.each([
-    { group: "simulate", subcommands: ["residency", "online-mtp"] },
+    { group: "simulate", subcommands: ["residency", "online-mtp", "compress"] },
     { group: "prove", subcommands: ["residency"] },
   ])("`$group --help` and `help $group` list the group's commands", ({ group, subcommands }) => {
     for (const args of [

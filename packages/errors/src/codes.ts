@@ -171,6 +171,21 @@ const onlineMtp = block("@dsv4-kv/online-mtp-controller", {
   ],
 });
 
+const compress = block("@dsv4-kv/compress", {
+  BAD_PLAN_ROW: [
+    "A plan row the compress kernels refuse (bad seqLen or bufferLen, a state or input row outside the buffers).",
+    "Pass the planner's final tables with the state pool and input rows they were planned for (field: the row).",
+  ],
+  PLAN_TABLE: [
+    "A plan table that is not a Uint8Array of whole rows (16 B compress or decode, 8 B write), or of the wrong rows.",
+    "Pass the planner's tables as they are (table.bytes), one decode row per batch row.",
+  ],
+  BUFFER_SHAPE: [
+    "An input, ape or state array whose length does not match the geometry (rows × rowElems, window × headDim).",
+    "Size the array as the rule states (rowElems = rowBlocks(ratio) × headDim: c4 4, c128 2 blocks).",
+  ],
+});
+
 const kernelsCuda = block("@dsv4-kv/kernels-cuda", {
   GPU_UNAVAILABLE: [
     "The GPU path cannot be used: no addon, a CPU-only addon, no driver or device, or it was disabled.",
@@ -275,6 +290,7 @@ export const ERROR_CODES = {
   ...planner,
   ...memoryPool,
   ...onlineMtp,
+  ...compress,
   ...kernelsCuda,
   ...serverConfig,
   ...cli,

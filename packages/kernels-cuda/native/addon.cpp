@@ -1,5 +1,7 @@
-// Addon entry point: probe(), Context, DeviceBuffer, the planner bindings, and the online-MTP registration hook.
+// Addon entry point: probe(), Context, DeviceBuffer, the planner bindings, and the online-MTP and compress
+// registration hooks.
 #include "common.h"
+#include "compress/compress.h"
 #include "online_mtp/online_mtp.h"
 #include "planner/planner_binding.h"
 
@@ -72,6 +74,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("DeviceBuffer", dsv4kv::DeviceBuffer::Define(env));
   RegisterPlanner(env, exports);
   RegisterOnlineMtp(env, exports);
+  RegisterCompress(env, exports);
   return exports;
 }
 

@@ -27,6 +27,7 @@
 
 #include <napi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +72,21 @@ Napi::Error CudaError(Napi::Env env, const char* entry, const char* call, cudaEr
       ::dsv4kv::ThrowCuda((env), #expr, dsv4kv_err__); \
     }                                                  \
   } while (0)
+
+// Device allocations freed when the set goes out of scope, on every path (a bench's scratch buffers).
+struct BenchSet {
+  std::vector<void*> allocs;
+  ~BenchSet() {
+    for (void* p : allocs) cudaFree(p);
+  }
+  template <typename T>
+  T* Alloc(Napi::Env env, size_t bytes) {
+    void* p = nullptr;
+    DSV4KV_CUDA_TRY(env, cudaMalloc(&p, std::max<size_t>(bytes, 16)));
+    allocs.push_back(p);
+    return static_cast<T*>(p);
+  }
+};
 #endif
 
 // Host view helpers: the bytes of a TypedArray / DataView / Buffer argument.

@@ -1,12 +1,13 @@
 /**
  * The native addon's exports as TypeScript sees them: one interface per native entry point, read off the C++
  * registration code (native/addon.cpp `Init`, native/common.cpp `Context` / `DeviceBuffer`, native/planner/binding.cpp
- * `RegisterPlanner`, native/online_mtp/binding.cpp `RegisterOnlineMtp`). Every parameter object lists exactly the
- * keys its binding reads, through one key table per call (planner/binding.cpp `kPrefillKeys`, `kDecodeKeys`,
- * `kBenchKeys`; online_mtp/binding.cpp an integer and a buffer table per call, e.g. `kWritePrefixKeys` +
- * `kWritePrefixBuffers`), which refuses any other key (UNKNOWN_KEY), and test/binding-keys.test.ts holds those tables
- * and the interfaces below to the same keys. The native side re-checks every value (it refuses a boolean where it reads
- * a 0/1 integer); the types here say what the TS callers pass. native.ts casts the loaded module to `NativeAddon` once.
+ * `RegisterPlanner`, native/online_mtp/binding.cpp `RegisterOnlineMtp`, native/compress/binding.cpp
+ * `RegisterCompress`). Every parameter object lists exactly the keys its binding reads, through one key table per call
+ * (planner/binding.cpp `kPrefillKeys`, `kDecodeKeys`, `kBenchKeys`; online_mtp/binding.cpp and compress/binding.cpp an
+ * integer and a buffer table per call, e.g. `kWritePrefixKeys` + `kWritePrefixBuffers`), which refuses any other key
+ * (UNKNOWN_KEY), and test/binding-keys.test.ts holds those tables and the interfaces below to the same keys. The
+ * native side re-checks every value (it refuses a boolean where it reads a 0/1 integer); the types here say what the
+ * TS callers pass. native.ts casts the loaded module to `NativeAddon` once.
  */
 
 /** What the addon copies from or into: a TypedArray, DataView or ArrayBuffer (common.cpp `HostViewOf`). */
@@ -275,7 +276,7 @@ export interface OnlineDecodeArgs {
   slotOffsetRows: number;
   numReqSlots: number;
   stateType: StateType;
-  /** WRITE_PREFIX_VARIANT legacy (default; the only one without DSV4KV_BENCH_VARIANTS), vec or scalar. */
+  /** WRITE_PREFIX_VARIANT scalar (default; the only one without DSV4KV_BENCH_VARIANTS), legacy or vec. */
   variant?: number;
   split?: number;
   err?: DeviceBuffer | null;
@@ -295,7 +296,17 @@ export interface OnlinePrefillArgs {
 }
 
 export interface OnlineMtpBenchArgs {
-  op: "writePrefix" | "mark" | "markUpstream" | "commit" | "commitMark" | "decode" | "empty" | "copy" | "copyKernel";
+  op:
+    | "writePrefix"
+    | "mark"
+    | "markUpstream"
+    | "commit"
+    | "commitMark"
+    | "decode"
+    | "prefill"
+    | "empty"
+    | "copy"
+    | "copyKernel";
   batch: number;
   numVerify: number;
   stateType: StateType;
@@ -311,6 +322,17 @@ export interface OnlineMtpBenchArgs {
   variant?: number;
   /** Blocks per request (not `legacy`): 1, 2, 4, 8, 16, or 0 / absent = the op's default (docs/decisions.md D23). */
   split?: number;
+  /**
+   * op `prefill` only (required there): `verify` = `batch` requests of `numVerify` tokens, pre-verify lengths
+   * 1024 + [0, 1, 2, 63, 120, 126, 127][b % 7], trailing parts into bank 1, table padded to batch·numVerify rows;
+   * `chunk` = one request's `chunkTokens` tokens after `chunkPrefix` (native/online_mtp/binding.cpp
+   * PrefillCaseSegments).
+   */
+  prefillCase?: "verify" | "chunk";
+  /** `prefillCase: "chunk"` only (required there): tokens of the chunk, 1 to 262,144. */
+  chunkTokens?: number;
+  /** `prefillCase: "chunk"` only: committed tokens before the chunk (default 0). */
+  chunkPrefix?: number;
 }
 
 export interface OnlineMtpBenchResult {
@@ -321,6 +343,10 @@ export interface OnlineMtpBenchResult {
   /** The variant and split that ran (-1: the op's default variant). */
   variant: number;
   split: number;
+  /** op `prefill`: bytes one call moves (input rows, stored partials read, entries or rows written, records, ape rows). */
+  bytes?: number;
+  /** op `prefill`: rows of the segment table (padding included). */
+  numSegments?: number;
 }
 
 /** The raw online-MTP bindings (`exports.onlineMtp`); launches are enqueued on ctx's stream without a sync. */
@@ -347,6 +373,89 @@ export interface OnlineMtpNative {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// compress/binding.cpp
+
+/**
+ * `compress.prefill` (`ParsePrefill`): compress every CompressPlan row (reading the pre-batch ring), then write every
+ * WritePlan row. A state / input row holds `(cr === 4 ? 4 : 2) * headDim` floats; bad plan rows are skipped and
+ * recorded in `err` (int32[4] = [code, row, value, kernel]: COMPRESS_ERR, COMPRESS_KERNEL).
+ */
+export interface CompressPrefillArgs {
+  /** stateRows rows of fp32 (stateType 0) or bf16 (1). */
+  state: DeviceBuffer;
+  /** Ragged input rows, fp32. */
+  input: DeviceBuffer;
+  /** `[window, headDim]` fp32 (window 8 for c4, 128 for c128). */
+  ape: DeviceBuffer;
+  /** numPlanC CompressPlan rows (16 bytes each). */
+  planC: DeviceBuffer;
+  /** numPlanW WritePlan rows (8 bytes each). */
+  planW: DeviceBuffer;
+  /** numPlanC rows of headDim fp32; rows of padding and of bad plan rows are left untouched. */
+  out: DeviceBuffer;
+  /** int32[4] error word. */
+  err: DeviceBuffer;
+  stateRows: number;
+  inputRows: number;
+  numPlanC: number;
+  numPlanW: number;
+  cr: 4 | 128;
+  headDim: 128 | 512;
+  stateType: StateType;
+}
+
+/** `compress.decode` (`ParseDecode`): write each row's token, then compress the rows whose seqLen % cr is 0. */
+export interface CompressDecodeArgs {
+  state: DeviceBuffer;
+  /** Row b is batch row b's new token (inputRows >= batch). */
+  input: DeviceBuffer;
+  ape: DeviceBuffer;
+  /** batch DecodePlan rows (16 bytes each); seqLen 0xFFFFFFFF marks a padding row. */
+  planD: DeviceBuffer;
+  /** batch rows of headDim fp32, written only for the rows that compress. */
+  out: DeviceBuffer;
+  err: DeviceBuffer;
+  stateRows: number;
+  inputRows: number;
+  batch: number;
+  cr: 4 | 128;
+  headDim: 128 | 512;
+  stateType: StateType;
+}
+
+/** `compress.bench`'s own keys (`kBenchKeys`, `kBenchStringKeys`), beside its op's args. */
+export interface CompressBenchOptions {
+  op: "prefill" | "decode";
+  /** 1: time a CUDA graph of `iters` calls replayed; 0: `iters` eager launches back to back. */
+  graph: Flag;
+  iters: number;
+  reps: number;
+  /** Buffer sets (state, input, out) cycled call by call; 1: the given buffers every call (L2-resident). */
+  rotate: number;
+}
+
+/** `compress.bench`: the args of one prefill or decode call, timed. */
+export type CompressBenchArgs =
+  | (CompressPrefillArgs & CompressBenchOptions & { op: "prefill" })
+  | (CompressDecodeArgs & CompressBenchOptions & { op: "decode" });
+
+export interface CompressBenchResult {
+  /** Median over `reps` of (elapsed / iters), microseconds per call. */
+  usPerCall: number;
+  minUs: number;
+  maxUs: number;
+}
+
+/** The raw ring compress bindings (`exports.compress`); launches are enqueued on ctx's stream without a sync. */
+export interface CompressNative {
+  prefill(ctx: GpuContext, args: CompressPrefillArgs): void;
+  decode(ctx: GpuContext, args: CompressDecodeArgs): void;
+  bench(ctx: GpuContext, args: CompressBenchArgs): CompressBenchResult;
+  /** The head dimensions the kernels take: [128, 512]. */
+  readonly headDims: readonly number[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The whole module
 
 /** The loaded addon (CUDA and CPU-only builds export the same names; CUDA-only calls throw GPU_UNAVAILABLE). */
@@ -356,4 +465,5 @@ export interface NativeAddon extends AddonPlanner {
   readonly Context: AddonContextClass;
   readonly DeviceBuffer: AddonDeviceBufferClass;
   readonly onlineMtp: OnlineMtpNative;
+  readonly compress: CompressNative;
 }

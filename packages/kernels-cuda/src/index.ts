@@ -53,3 +53,16 @@ export {
   probeOnlineMtp,
   onlineMtpNative,
 } from "./online-mtp.js";
+export {
+  COMPRESS_STATE_TYPE,
+  COMPRESS_ERR,
+  COMPRESS_KERNEL,
+  type CompressPrefillArgs,
+  type CompressDecodeArgs,
+  type CompressBenchArgs,
+  type CompressBenchOptions,
+  type CompressBenchResult,
+  type CompressNative,
+  probeCompress,
+  compressNative,
+} from "./compress.js";

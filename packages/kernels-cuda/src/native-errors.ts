@@ -110,14 +110,14 @@ function guardClass(Base: AnyFunction): AnyFunction {
   return Guarded as unknown as AnyFunction;
 }
 
-/** The addon with every entry point guarded (see the top). Call once per loaded module. */
+/** The addon with every entry point guarded (see the top); arrays pass unchanged. Call once per loaded module. */
 export function guardAddon<T extends object>(addon: T): T {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(addon)) {
     if (typeof v === "function") {
       const f = v as AnyFunction;
       out[key] = isClass(f) ? guardClass(f) : (...args: unknown[]) => guardCall(() => f(...args));
-    } else if (typeof v === "object" && v !== null) {
+    } else if (typeof v === "object" && v !== null && !Array.isArray(v)) {
       out[key] = guardAddon(v);
     } else {
       out[key] = v;

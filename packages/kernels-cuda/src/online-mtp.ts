@@ -25,10 +25,11 @@ export const ONLINE_MTP_STATE_TYPE = { fp32: 0, bf16: 1 } as const;
 /**
  * Kernel shapes of `writePrefix` / `decode` (`variant`; all compute the same function within fp32 rounding). Only the
  * defaults are in a normal build: writePrefix `scalar` (one thread per channel, `split` blocks per request, D a
- * compile-time constant, fast math) and decode `legacy` (one 512-thread block per request, expf and IEEE division).
- * A build with the CMake option DSV4KV_BENCH_VARIANTS adds the benchmark-only shapes (docs/decisions.md D23):
- * writePrefix `legacy` (the first kernel), `vec` (4 channels per thread, 16-byte accesses) and `vecAccurate`; decode
- * `vec` and `scalar`. Asking a normal build for one of those is refused (INVALID_ARGUMENT on `variant`).
+ * compile-time constant, fast math) and decode `scalar` (writePrefix's D = 1 shape, expf and IEEE division). A build
+ * with the CMake option DSV4KV_BENCH_VARIANTS adds the benchmark-only shapes (docs/decisions.md D23): writePrefix
+ * `legacy` (the first kernel), `vec` (4 channels per thread, 16-byte accesses) and `vecAccurate`; decode `legacy` (one
+ * 512-thread block per request) and `vec`. Asking a normal build for one of those is refused (INVALID_ARGUMENT on
+ * `variant`).
  */
 export const WRITE_PREFIX_VARIANT = { legacy: 0, vec: 1, vecAccurate: 2, scalar: 3 } as const;
 /**

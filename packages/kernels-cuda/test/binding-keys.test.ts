@@ -1,7 +1,7 @@
 /**
  * The planner binding reads every params object through one key table per call (native/planner/binding.cpp
- * kPrefillKeys, kDecodeKeys, kBenchKeys), and so does the online-MTP binding (native/online_mtp/binding.cpp, an
- * integer table and a buffer table per call); src/addon-types.ts types the same keys: the tables and the interfaces
+ * kPrefillKeys, kDecodeKeys, kBenchKeys), and so do the online-MTP and compress bindings (native/online_mtp/binding.cpp,
+ * native/compress/binding.cpp: an integer table and a buffer table per call); src/addon-types.ts types the same keys: the tables and the interfaces
  * must list the same keys, and the addon refuses what the table does not allow, naming the key (the online-MTP
  * refusals: test/online-mtp-keys.test.ts). The refusals need
  * the CUDA build (the cfg is read before the context, so no device is needed); they skip with a CPU-only addon.
@@ -14,6 +14,7 @@ import { loadNativeUnchecked } from "../src/testing.js";
 const read = (rel: string) => readFileSync(new URL(`../${rel}`, import.meta.url), "utf8");
 const binding = read("native/planner/binding.cpp");
 const onlineBinding = read("native/online_mtp/binding.cpp");
+const compressBinding = read("native/compress/binding.cpp");
 const types = read("src/addon-types.ts");
 
 /** The keys of one C++ table (`const IntKey<T> name[] = { ... };`), the slot macro expanded. */
@@ -25,18 +26,20 @@ function tableKeys(name: string): string[] {
   return [...expanded.matchAll(/\{"(\w+)",/g)].map((m) => m[1]!).sort();
 }
 
-/** The keys of one online-MTP table (`kXKeys[] = { {"key", ...}, ... };` or `kXStringKeys[] = {"op"};`). */
-function onlineTableKeys(name: string): string[] {
-  const body = new RegExp(`\\b${name}\\[\\] = \\{([\\s\\S]*?)\\};`).exec(onlineBinding)?.[1] ?? "";
+/** The keys of one table of `source` (`kXKeys[] = { {"key", ...}, ... };` or `kXStringKeys[] = {"op"};`). */
+function keysOfTable(source: string, name: string): string[] {
+  const body = new RegExp(`\\b${name}\\[\\] = \\{([\\s\\S]*?)\\};`).exec(source)?.[1] ?? "";
   return [...body.replace(/\/\/.*$/gm, "").matchAll(/"(\w+)"/g)].map((m) => m[1]!);
 }
+/** The keys of one online-MTP table. */
+const onlineTableKeys = (name: string) => keysOfTable(onlineBinding, name);
 
-/** The keys of one TS interface, its `extends` base included. */
-function interfaceKeys(name: string): string[] {
-  const m = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{([\\s\\S]*?)\\n\\}`).exec(types);
+/** The keys of one TS interface of `source` (addon-types.ts), its `extends` base included. */
+function interfaceKeys(name: string, source = types): string[] {
+  const m = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{([\\s\\S]*?)\\n\\}`).exec(source);
   if (!m) return [];
   const own = [...m[2]!.matchAll(/^ {2}(\w+)\??:/gm)].map((k) => k[1]!);
-  return [...own, ...(m[1] ? interfaceKeys(m[1]) : [])].sort();
+  return [...own, ...(m[1] ? interfaceKeys(m[1], source) : [])].sort();
 }
 
 describe("the native key tables and addon-types.ts list the same keys", () => {
@@ -67,6 +70,30 @@ describe("the online-MTP key tables and addon-types.ts list the same keys", () =
     expect(intKeys.length).toBeGreaterThan(1);
     expect(otherKeys.length).toBeGreaterThan(0);
     expect([...intKeys, ...otherKeys].sort()).toEqual(interfaceKeys(iface));
+  });
+});
+
+describe("the compress key tables and addon-types.ts list the same keys", () => {
+  // Each call: its integer table and its buffer table; bench adds its own keys to its op's (CompressBenchOptions).
+  test.each([
+    ["kPrefillKeys", "kPrefillBuffers", "CompressPrefillArgs"],
+    ["kDecodeKeys", "kDecodeBuffers", "CompressDecodeArgs"],
+    ["kBenchKeys", "kBenchStringKeys", "CompressBenchOptions"],
+  ])("%s + %s = %s", (ints, others, iface) => {
+    const intKeys = keysOfTable(compressBinding, ints);
+    const otherKeys = keysOfTable(compressBinding, others);
+    expect(intKeys.length).toBeGreaterThan(1);
+    expect(otherKeys.length).toBeGreaterThan(0);
+    expect([...intKeys, ...otherKeys].sort()).toEqual(interfaceKeys(iface));
+  });
+  test("a key added on either side is seen (so it breaks the equality above)", () => {
+    const row = '{"stateType", &PrefillIn::stateType, 0, 1, true, 0},';
+    const table = compressBinding.replace(row, `${row}\n    {"extra", &PrefillIn::stateType, 0, 1, true, 0},`);
+    expect(keysOfTable(table, "kPrefillKeys")).toContain("extra");
+    const head = "export interface CompressDecodeArgs {\n";
+    const iface = types.replace(head, `${head}  extra?: number;\n`);
+    expect(interfaceKeys("CompressDecodeArgs", iface)).toContain("extra");
+    expect(interfaceKeys("CompressDecodeArgs")).not.toContain("extra");
   });
 });
 

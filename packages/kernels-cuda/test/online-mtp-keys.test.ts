@@ -187,6 +187,54 @@ describe("bench: its args are checked before the context", () => {
     expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "variant" });
     expect(e.rule).toBe("must be an integer in [0, 2]");
   });
+  test("op prefill: prefillCase required, a string, verify or chunk; chunkTokens required by chunk", () => {
+    const prefill = (patch: Record<string, unknown>) => valid("bench", { op: "prefill", ...patch });
+    expect(shape(refusal("bench", prefill({})))).toMatchObject({ code: "INVALID_ARGUMENT", field: "prefillCase" });
+    expect(shape(refusal("bench", prefill({ prefillCase: 1 })))).toMatchObject({
+      code: "INVALID_TYPE",
+      field: "prefillCase",
+    });
+    const e = refusal("bench", prefill({ prefillCase: "chunks" }));
+    expect([shape(e), e.rule]).toEqual([
+      { code: "INVALID_ARGUMENT", field: "prefillCase", suggestion: undefined },
+      "must be one of verify, chunk",
+    ]);
+    expect(shape(refusal("bench", prefill({ prefillCase: "chunk" })))).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      field: "chunkTokens",
+    });
+    expect(shape(refusal("bench", prefill({ prefillCase: "chunk", chunkTokens: 0 })))).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      field: "chunkTokens",
+    });
+    expect(
+      shape(refusal("bench", prefill({ prefillCase: "chunk", chunkTokens: 4096, chunkPrefix: -1 }))),
+    ).toMatchObject({ code: "INVALID_ARGUMENT", field: "chunkPrefix" });
+  });
+  test("the prefill keys are refused where they do not apply", () => {
+    for (const [patch, field] of [
+      [{ prefillCase: "verify" }, "prefillCase"],
+      [{ chunkTokens: 4096 }, "chunkTokens"],
+      [{ chunkPrefix: 3 }, "chunkPrefix"],
+      [{ op: "prefill", prefillCase: "verify", chunkTokens: 4096 }, "chunkTokens"],
+      [{ op: "prefill", prefillCase: "verify", chunkPrefix: 0 }, "chunkPrefix"],
+      [{ op: "prefill", prefillCase: "verify", variant: 3 }, "variant"],
+      [{ op: "prefill", prefillCase: "chunk", chunkTokens: 4096, split: 4 }, "split"],
+    ] as const) {
+      const e = refusal("bench", valid("bench", patch));
+      expect(shape(e), field).toMatchObject({ code: "INVALID_ARGUMENT", field });
+      expect(e.rule, field).toMatch(/^(applies only to|does not apply to) /);
+    }
+  });
+  test("valid prefill args pass the table: the refusal is the context's", (ctx) => {
+    if (!addon?.compiledWithCuda) ctx.skip("CPU-only addon: bench refuses the run itself");
+    for (const patch of [
+      { op: "prefill", prefillCase: "verify", batch: 64, numVerify: 4 },
+      { op: "prefill", prefillCase: "chunk", chunkTokens: 4096 },
+      { op: "prefill", prefillCase: "chunk", chunkTokens: 4096, chunkPrefix: 37 },
+    ])
+      expect(shape(refusal("bench", valid("bench", patch)))).toMatchObject({ code: "INVALID_TYPE", field: "ctx" });
+  });
   test("valid args pass the table: the refusal is the context's", (ctx) => {
     if (!addon?.compiledWithCuda) ctx.skip("CPU-only addon: bench refuses the run itself (the test below)");
     expect(shape(refusal("bench", valid("bench")))).toEqual({

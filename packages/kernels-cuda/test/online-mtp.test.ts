@@ -104,7 +104,7 @@ describe("argument validation (host side, no GPU needed)", () => {
         nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 } as never),
       nat?.benchVariants
         ? /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/
-        : /^variant = 2: must be 0 \(legacy\) in this build: /,
+        : /^variant = 2: must be 3 \(scalar\) in this build: /,
     ],
     [
       "prefill numSegments negative",
@@ -133,10 +133,10 @@ describe("argument validation (host side, no GPU needed)", () => {
       () => nat!.commitPending(null as never, { ...commitArgs, consume: 0, variant: v } as never),
       notBuilt("1 \\(regs\\)"),
     ]),
-    ...[1, 3].map((v): [string, () => unknown, RegExp] => [
+    ...[0, 1].map((v): [string, () => unknown, RegExp] => [
       `decode variant ${v}`,
       () => nat!.decode(null as never, { ...decodeArgs, variant: v } as never),
-      notBuilt("0 \\(legacy\\)"),
+      notBuilt("3 \\(scalar\\)"),
     ]),
   ];
   for (const [name, f, re] of benchOnly) {
@@ -321,7 +321,7 @@ describe("bench arguments (with a GPU context; test/online-mtp-keys.test.ts chec
       for (const [op, variant] of [
         ["writePrefix", 1],
         ["commit", 0],
-        ["decode", 3],
+        ["decode", 0],
       ] as const)
         expect(bench({ op, variant }), `${op} ${variant}`).toThrow(
           expect.objectContaining({ code: "INVALID_ARGUMENT", field: "variant" }),
@@ -489,21 +489,23 @@ describe("GPU round trips", () => {
     );
 
     gpuTest(
-      `decode, legacy, vec (splits 1/4/auto) and scalar (splits 1/16/auto), ${dtype}: state and emitted entries = float64`,
+      `decode, scalar (default; splits 1/2/16/auto), legacy and vec (splits 1/4/auto), ${dtype}: state and emitted entries = float64`,
       ({ gpu: env }) => {
         const N = 10,
           rows = N + 12,
           batch = 8;
         const decodeShapes = [
+          [3, 0],
+          [3, 1],
+          [3, 2],
+          [3, 16],
           [0, 0],
           [1, 1],
           [1, 4],
           [1, 0],
-          [3, 1],
-          [3, 16],
-          [3, 0],
         ] as const;
-        for (const [variant, split] of builtVariants(env.nat, decodeShapes, decodeShapes[0])) {
+        const shapes = env.nat.benchVariants ? decodeShapes : decodeShapes.filter(([v]) => v === 3);
+        for (const [variant, split] of shapes) {
           const rng = new Rng(55 + variant * 5 + split);
           const st = stateBuf(env, randomState(rng, rows), dtype);
           const kv = randn(rng, batch * KVC);
@@ -632,7 +634,7 @@ describe("GPU round trips", () => {
           }),
         );
       }
-      for (const variant of builtVariants(env.nat, [0, 1, 3], WRITE_PREFIX_VARIANT.legacy)) {
+      for (const variant of builtVariants(env.nat, [0, 1, 3], WRITE_PREFIX_VARIANT.scalar)) {
         expectReported(`decode variant ${variant}`, ONLINE_MTP_ERR.reqIndex, bad, ONLINE_MTP_KERNEL.decode, () =>
           env.nat.decode(env.ctx, {
             state: st.buf,

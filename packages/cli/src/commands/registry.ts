@@ -68,6 +68,12 @@ export const COMMANDS: CommandEntry[] = [
     summary: "run the online c128 MTP controller against a sequential reference (lost commits, max errors)",
     load: () => import("./simulate-online-mtp.js"),
   },
+  {
+    path: ["simulate", "compress"],
+    summary:
+      "run the compress backends through speculative multi-request scenarios and check every entry against offline compression",
+    load: () => import("./simulate-compress.js"),
+  },
 ];
 
 /** What `dsv4-kv` with no command runs: the pre-start check of the embedded default (DeepSeek-V4-Flash, EAGLE 3/1/4, one rank of 8×H200 TP). */
@@ -79,6 +85,6 @@ export const DEFAULT_COMMAND: { path: string[]; describe: string } = {
 
 /** Commands of two words share their first (`simulate residency`): the group's help lists them. */
 export const GROUPS: Readonly<Record<string, string>> = {
-  simulate: "run a ring or the online MTP controller through seeded scenarios against a reference",
+  simulate: "run a ring, the online MTP controller or the compress path through seeded scenarios against a reference",
   prove: "prove a property for every batch sequence, not a sampled one",
 };

@@ -171,6 +171,7 @@ export function progressReporter(
   stderr: CommandIO["stderr"],
   now: () => number = () => performance.now(),
   everyMs = 500,
+  label = "simulate online-mtp",
 ): ((done: number, total: number) => void) | undefined {
   if (stderr.isTTY !== true) return undefined;
   const started = now();
@@ -183,7 +184,7 @@ export function progressReporter(
     const t = now();
     if (t - last < everyMs) return;
     last = t;
-    stderr.write(`\r\x1b[Ksimulate online-mtp: ${formatProgress(done, total, (t - started) / 1000)}`);
+    stderr.write(`\r\x1b[K${label}: ${formatProgress(done, total, (t - started) / 1000)}`);
   };
 }
 

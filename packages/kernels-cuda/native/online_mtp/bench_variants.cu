@@ -4,7 +4,8 @@
 //   writePrefix kWpLegacy (the first kernel: 512 threads per request, expf and IEEE division), kWpVec (4 channels
 //   per thread, 16-byte accesses, fast math), kWpVecAccurate (kWpVec's shape with kWpLegacy's math);
 //   commitPending kCommitLegacy (thread 0 decides, a copy loop), kCommitWide (one 16-byte vector per thread);
-//   decode kWpVec (4 channels per thread, accurate math), kWpScalar (one channel per thread, fast math).
+//   decode kWpLegacy (the first kernel: 512 threads per request, index loads first), kWpVec (4 channels per thread,
+//   accurate math).
 #if DSV4KV_BENCH_VARIANTS
 #include <cuda_bf16.h>
 
@@ -213,39 +214,33 @@ __global__ void __launch_bounds__(kVecThreads) DecodeVecKernel(const DecodeParam
   }
 }
 
-// kWpScalar decode: grid = (batch, split), block = 512/split threads, one channel per thread; the input row is
-// issued before the index loads resolve and the state row unconditionally before the ape load is consumed; fast
-// exp / division (__expf, __fdividef) like kWpScalar writePrefix.
+// kWpLegacy decode (the first decode kernel, the default before D = 1's shape was promoted): grid = batch, block =
+// kHeadDim, the index loads first, the state row only when pos != 0.
 template <typename T>
-__global__ void __launch_bounds__(kHeadDim) DecodeScalarKernel(const DecodeParams p) {
+__global__ void __launch_bounds__(kHeadDim) DecodeLegacyKernel(const DecodeParams p) {
   const int b = blockIdx.x;
-  const int d = blockIdx.y * blockDim.x + threadIdx.x;  // < 512
-  const int32_t L = __ldg(p.seqLens + b);
-  const int32_t r = __ldg(p.reqPoolIdx + b);
-  const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols + d;  // row b < batch <= kv rows
-  const float k = __ldg(in);
-  const float sIn = __ldg(in + kHeadDim);
-  if (SkipRequest<true>(p, L <= 0, b, r, kKDecode)) return;
+  const int d = threadIdx.x;
+  const int32_t L = p.seqLens[b];
+  const int32_t r = p.reqPoolIdx[b];
+  if (SkipRequest<false>(p, L <= 0, b, r, kKDecode)) return;
   const int pos = (L - 1) & (kChunk - 1);
-  T* row =
-      static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + d;  // < N + off <= rows
-  const float m0 = StateIO<T>::load(row), sg0 = StateIO<T>::load(row + kHeadDim),
-              a0 = StateIO<T>::load(row + 2 * kHeadDim);
-  const float s = sIn + __ldg(p.ape + pos * kHeadDim + d);
-  float m = s, sg = 1.f, a = k;
+  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems;  // < N + off <= rows
+  const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols;
+  const float k = __ldg(in + d);
+  const float s = __ldg(in + kHeadDim + d) + __ldg(p.ape + pos * kHeadDim + d);
+  float m = 0.f, sg = 0.f, a = 0.f;
   if (pos != 0) {
-    m = fmaxf(m0, s);
-    const float al = sg0 * __expf(m0 - m);
-    const float be = __expf(s - m);
-    sg = al + be;
-    a = __fdividef(a0 * al + k * be, sg);
+    m = StateIO<T>::load(row + d);
+    sg = StateIO<T>::load(row + kHeadDim + d);
+    a = StateIO<T>::load(row + 2 * kHeadDim + d);
   }
+  Update(m, sg, a, k, s, pos);
   if (pos == kChunk - 1) {
     p.out[static_cast<int64_t>(b) * kHeadDim + d] = a;
   } else {
-    StateIO<T>::store(row, m);
-    StateIO<T>::store(row + kHeadDim, sg);
-    StateIO<T>::store(row + 2 * kHeadDim, a);
+    StateIO<T>::store(row + d, m);
+    StateIO<T>::store(row + kHeadDim + d, sg);
+    StateIO<T>::store(row + 2 * kHeadDim + d, a);
   }
 }
 
@@ -301,16 +296,15 @@ cudaError_t LaunchCommitVariant(const CommitPendingParams& p, cudaStream_t s) {
 
 cudaError_t LaunchDecodeVariant(const DecodeParams& p, cudaStream_t s) {
   const bool f32 = p.stateType == kF32;
-  if (!ValidSplit(p.split)) return cudaErrorInvalidValue;
-  const dim3 grid(p.batch, p.split);
-  if (p.variant == kWpScalar) {
+  if (p.variant == kWpLegacy) {
     if (f32)
-      DecodeScalarKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
+      DecodeLegacyKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
     else
-      DecodeScalarKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
+      DecodeLegacyKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
     return cudaGetLastError();
   }
-  if (p.variant != kWpVec) return cudaErrorInvalidValue;
+  if (p.variant != kWpVec || !ValidSplit(p.split)) return cudaErrorInvalidValue;
+  const dim3 grid(p.batch, p.split);
   if (f32)
     DecodeVecKernel<float><<<grid, kVecThreads / p.split, 0, s>>>(p);
   else

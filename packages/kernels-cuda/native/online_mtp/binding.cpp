@@ -17,8 +17,9 @@
 //   copyToDevice(ctx, buf, view, byteOffset?) / copyToHost(ctx, buf, view, byteOffset?) / fill(ctx, buf, byte):
 //       copies and memset ordered on ctx's stream (no stream synchronisation needed around them; copyToHost returns
 //       once the bytes are in `view`, after the work queued before it)
-//   bench(ctx, {op, batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes?, variant?, split?})
-//       -> {usPerCall, minUs, maxUs, variant, split}
+//   bench(ctx, {op, batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes?, variant?, split?,
+//               prefillCase?, chunkTokens?, chunkPrefix?})
+//       -> {usPerCall, minUs, maxUs, variant, split, bytes? (op prefill: bytes per call), numSegments? (op prefill)}
 // `err` (optional int32[4] device buffer): a request / slot index >= numReqSlots is recorded there as
 // [code, batch row, value, kernel] and the row skipped; without it such rows are skipped silently (the no-op rule of
 // docs/reference/online-mtp.md §13). Negative request indices are padding and always skipped silently.
@@ -140,6 +141,11 @@ int32_t AutoWritePrefixSplit(int32_t batch, int32_t numVerify, int smCount) {
   return batch <= smCount || numVerify < kIndexFirstMinD ? 8 : 1;
 }
 int32_t AutoSplit(int32_t batch, int smCount) { return batch <= smCount ? 4 : 1; }
+// decode's default shape is writePrefix's D = 1 kernel shape (one update per channel, then one row stored), so it takes
+// that rule; the benchmark-only vec shape keeps D14's.
+int32_t AutoDecodeSplit(int32_t variant, int32_t batch, int smCount) {
+  return variant == kWpScalar ? AutoWritePrefixSplit(batch, 1, smCount) : AutoSplit(batch, smCount);
+}
 
 #if DSV4KV_HAVE_CUDA
 Context* CtxOf(Napi::Env env, Napi::Value v) {
@@ -158,12 +164,13 @@ void Finalize(WritePrefixParams& p, int sm) {
     p.split = p.variant == kWpScalar ? AutoWritePrefixSplit(p.batch, p.numVerify, sm) : AutoSplit(p.batch, sm);
 }
 void Finalize(DecodeParams& p, int sm) {
-  if (p.variant != kWpLegacy && p.split == 0) p.split = AutoSplit(p.batch, sm);
+  if (p.variant != kWpLegacy && p.split == 0) p.split = AutoDecodeSplit(p.variant, p.batch, sm);
 }
 
 // ---- the args of each call: one key table per call (addon-types.ts lists the same keys, test/binding-keys.test.ts
 // holds them equal). Integer rows read first in their order, then the rules that tie keys together, then buffers.
 constexpr int64_t kMaxD = kMaxVerify;
+constexpr int64_t kMaxChunkTokens = int64_t{1} << 18;  // bench op prefill: 1 GiB of input rows per buffer set
 
 // writePrefix (WritePrefixArgs).
 struct WritePrefixIn {
@@ -361,7 +368,7 @@ const IntKey<DecodeIn> kDecodeKeys[] = {
     {"batch", &DecodeIn::batch, 0, kI32Max, true, 0},
     {"numReqSlots", &DecodeIn::numReqSlots, 1, kI32Max, true, 0},
     {"slotOffsetRows", &DecodeIn::slotOffsetRows, 0, kI32Max, true, 0},
-    {"variant", &DecodeIn::variant, 0, kWpScalar, false, kWpLegacy},
+    {"variant", &DecodeIn::variant, 0, kWpScalar, false, kWpScalar},
     {"split", &DecodeIn::split, 0, kMaxSplit, false, 0},
 };
 const BufferKey<DecodeIn> kDecodeBuffers[] = {
@@ -382,7 +389,7 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object a) {
   p.batch = static_cast<int32_t>(in.batch);
   p.numReqSlots = static_cast<int32_t>(in.numReqSlots);
   p.slotOffsetRows = static_cast<int32_t>(in.slotOffsetRows);
-  p.variant = CheckVariant(env, in.variant, kWpScalar, kWpLegacy, "legacy");
+  p.variant = CheckVariant(env, in.variant, kWpScalar, kWpScalar, "scalar");
   CheckDecodeVariant(env, p.variant);
   p.split = CheckSplit(env, in.split);
   ReadBuffers(env, a, kStyle, kDecodeBuffers, in);
@@ -422,12 +429,13 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object a) {
   p.stateType = static_cast<int32_t>(in.stateType);
   p.numSegments = static_cast<int32_t>(in.numSegments);
   ReadBuffers(env, a, kStyle, kPrefillBuffers, in);
-  const Buf st = BufOf(in.state), kv = BufOf(in.kvScore);
+  const Buf st = BufOf(in.state), kv = BufOf(in.kvScore), ape = BufOf(in.ape), out = BufOf(in.out);
+  for (auto [f, b] : {std::pair<const char*, const Buf*>{"kvScore", &kv}, {"ape", &ape}, {"state", &st}, {"out", &out}})
+    NeedAligned(env, f, *b);
   p.segments = Sized<const int32_t>(env, "segments", BufOf(in.segments), int64_t(p.numSegments) * kSegmentFields * 4,
                                     "numSegments·5 int32");
-  p.ape = ApeOf(env, BufOf(in.ape));
-  p.out =
-      Sized<float>(env, "out", BufOf(in.out), int64_t(p.numSegments) * kHeadDim * 4, "numSegments rows of 512 fp32");
+  p.ape = ApeOf(env, ape);
+  p.out = Sized<float>(env, "out", out, int64_t(p.numSegments) * kHeadDim * 4, "numSegments rows of 512 fp32");
   p.err = Sized<int32_t>(env, "err", BufOf(in.err), 16, "int32[4] error word");
   // Device-resident segment rows are checked in the kernel against these bounds (derived from the byte lengths).
   p.stateRows = static_cast<int64_t>(st.bytes) / (kRowElems * ElemBytes(p.stateType));
@@ -542,7 +550,7 @@ Napi::Value Fill(const Napi::CallbackInfo& info) { NoCuda(info.Env(), "onlineMtp
 
 // ---- bench (OnlineMtpBenchArgs): `op` is a string, read apart from the integer table --------------------------
 struct BenchIn {
-  int64_t batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes, variant, split;
+  int64_t batch, numVerify, stateType, graph, rotate, iters, reps, copyBytes, variant, split, chunkTokens, chunkPrefix;
 };
 const IntKey<BenchIn> kBenchKeys[] = {
     {"batch", &BenchIn::batch, 1, 65535, true, 0},
@@ -556,14 +564,48 @@ const IntKey<BenchIn> kBenchKeys[] = {
     {"copyBytes", &BenchIn::copyBytes, 1, int64_t{1} << 34, false, 0},
     {"variant", &BenchIn::variant, 0, kWpScalar, false, -1},  // -1: the op's default
     {"split", &BenchIn::split, 0, kMaxSplit, false, 0},
+    // op prefill, prefillCase chunk: the chunk's tokens (required) and the committed length before it (default 0).
+    {"chunkTokens", &BenchIn::chunkTokens, 1, kMaxChunkTokens, false, 0},
+    {"chunkPrefix", &BenchIn::chunkPrefix, 0, kMaxChunkTokens, false, -1},
 };
-const char* const kBenchStringKeys[] = {"op"};
+// op prefill's case: "verify" or "chunk" (PrefillCaseSegments).
+const char* const kBenchStringKeys[] = {"op", "prefillCase"};
 
 struct BenchArgs {
   std::string op;
   int32_t batch, numVerify, stateType, graph, rotate, iters, reps, variant, split;
   int64_t copyBytes;
+  std::string prefillCase;  // op prefill: "verify" or "chunk"
+  int32_t chunkTokens, chunkPrefix;
 };
+
+// op prefill's keys: prefillCase only with op prefill (required there), chunkTokens / chunkPrefix only with its chunk
+// case (chunkTokens required there).
+void ParsePrefillCase(Napi::Env env, Napi::Object a, const BenchIn& in, BenchArgs& b) {
+  const Napi::Value v = a.Get("prefillCase");
+  const bool given = !v.IsUndefined() && !v.IsNull();
+  if (b.op != "prefill") {
+    if (given) ThrowField(env, kErr, "prefillCase", v, "applies only to op prefill");
+    if (in.chunkTokens != 0) Fail(env, "chunkTokens", in.chunkTokens, "applies only to op prefill");
+    if (in.chunkPrefix >= 0) Fail(env, "chunkPrefix", in.chunkPrefix, "applies only to op prefill");
+    return;
+  }
+  if (in.variant >= 0) Fail(env, "variant", in.variant, "does not apply to op prefill (its launch picks the shape)");
+  if (in.split != 0) Fail(env, "split", in.split, "does not apply to op prefill (its launch picks the shape)");
+  if (!given) ThrowField(env, kErr, "prefillCase", "is required by op prefill");
+  if (!v.IsString()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "prefillCase", v, "must be a string");
+  b.prefillCase = v.As<Napi::String>().Utf8Value();
+  if (b.prefillCase != "verify" && b.prefillCase != "chunk")
+    ThrowField(env, kErr, "prefillCase", v, "must be one of verify, chunk");
+  if (b.prefillCase == "verify") {
+    if (in.chunkTokens != 0) Fail(env, "chunkTokens", in.chunkTokens, "applies only to prefillCase chunk");
+    if (in.chunkPrefix >= 0) Fail(env, "chunkPrefix", in.chunkPrefix, "applies only to prefillCase chunk");
+    return;
+  }
+  if (in.chunkTokens == 0) ThrowField(env, kErr, "chunkTokens", "is required by prefillCase chunk");
+  b.chunkTokens = static_cast<int32_t>(in.chunkTokens);
+  b.chunkPrefix = static_cast<int32_t>(std::max<int64_t>(in.chunkPrefix, 0));
+}
 
 BenchArgs ParseBench(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -576,11 +618,12 @@ BenchArgs ParseBench(const Napi::CallbackInfo& info) {
   if (opValue.IsUndefined() || opValue.IsNull()) ThrowField(env, kErr, "op", "is required");
   if (!opValue.IsString()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "op", opValue, "must be a string");
   b.op = opValue.As<Napi::String>().Utf8Value();
-  static const char* const kOps[] = {"writePrefix", "mark",  "markUpstream", "commit",    "commitMark",
-                                     "decode",      "empty", "copy",         "copyKernel"};
+  static const char* const kOps[] = {"writePrefix", "mark",    "markUpstream", "commit", "commitMark",
+                                     "decode",      "prefill", "empty",        "copy",   "copyKernel"};
   if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* o) { return b.op == o; }))
     ThrowField(env, kErr, "op", opValue,
-               "must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, empty, copy, copyKernel");
+               "must be one of writePrefix, mark, markUpstream, commit, commitMark, decode, prefill, empty, copy, "
+               "copyKernel");
   b.batch = static_cast<int32_t>(in.batch);
   b.numVerify = static_cast<int32_t>(in.numVerify);
   b.stateType = static_cast<int32_t>(in.stateType);
@@ -592,7 +635,7 @@ BenchArgs ParseBench(const Napi::CallbackInfo& info) {
   const bool commitOp = b.op == "commit" || b.op == "commitMark";
   b.variant = b.op == "writePrefix" ? CheckVariant(env, in.variant, kWpScalar, kWpScalar, "scalar")
               : commitOp            ? CheckVariant(env, in.variant, kCommitWide, kCommitRegs, "regs")
-              : b.op == "decode"    ? CheckVariant(env, in.variant, kWpScalar, kWpLegacy, "legacy")
+              : b.op == "decode"    ? CheckVariant(env, in.variant, kWpScalar, kWpScalar, "scalar")
                                     : static_cast<int32_t>(in.variant);
   if (b.op == "decode") CheckDecodeVariant(env, b.variant);
   b.split = CheckSplit(env, in.split);
@@ -600,24 +643,59 @@ BenchArgs ParseBench(const Napi::CallbackInfo& info) {
   const bool copyOp = b.op == "copy" || b.op == "copyKernel";
   if (copyOp && in.copyBytes == 0) ThrowField(env, kErr, "copyBytes", "is required by the copy and copyKernel ops");
   b.copyBytes = copyOp ? in.copyBytes : 0;
+  ParsePrefillCase(env, a, in, b);
   return b;
 }
 
 #if DSV4KV_HAVE_CUDA
 // ---- benchmark: CUDA events, eager back-to-back and CUDA-graph replay, medians ----------------------------------
-struct BenchSet {
-  std::vector<void*> allocs;
-  ~BenchSet() {
-    for (void* p : allocs) cudaFree(p);
-  }
-  template <typename T>
-  T* Alloc(Napi::Env env, size_t bytes) {
-    void* p = nullptr;
-    DSV4KV_CUDA_TRY(env, cudaMalloc(&p, std::max<size_t>(bytes, 16)));
-    allocs.push_back(p);
-    return static_cast<T*>(p);
-  }
+// op prefill's segment table (docs/reference/online-mtp.md §6.2), built on the host and uploaded once, and the bytes
+// one call moves: per valid segment its input rows (4 KiB each), the stored partial when it loads one, the entry it
+// emits (2 KiB) or the row it stores, and its 20-byte record; plus every ape row some segment reads (2 KiB each).
+//   verify: `batch` requests (slot b + 1, pre-verify length S_b = 1024 + {0, 1, 2, 63, 120, 126, 127}[b % 7], as the
+//           writePrefix op), numVerify = D tokens each on input rows b·D + i; segments as the target verify cuts them
+//           (online-mtp-controller's simulate.ts): a chunk closed inside the verify (S_b mod 128 > 128 − D) loads
+//           bank 0 (row r) and emits, the trailing part loads bank 0 and stores bank 1 (row r + O); the table is
+//           padded with seqLen-0 rows to batch·D records, the token count a CUDA graph is captured for.
+//   chunk:  one request (slot 1), chunkTokens tokens after chunkPrefix committed ones, input rows 0.., cut at
+//           128-aligned positions; every segment loads and stores bank 0 (row 1), as a plain extend.
+struct PrefillCase {
+  std::vector<int32_t> segments;
+  int32_t numSegments = 0;
+  int64_t kvRows = 0;
+  double bytes = 0;
 };
+PrefillCase PrefillCaseSegments(const BenchArgs& a, const std::vector<int32_t>& seq, int32_t O, int64_t rowBytes) {
+  PrefillCase c;
+  std::vector<bool> apeRows(kChunk, false);
+  // Tokens at positions [from, to) on input rows row0.. of request slot r; trailing store row storeRow.
+  auto cut = [&](int64_t from, int64_t to, int64_t row0, int32_t r, int32_t storeRow) {
+    for (int64_t p = from; p < to;) {
+      const int64_t end = std::min(to, (p / kChunk + 1) * kChunk);
+      const int32_t len = static_cast<int32_t>(end - p), c0 = static_cast<int32_t>(p % kChunk);
+      const bool closes = end % kChunk == 0;
+      c.segments.insert(c.segments.end(),
+                        {static_cast<int32_t>(end), static_cast<int32_t>(row0 + (end - 1 - from)), len, r, storeRow});
+      c.bytes += double(len) * kKvScoreCols * 4 + (c0 != 0 ? rowBytes : 0) + (closes ? kHeadDim * 4 : rowBytes) +
+                 kSegmentFields * 4;
+      for (int j = c0; j < c0 + len; ++j) apeRows[j] = true;
+      p = end;
+    }
+  };
+  if (a.prefillCase == "verify") {
+    for (int b = 0; b < a.batch; ++b)
+      cut(seq[b], int64_t(seq[b]) + a.numVerify, int64_t(b) * a.numVerify, b + 1, b + 1 + O);
+    c.kvRows = int64_t(a.batch) * a.numVerify;
+    c.numSegments = static_cast<int32_t>(c.kvRows);  // the segments found (<= 2 per request <= D) + padding
+    c.segments.resize(size_t(c.numSegments) * kSegmentFields, 0);
+  } else {
+    cut(a.chunkPrefix, int64_t(a.chunkPrefix) + a.chunkTokens, 0, 1, 1);
+    c.kvRows = a.chunkTokens;
+    c.numSegments = static_cast<int32_t>(c.segments.size() / kSegmentFields);
+  }
+  for (bool used : apeRows) c.bytes += used ? kHeadDim * 4 : 0;
+  return c;
+}
 
 Napi::Value RunBench(const Napi::CallbackInfo& info, const BenchArgs& args) {
   Napi::Env env = info.Env();
@@ -632,8 +710,11 @@ Napi::Value RunBench(const Napi::CallbackInfo& info, const BenchArgs& args) {
   const int sm = ctx->smCount();
   const int32_t wpVariant = variant >= 0 ? variant : kWpScalar;
   int32_t split = args.split;
+  const int32_t decodeVariant = variant >= 0 ? variant : kWpScalar;
   if (split == 0)
-    split = op == "writePrefix" && wpVariant == kWpScalar ? AutoWritePrefixSplit(batch, D, sm) : AutoSplit(batch, sm);
+    split = op == "writePrefix" && wpVariant == kWpScalar ? AutoWritePrefixSplit(batch, D, sm)
+            : op == "decode"                              ? AutoDecodeSplit(decodeVariant, batch, sm)
+                                                          : AutoSplit(batch, sm);
 
   const int32_t N = batch + 1;  // slot 0 = dummy
   const int32_t O = N + 2;      // bank stride (docs/reference/online-mtp.md §7.2)
@@ -666,6 +747,24 @@ Napi::Value RunBench(const Napi::CallbackInfo& info, const BenchArgs& args) {
     out[i] = mem.Alloc<float>(env, int64_t(batch) * kHeadDim * 4);
     pend[i] = mem.Alloc<int32_t>(env, N * 4);
     wid[i] = mem.Alloc<int32_t>(env, N * 4);
+  }
+  // op prefill: the case's segment table (shared by the buffer sets), input rows and entries per set.
+  const bool prefillOp = op == "prefill";
+  PrefillCase pc;
+  if (prefillOp) pc = PrefillCaseSegments(args, hSeq, O, kRowElems * eb);
+  int32_t* segs = nullptr;
+  int32_t* perr = nullptr;
+  std::vector<float*> pkv, pout;
+  if (prefillOp) {
+    segs = mem.Alloc<int32_t>(env, pc.segments.size() * 4);
+    DSV4KV_CUDA_TRY(env, cudaMemcpyAsync(segs, pc.segments.data(), pc.segments.size() * 4, cudaMemcpyHostToDevice, s));
+    perr = mem.Alloc<int32_t>(env, 16);
+    DSV4KV_CUDA_TRY(env, cudaMemsetAsync(perr, 0, 16, s));
+    for (int i = 0; i < rotate; ++i) {
+      pkv.push_back(mem.Alloc<float>(env, pc.kvRows * kKvScoreCols * 4));
+      DSV4KV_CUDA_TRY(env, LaunchFillRandom(pkv.back(), pc.kvRows * kKvScoreCols, 19 + i, 4.f, 0.f, s));
+      pout.push_back(mem.Alloc<float>(env, int64_t(pc.numSegments) * kHeadDim * 4));
+    }
   }
   std::vector<char*> cpySrc, cpyDst;
   for (int i = 0; copyOp && i < rotate; ++i) {
@@ -703,8 +802,14 @@ Napi::Value RunBench(const Napi::CallbackInfo& info, const BenchArgs& args) {
       DecodeParams p{};
       p.state = state[k], p.kvScore = kv[k], p.ape = ape, p.seqLens = cur, p.reqPoolIdx = rpi, p.out = out[k];
       p.batch = batch, p.slotOffsetRows = 0, p.numReqSlots = N, p.stateType = stateType;
-      p.variant = variant < 0 ? kWpLegacy : variant, p.split = split;
+      p.variant = decodeVariant, p.split = split;
       return LaunchDecode(p, s);
+    }
+    if (prefillOp) {
+      PrefillParams p{};
+      p.state = state[k], p.stateRows = rows, p.kvScore = pkv[k], p.kvRows = pc.kvRows, p.ape = ape;
+      p.segments = segs, p.out = pout[k], p.numSegments = pc.numSegments, p.stateType = stateType, p.err = perr;
+      return LaunchPrefill(p, s);
     }
     if (op == "empty") return LaunchEmpty(s);
     if (op == "copy") return cudaMemcpyAsync(cpyDst[k], cpySrc[k], copyBytes, cudaMemcpyDeviceToDevice, s);
@@ -756,8 +861,17 @@ Napi::Value RunBench(const Napi::CallbackInfo& info, const BenchArgs& args) {
   r.Set("usPerCall", sorted[sorted.size() / 2]);
   r.Set("minUs", sorted.front());
   r.Set("maxUs", sorted.back());
-  r.Set("variant", op == "writePrefix" ? wpVariant : variant);
-  r.Set("split", split);
+  r.Set("variant", op == "writePrefix" ? wpVariant : op == "decode" ? decodeVariant : variant);
+  r.Set("split", prefillOp ? 0 : split);
+  if (prefillOp) {
+    // A bad segment would have been skipped: the figure would not time the case.
+    int32_t e[4] = {0, 0, 0, 0};
+    DSV4KV_CUDA_TRY(env, cudaMemcpy(e, perr, 16, cudaMemcpyDeviceToHost));
+    if (e[0] != 0)
+      Fail(env, "segments[" + std::to_string(e[1]) + "]", e[0], "must be a valid record (the bench's own table)");
+    r.Set("bytes", pc.bytes);
+    r.Set("numSegments", pc.numSegments);
+  }
   return r;
 }
 #endif

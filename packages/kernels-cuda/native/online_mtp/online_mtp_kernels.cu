@@ -3,6 +3,8 @@
 // for the parameter structs and the spec sections.
 #include <cuda_bf16.h>
 
+#include <cfloat>
+
 #include "online_mtp/device.cuh"
 #include "online_mtp/online_mtp_kernels.cuh"
 
@@ -113,99 +115,236 @@ __global__ void ResetSlotsKernel(const ResetSlotsParams p) {
   }
 }
 
-// ---- online decode (docs/reference/online-mtp.md §5.1): grid = batch, block = kHeadDim ------------------------------
+// ---- online decode (docs/reference/online-mtp.md §5.1): grid = (batch, split), block = 512/split threads -----------
+// writePrefix's D = 1 shape (D23): one channel per thread, the input row issued before the index loads resolve, the
+// state row read unconditionally (row r + off < N + off <= rows always exists; used only when pos != 0), so the only
+// dependent chain is index -> state / ape -> update -> store. The math is Update (expf, IEEE division): the same
+// operations as the first decode kernel (kWpLegacy, now benchmark-only), so its results are unchanged.
 template <typename T>
 __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
   const int b = blockIdx.x;
-  const int d = threadIdx.x;
-  const int32_t L = p.seqLens[b];
-  const int32_t r = p.reqPoolIdx[b];
-  if (SkipRequest<false>(p, L <= 0, b, r, kKDecode)) return;
+  const int d = blockIdx.y * blockDim.x + threadIdx.x;  // < split·(512/split) = 512
+  const int32_t L = __ldg(p.seqLens + b);
+  const int32_t r = __ldg(p.reqPoolIdx + b);
+  const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols + d;  // row b < batch <= kv rows
+  const float k = __ldg(in);
+  const float sIn = __ldg(in + kHeadDim);
+  if (SkipRequest<true>(p, L <= 0, b, r, kKDecode)) return;
   const int pos = (L - 1) & (kChunk - 1);
-  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems;  // < N + off <= rows
-  const float* in = p.kvScore + static_cast<int64_t>(b) * kKvScoreCols;
-  const float k = __ldg(in + d);
-  const float s = __ldg(in + kHeadDim + d) + __ldg(p.ape + pos * kHeadDim + d);
-  float m = 0.f, sg = 0.f, a = 0.f;
-  if (pos != 0) {
-    m = StateIO<T>::load(row + d);
-    sg = StateIO<T>::load(row + kHeadDim + d);
-    a = StateIO<T>::load(row + 2 * kHeadDim + d);
-  }
-  Update(m, sg, a, k, s, pos);
+  T* row = static_cast<T*>(p.state) + (static_cast<int64_t>(r) + p.slotOffsetRows) * kRowElems + d;
+  float m = StateIO<T>::load(row), sg = StateIO<T>::load(row + kHeadDim), a = StateIO<T>::load(row + 2 * kHeadDim);
+  const float s = sIn + __ldg(p.ape + pos * kHeadDim + d);
+  Update(m, sg, a, k, s, pos);  // pos == 0 ignores the loaded row
   if (pos == kChunk - 1) {
     p.out[static_cast<int64_t>(b) * kHeadDim + d] = a;
   } else {
-    StateIO<T>::store(row + d, m);
-    StateIO<T>::store(row + kHeadDim + d, sg);
-    StateIO<T>::store(row + 2 * kHeadDim + d, a);
+    StateIO<T>::store(row, m);
+    StateIO<T>::store(row + kHeadDim, sg);
+    StateIO<T>::store(row + 2 * kHeadDim, a);
   }
 }
 
-// ---- online prefill (docs/reference/online-mtp.md §5.2): grid = numSegments, block = kHeadDim ---------------------
-// Pass 0 = closing segments, 1 = trailing.
-template <typename T>
-__global__ void __launch_bounds__(kHeadDim) PrefillKernel(const PrefillParams p, int pass) {
-  const int i = blockIdx.x;
-  const int d = threadIdx.x;
+// ---- online prefill (docs/reference/online-mtp.md §5.2, §6.2) -----------------------------------------------------
+// Two kernels in stream order: pass 0 runs the segments that close their chunk (they read state, write `out`), pass 1
+// the trailing ones (they read state and write it). The order matters only where a trailing segment stores the row a
+// closing segment loads (a plain extend that starts inside a chunk and crosses a boundary: both use bank 0); the
+// kernel cannot see that from one segment, so pass 1 is launched as a programmatic dependent launch: its blocks start
+// while pass 0 runs, load their inputs and their stored partial (pass 0 writes no state), fold them, and wait
+// (griddepcontrol.wait: pass 0 complete, its memory visible) only before the state store. A verify batch thus costs
+// about one launch plus the store, without a host flag that the rows are disjoint (a wrong flag would corrupt
+// entries) and without a channel-sliced single kernel (a 4,096-token chunk would then be read by 128 blocks in
+// 16-byte pieces of rows 4 KiB apart).
+//
+// Shape <kLanes, kGroups> (host-chosen from the mean segment length, LaunchPrefill): block = kLanes·kGroups threads,
+// grid = (numSegments, 128 / kLanes); a block owns one segment and 4·kLanes channels; thread (lane, group) folds
+// channels c..c+3 (float4 loads) of tokens j ≡ group (mod kGroups), kBatch tokens' loads in flight at a time, online
+// softmax in fp32 (expf, IEEE division); the groups' partials merge through shared memory in a tree.
+// Tokens whose loads one thread has in flight at a time: 8 in the shapes of up to 256 threads, 4 in the 512-thread
+// one, so that it fits 64 registers and two of its blocks share an SM: a pass-1 block can then sit beside each pass-0
+// block (and one of a closing segment exit at once) instead of waiting for an SM to drain.
+template <int kThreads>
+constexpr int BatchOf() {
+  return kThreads >= 512 ? 4 : 8;
+}
+template <int kThreads>
+constexpr int MinBlocksOf() {  // <= 64 registers at 512 threads, <= 128 at 256, <= 168 at 128 (no spills there)
+  return kThreads >= 256 ? 2 : 3;
+}
+constexpr float kEmptyMax = -FLT_MAX;  // an empty partial (max, 0, 0): exp(kEmptyMax - m) = 0 for any real m
+
+struct SegmentInfo {
+  int64_t first;  // input row of the segment's first token
+  int32_t len, c0, loadRow, storeRow;
+  bool closes, needLoad;
+};
+
+// The segment record i (docs/reference/online-mtp.md §6.2). Returns false for padding rows, for the other pass's
+// segments, and for bad rows (reported once, by thread 0 of the segment's first block, then skipped).
+template <int kPass>
+__device__ __forceinline__ bool ReadSegment(const PrefillParams& p, int i, SegmentInfo& s) {
   const int32_t* seg = p.segments + static_cast<int64_t>(i) * kSegmentFields;
-  const int32_t seqLen = seg[0], lastRow = seg[1], len = seg[2], loadRow = seg[3], storeRow = seg[4];
-  if (seqLen <= 0) return;  // invalid (padding) plan
+  const int32_t seqLen = __ldg(seg), lastRow = __ldg(seg + 1), len = __ldg(seg + 2);
+  s.loadRow = __ldg(seg + 3);
+  s.storeRow = __ldg(seg + 4);
+  if (seqLen <= 0) return false;  // padding
   const int c1 = ((seqLen - 1) & (kChunk - 1)) + 1;
-  const bool closes = c1 == kChunk;
-  if ((pass == 0) != closes) return;
-  const int c0 = c1 - len;
-  const bool needLoad = c0 != 0 && loadRow >= 0;
+  s.closes = c1 == kChunk;
+  if ((kPass == 0) != s.closes) return false;
+  s.len = len;
+  s.c0 = len >= 1 && len <= kChunk ? c1 - len : -1;  // no int32 overflow for a wild len
+  s.first = static_cast<int64_t>(lastRow) - len + 1;
+  s.needLoad = s.c0 != 0 && s.loadRow >= 0;
   int32_t bad = kErrNone, badVal = 0;
-  if (len < 1 || len > kChunk || c0 < 0)
+  if (s.c0 < 0)
     bad = kErrSegLen, badVal = len;
-  else if (lastRow - len + 1 < 0 || lastRow >= p.kvRows)
+  else if (s.first < 0 || lastRow >= p.kvRows)
     bad = kErrSegLastRow, badVal = lastRow;
-  else if (needLoad && loadRow >= p.stateRows)
-    bad = kErrSegLoadRow, badVal = loadRow;
-  else if (!closes && (storeRow < 0 || storeRow >= p.stateRows))
-    bad = kErrSegStoreRow, badVal = storeRow;
-  if (bad != kErrNone) {
-    if (d == 0 && atomicCAS(p.err, 0, bad) == 0) {
-      p.err[1] = i;
-      p.err[2] = badVal;
+  else if (s.needLoad && s.loadRow >= p.stateRows)
+    bad = kErrSegLoadRow, badVal = s.loadRow;
+  else if (!s.closes && (s.storeRow < 0 || s.storeRow >= p.stateRows))
+    bad = kErrSegStoreRow, badVal = s.storeRow;
+  if (bad == kErrNone) return true;
+  if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, bad, i, badVal, kKPrefill);
+  return false;
+}
+
+__device__ __forceinline__ float4 Max4(float4 a, float4 b) {
+  return make_float4(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z), fmaxf(a.w, b.w));
+}
+__device__ __forceinline__ float4 Exp4(float4 a, float4 m) {  // e^(a - m) per channel
+  return make_float4(expf(a.x - m.x), expf(a.y - m.y), expf(a.z - m.z), expf(a.w - m.w));
+}
+__device__ __forceinline__ float4 Mul4(float4 a, float4 b) {
+  return make_float4(a.x * b.x, a.y * b.y, a.z * b.z, a.w * b.w);
+}
+__device__ __forceinline__ float4 Fma4(float4 a, float4 b, float4 c) {  // a·b + c
+  return make_float4(fmaf(a.x, b.x, c.x), fmaf(a.y, b.y, c.y), fmaf(a.z, b.z, c.z), fmaf(a.w, b.w, c.w));
+}
+__device__ __forceinline__ float4 Div4(float4 a, float4 b) {
+  return make_float4(a.x / b.x, a.y / b.y, a.z / b.z, a.w / b.w);
+}
+
+// A partial softmax over some tokens, per channel: max m, sum σ = Σ e^(s−m), unnormalised n = Σ e^(s−m)·kv.
+struct Partial4 {
+  float4 m, sg, n;
+};
+__device__ __forceinline__ Partial4 EmptyPartial() {
+  const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+  return {make_float4(kEmptyMax, kEmptyMax, kEmptyMax, kEmptyMax), z, z};
+}
+__device__ __forceinline__ Partial4 Merge(const Partial4& a, const Partial4& b) {
+  const float4 m = Max4(a.m, b.m);
+  const float4 wa = Exp4(a.m, m), wb = Exp4(b.m, m);
+  return {m, Fma4(a.sg, wa, Mul4(b.sg, wb)), Fma4(a.n, wa, Mul4(b.n, wb))};
+}
+
+// Folds this thread's tokens j = group, group + kGroups, ... < len of the segment, kBatch loads in flight.
+template <int kGroups, int kBatch>
+__device__ __forceinline__ Partial4 FoldTokens(const PrefillParams& p, const SegmentInfo& s, int group, int c) {
+  Partial4 acc = EmptyPartial();
+  for (int base = group; base < s.len; base += kGroups * kBatch) {
+    float4 kv[kBatch], sc[kBatch];
+#pragma unroll
+    for (int t = 0; t < kBatch; ++t) {
+      const int j = base + t * kGroups;
+      if (j < s.len) {  // row first + j <= lastRow < kvRows, ape row c0 + j < 128 (ReadSegment)
+        const float* row = p.kvScore + (s.first + j) * kKvScoreCols + c;
+        kv[t] = LoadIn4(row);
+        sc[t] = Add4(LoadIn4(row + kHeadDim), LoadIn4(p.ape + (s.c0 + j) * kHeadDim + c));
+      } else {
+        kv[t] = make_float4(0.f, 0.f, 0.f, 0.f);
+        sc[t] = make_float4(kEmptyMax, kEmptyMax, kEmptyMax, kEmptyMax);
+      }
     }
+    float4 m = acc.m;
+#pragma unroll
+    for (int t = 0; t < kBatch; ++t) m = Max4(m, sc[t]);
+    const float4 scale = Exp4(acc.m, m);
+    float4 sg = Mul4(acc.sg, scale), n = Mul4(acc.n, scale);
+#pragma unroll
+    for (int t = 0; t < kBatch; ++t) {
+      const float4 e = Exp4(sc[t], m);  // 0 for an empty slot
+      sg = Add4(sg, e);
+      n = Fma4(e, kv[t], n);
+    }
+    acc = {m, sg, n};
+  }
+  return acc;
+}
+
+__device__ __forceinline__ void GridDependencyWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void TriggerDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+template <typename T, int kLanes, int kGroups, int kPass>
+__device__ __forceinline__ void PrefillSegment(const PrefillParams& p) {
+  const int i = blockIdx.x;
+  const int lane = threadIdx.x % kLanes, group = threadIdx.x / kLanes;
+  const int c = (blockIdx.y * kLanes + lane) * 4;  // < (128 / kLanes)·kLanes·4 = 512
+  SegmentInfo s;
+  if (!ReadSegment<kPass>(p, i, s)) return;  // block-uniform: before any barrier
+  T* state = static_cast<T*>(p.state);
+  // The stored partial (normalised acc), issued before the token loads; pass 0 writes no state, so pass 1 may read
+  // it before the grid-dependency wait.
+  float4 m1 = make_float4(0.f, 0.f, 0.f, 0.f), sg1 = m1, a1 = m1;
+  if (s.needLoad && group == 0) {
+    const T* lr = state + static_cast<int64_t>(s.loadRow) * kRowElems + c;
+    m1 = Vec4IO<T>::load(lr);
+    sg1 = Vec4IO<T>::load(lr + kHeadDim);
+    a1 = Vec4IO<T>::load(lr + 2 * kHeadDim);
+  }
+  Partial4 acc = FoldTokens<kGroups, BatchOf<kLanes * kGroups>()>(p, s, group, c);
+  if constexpr (kGroups > 1) {
+    __shared__ Partial4 part[kGroups][kLanes];
+    part[group][lane] = acc;
+    __syncthreads();
+#pragma unroll
+    for (int h = kGroups / 2; h >= 1; h /= 2) {
+      if (group < h) {
+        acc = Merge(acc, part[group + h][lane]);
+        part[group][lane] = acc;
+      }
+      __syncthreads();
+    }
+    if (group != 0) return;
+  }
+  // acc covers every token (len >= 1: m finite, σ >= 1). Merge the stored partial: w1 = σ1·e^(m1−m), w2 = e^(m2−m).
+  float4 m = acc.m, sg = acc.sg, a;
+  if (s.needLoad) {
+    m = Max4(m1, acc.m);
+    const float4 w1 = Mul4(sg1, Exp4(m1, m)), w2 = Exp4(acc.m, m);
+    sg = Fma4(acc.sg, w2, w1);
+    a = Div4(Fma4(a1, w1, Mul4(acc.n, w2)), sg);
+  } else {
+    a = Div4(acc.n, sg);
+  }
+  if (s.closes) {
+    *reinterpret_cast<float4*>(p.out + static_cast<int64_t>(i) * kHeadDim + c) = a;  // output row i < numSegments
     return;
   }
-  const int first = lastRow - len + 1;
-  float m2 = -INFINITY;
-  for (int j = 0; j < len; ++j) {
-    const float* row = p.kvScore + static_cast<int64_t>(first + j) * kKvScoreCols;
-    m2 = fmaxf(m2, row[kHeadDim + d] + p.ape[(c0 + j) * kHeadDim + d]);
-  }
-  float sum = 0.f, num = 0.f;
-  for (int j = 0; j < len; ++j) {
-    const float* row = p.kvScore + static_cast<int64_t>(first + j) * kKvScoreCols;
-    const float e = expf(row[kHeadDim + d] + p.ape[(c0 + j) * kHeadDim + d] - m2);
-    sum += e;
-    num += e * row[d];
-  }
-  float m = m2, sg = sum, a = num / sum;
-  T* state = static_cast<T*>(p.state);
-  if (needLoad) {
-    const T* lr = state + static_cast<int64_t>(loadRow) * kRowElems;
-    const float m1 = StateIO<T>::load(lr + d);
-    const float mm = fmaxf(m1, m2);
-    const float w1 = StateIO<T>::load(lr + kHeadDim + d) * expf(m1 - mm);
-    const float w2 = sg * expf(m2 - mm);
-    const float s = w1 + w2;
-    a = (StateIO<T>::load(lr + 2 * kHeadDim + d) * w1 + a * w2) / s;
-    m = mm;
-    sg = s;
-  }
-  if (closes) {
-    p.out[static_cast<int64_t>(i) * kHeadDim + d] = a;
-  } else {
-    T* sr = state + static_cast<int64_t>(storeRow) * kRowElems;
-    StateIO<T>::store(sr + d, m);
-    StateIO<T>::store(sr + kHeadDim + d, sg);
-    StateIO<T>::store(sr + 2 * kHeadDim + d, a);
-  }
+  if constexpr (kPass == 1) GridDependencyWait();  // pass 0 has read every row it loads
+  T* sr = state + static_cast<int64_t>(s.storeRow) * kRowElems + c;
+  Vec4IO<T>::store(sr, m);
+  Vec4IO<T>::store(sr + kHeadDim, sg);
+  Vec4IO<T>::store(sr + 2 * kHeadDim, a);
+}
+
+template <typename T, int kLanes, int kGroups, int kPass>
+__global__ void __launch_bounds__(kLanes* kGroups, MinBlocksOf<kLanes * kGroups>())
+    PrefillKernel(const PrefillParams p) {
+  if constexpr (kPass == 0) TriggerDependents();  // pass 1 may start now; its state stores still wait for us
+  PrefillSegment<T, kLanes, kGroups, kPass>(p);
+  // One thread of pass 1 always waits, so pass 1 never completes before pass 0 (what follows in the stream waits for
+  // pass 1 only), even when no block of it stores.
+  if constexpr (kPass == 1)
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) GridDependencyWait();
 }
 
 __global__ void EmptyKernel() {}
@@ -325,26 +464,76 @@ cudaError_t LaunchResetSlots(const ResetSlotsParams& p, cudaStream_t s) {
 
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s) {
 #if DSV4KV_BENCH_VARIANTS
-  if (p.variant != kWpLegacy) return LaunchDecodeVariant(p, s);
+  if (p.variant != kWpScalar) return LaunchDecodeVariant(p, s);
 #endif
-  if (p.variant != kWpLegacy) return cudaErrorInvalidValue;
+  if (p.variant != kWpScalar || !ValidSplit(p.split)) return cudaErrorInvalidValue;
+  const dim3 grid(p.batch, p.split);  // batch <= 2^31 − 1, split <= 16
   if (p.stateType == kF32)
-    DecodeKernel<float><<<p.batch, kHeadDim, 0, s>>>(p);
+    DecodeKernel<float><<<grid, kHeadDim / p.split, 0, s>>>(p);
   else
-    DecodeKernel<__nv_bfloat16><<<p.batch, kHeadDim, 0, s>>>(p);
+    DecodeKernel<__nv_bfloat16><<<grid, kHeadDim / p.split, 0, s>>>(p);
   return cudaGetLastError();
 }
 
-cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s) {
-  // Two launches in stream order: closing segments only read state; trailing segments then read + write
-  // (docs/reference/online-mtp.md §5.2).
-  for (int pass = 0; pass < 2; ++pass) {
-    if (p.stateType == kF32)
-      PrefillKernel<float><<<p.numSegments, kHeadDim, 0, s>>>(p, pass);
-    else
-      PrefillKernel<__nv_bfloat16><<<p.numSegments, kHeadDim, 0, s>>>(p, pass);
+namespace {
+// Programmatic dependent launch needs griddepcontrol (sm_90) in every architecture the binary holds: a pass-1 kernel
+// compiled without the wait must never be launched early.
+#if defined(__CUDA_ARCH_LIST__)
+constexpr int kArchList[] = {__CUDA_ARCH_LIST__};
+constexpr bool MinArchAtLeast(int arch, int k = 0) {
+  return k == static_cast<int>(sizeof(kArchList) / sizeof(kArchList[0]))
+             ? true
+             : kArchList[k] >= arch && MinArchAtLeast(arch, k + 1);
+}
+constexpr bool kPdl = MinArchAtLeast(900);
+#else
+constexpr bool kPdl = false;
+#endif
+
+template <typename T, int kLanes, int kGroups>
+cudaError_t LaunchPrefillShape(const PrefillParams& p, cudaStream_t s) {
+  const dim3 grid(p.numSegments, kHeadDim / 4 / kLanes), block(kLanes * kGroups);
+  PrefillKernel<T, kLanes, kGroups, 0><<<grid, block, 0, s>>>(p);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  if (!kPdl) {
+    PrefillKernel<T, kLanes, kGroups, 1><<<grid, block, 0, s>>>(p);
+    return cudaGetLastError();
   }
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  const cudaError_t pdl = cudaLaunchKernelEx(&cfg, PrefillKernel<T, kLanes, kGroups, 1>, p);
+  if (pdl != cudaErrorNotSupported) return pdl;
+  (void)cudaGetLastError();  // a runtime that refuses the attribute: launch in plain stream order
+  PrefillKernel<T, kLanes, kGroups, 1><<<grid, block, 0, s>>>(p);
   return cudaGetLastError();
+}
+
+// Shape by the mean tokens per segment (input rows / segments: the lengths themselves are on the device). A verify
+// batch (<= 8 tokens per segment, tables padded to the token count) takes one 128-thread block per segment, each
+// thread 4 channels of all its tokens; a prompt cut into whole chunks 4 blocks of 512 threads per segment (16 token
+// groups x 32 lanes, 4 tokens of a thread in flight: 64 KiB per block, 2 rounds for 128 tokens); between them 2
+// blocks of 256.
+// Any shape computes every segment (a long segment in the verify shape just loops).
+template <typename T>
+cudaError_t LaunchPrefillOf(const PrefillParams& p, cudaStream_t s) {
+  const int64_t meanTokens = p.kvRows / p.numSegments;
+  if (meanTokens < 12) return LaunchPrefillShape<T, 128, 1>(p, s);
+  if (meanTokens < 48) return LaunchPrefillShape<T, 64, 4>(p, s);
+  return LaunchPrefillShape<T, 32, 16>(p, s);
+}
+}  // namespace
+
+cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s) {
+  if (p.numSegments <= 0) return cudaSuccess;
+  return p.stateType == kF32 ? LaunchPrefillOf<float>(p, s) : LaunchPrefillOf<__nv_bfloat16>(p, s);
 }
 
 cudaError_t LaunchEmpty(cudaStream_t s) {

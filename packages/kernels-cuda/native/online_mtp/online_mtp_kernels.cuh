@@ -40,8 +40,10 @@ enum KernelId : int32_t { kKPrefill = 0, kKWritePrefix = 1, kKCommit = 2, kKDeco
 //   writePrefix: kWpScalar (default) = one thread per channel, `split` blocks of 512/split threads per request,
 //                D a template parameter, fast math on an unnormalised accumulator (online_mtp_kernels.cu);
 //                kWpLegacy, kWpVec, kWpVecAccurate: benchmark-only (bench_variants.cu).
-//   decode:      kWpLegacy (default) = one 512-thread block per request, expf and IEEE division;
-//                kWpVec, kWpScalar: benchmark-only.
+//   decode:      kWpScalar (default) = writePrefix's D = 1 shape: one thread per channel, `split` blocks of
+//                512/split threads per request, inputs first, expf and IEEE division (online_mtp_kernels.cu);
+//                kWpLegacy (one 512-thread block per request), kWpVec: benchmark-only.
+//   prefill:     no variant; the launch picks a shape from the mean segment length (online_mtp_kernels.cu).
 //   commit:      kCommitRegs (default) = every vector loaded into registers before the first store;
 //                kCommitLegacy, kCommitWide: benchmark-only.
 enum WritePrefixVariant : int32_t { kWpLegacy = 0, kWpVec = 1, kWpVecAccurate = 2, kWpScalar = 3 };
@@ -129,7 +131,7 @@ struct DecodeParams {
   int32_t slotOffsetRows;
   int32_t numReqSlots;
   int32_t stateType;
-  int32_t variant;  // kWpLegacy, kWpVec (4 channels per thread) or kWpScalar; `split` blocks per request
+  int32_t variant;  // kWpScalar (default), kWpLegacy or kWpVec (4 channels per thread); `split` blocks per request
   int32_t split;
   int32_t* err;  // optional int32[4]: r >= N reported (kErrReqIndex)
 };
@@ -138,9 +140,9 @@ struct PrefillParams {
   void* state;
   int64_t stateRows;
   const float* kvScore;
-  int64_t kvRows;
+  int64_t kvRows;  // also picks the launch shape: kvRows / numSegments = the mean segment length
   const float* ape;
-  const int32_t* segments;  // [numSegments, 5]
+  const int32_t* segments;  // [numSegments, 5] (docs/reference/online-mtp.md §6.2)
   float* out;               // [>= numSegments, kHeadDim]
   int32_t numSegments;
   int32_t stateType;

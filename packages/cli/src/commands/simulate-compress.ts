@@ -1,0 +1,224 @@
+/**
+ * `dsv4-kv simulate compress`: the compress path proved on data. Random multi-request scenarios planned by the real
+ * planner run on the CPU or GPU compress backend; every committed entry is checked against the offline compression
+ * of the committed tokens of its window.
+ */
+import type { PadFormula } from "@dsv4-kv/planner";
+import { Dsv4KvError } from "@dsv4-kv/errors";
+import type { CompressScenarioOptions, CompressScenarioReport, RingCompressBackend } from "@dsv4-kv/compress";
+import type { OnlineMtpBackend } from "@dsv4-kv/online-mtp-controller";
+import { UsageError } from "./args.js";
+import { paintFor } from "../colour.js";
+import { loadGpuBackend, requireKernelsCuda } from "../gpu.js";
+import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
+import type { CommandSpec } from "./help.js";
+import type { CommandIO } from "./registry.js";
+import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio } from "./residency-flags.js";
+import { finiteOrName, progressReporter } from "./simulate-online-mtp.js";
+
+const FLAGS = {
+  ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", required: true, help: "compression ratio" },
+  online: { type: "bool", help: "c128: also run the online c128 driver and compare its entries with the ring's" },
+  "draft-tokens": {
+    type: "int",
+    min: 1,
+    max: 1024,
+    arg: "D",
+    required: true,
+    help: "draft tokens per verify (the maximum with --adaptive; at most 8 with --online)",
+  },
+  adaptive: { type: "bool", help: "draw each verify batch's D from [1, D]" },
+  backend: choice(["cpu", "gpu"], "cpu or gpu (CUDA kernels; needs a GPU)", "cpu"),
+  "pad-formula": { ...PAD_FORMULA_FLAG, arg: "F" },
+  pad: { type: "int", min: 0, max: 65536, help: "force the write pad" },
+  steps: { type: "int", min: 0, max: 1_000_000, default: 40, help: "batches" },
+  seed: { type: "int", min: 0, max: 0xffffffff, default: 1, help: "random seed" },
+  requests: { type: "int", min: 1, max: 64, default: 4, help: "most concurrent requests (slots are reused)" },
+  "ring-size": { type: "int", min: 1, max: 65536, help: "ring size in slots (default c4 16, c128 256)" },
+  "swa-page-size": { type: "int", min: 1, max: 65536, default: 256, help: "SWA page size in tokens" },
+  "req-ring": { type: "bool", help: "c4: use the request ring instead of the paged SWA ring" },
+  "head-dim": { type: "int", min: 1, max: 512, arg: "128|512", default: 512, help: "head dim" },
+  "state-dtype": choice(["fp32", "bf16"], "fp32 or bf16 ring state", "fp32"),
+  json: {
+    type: "bool",
+    help: "print {ok, entries, wrongEntries, maxAbsError, maxRelError, firstWrong, ringRowsChecked, wrongRingRows, ...}",
+  },
+} as const satisfies FlagTable;
+
+export const spec: CommandSpec = {
+  usage: [
+    "--ratio 4|128 --draft-tokens D [--online] [--adaptive] [--backend cpu|gpu]\n[--pad-formula derived|pre-fix-device|pre-fix-host | --pad N]\n[--steps N] [--seed N] [--requests N] [--ring-size N] [--swa-page-size N]\n[--req-ring] [--head-dim 128|512] [--state-dtype fp32|bf16] [--json]",
+  ],
+  description: `Proves the compress path on data. A seeded scenario of up to --requests concurrent requests (arriving,
+finishing, their slots reused) runs one batch per step: chunked prefills (some longer than a window, some
+crossing SWA pages), decodes, and verifies of D draft tokens with a random accept per request; paged c4 adds
+radix resumes (a new request sharing another's SWA pages up to a page boundary). The real planner plans every
+batch with the chosen pad (CUDA-graph padding on some), the compress backend runs it, and every entry whose
+position is committed is compared with the float64 offline compression of the committed tokens of its window
+(fp32 or bf16 bound). After every batch each ring row a later window can read must hold its committed token
+bitwise. Token rows differ per attempt, so a rejected draft left in the ring shows as a wrong entry: with
+--pad-formula pre-fix-device or pre-fix-host this is the upstream bug on data. --online (c128) runs the same
+tokens through the online c128 driver and requires the same entries. The first wrong entry is explained: which
+window positions the ring did not hold, and what it held instead. On a terminal, stderr shows progress with an
+ETA.`,
+  flags: FLAGS,
+  exitCodes: [
+    [0, "every entry right, every ring row intact (and, with --online, the online entries equal)"],
+    [1, "otherwise"],
+    [2, "bad input, or --backend gpu without kernels-cuda or a GPU"],
+  ],
+};
+
+/** Scenario fields and the flags that set them, so that a refusal names the flag. */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  compressRatio: "--ratio",
+  ringSize: "--ring-size",
+  swaPageSize: "--swa-page-size",
+  useReqRing: "--req-ring",
+  draftTokens: "--draft-tokens",
+  writePad: "--pad",
+  padFormula: "--pad-formula",
+  requests: "--requests",
+  headDim: "--head-dim",
+  online: "--online",
+  stateDtype: "--state-dtype",
+};
+
+interface Backends {
+  ring: RingCompressBackend;
+  online?: OnlineMtpBackend;
+}
+
+async function gpuBackends(options: CompressScenarioOptions, stateRows: number): Promise<Backends | string> {
+  requireKernelsCuda("--backend", "gpu");
+  const gpu = await import("@dsv4-kv/compress/gpu");
+  const probe = gpu.probeGpuCompressBackend();
+  if (!probe.ok) return probe.reason;
+  const ring = gpu.createGpuCompressBackend({
+    compressRatio: options.compressRatio,
+    headDim: options.headDim ?? 512,
+    stateDtype: options.stateDtype ?? "fp32",
+    stateRows,
+  });
+  if (!options.online) return { ring };
+  const mtpGpu = await loadGpuBackend("--backend", "gpu");
+  return { ring, online: mtpGpu.createGpuBackend() };
+}
+
+async function cpuBackends(options: CompressScenarioOptions, stateRows: number): Promise<Backends> {
+  const { CpuCompressBackend } = await import("@dsv4-kv/compress");
+  const ring = new CpuCompressBackend({
+    compressRatio: options.compressRatio,
+    headDim: options.headDim ?? 512,
+    stateDtype: options.stateDtype ?? "fp32",
+    stateRows,
+  });
+  if (!options.online) return { ring };
+  const { CpuBackend } = await import("@dsv4-kv/online-mtp-controller");
+  return { ring, online: new CpuBackend() };
+}
+
+function scenarioOptions(values: Record<string, unknown>): CompressScenarioOptions {
+  const ratio = requireRatio(values.ratio as number);
+  const headDim = (values["head-dim"] as number | undefined) ?? 512;
+  if (headDim !== 128 && headDim !== 512) throw new UsageError("--head-dim", headDim, "must be 128 or 512");
+  refusePadWithFormula(values.pad as number | undefined, values["pad-formula"] as PadFormula | undefined);
+  const set = <T>(key: string, v: T | undefined): Record<string, T> => (v === undefined ? {} : { [key]: v });
+  return {
+    compressRatio: ratio,
+    draftTokens: values["draft-tokens"] as number,
+    headDim,
+    ...set("ringSize", values["ring-size"] as number | undefined),
+    ...set("swaPageSize", values["swa-page-size"] as number | undefined),
+    ...set("useReqRing", values["req-ring"] as boolean | undefined),
+    ...set("adaptive", values.adaptive as boolean | undefined),
+    ...set("padFormula", values["pad-formula"] as PadFormula | undefined),
+    ...set("writePad", values.pad as number | undefined),
+    ...set("steps", values.steps as number | undefined),
+    ...set("seed", values.seed as number | undefined),
+    ...set("requests", values.requests as number | undefined),
+    ...set("stateDtype", values["state-dtype"] as "fp32" | "bf16" | undefined),
+    ...set("online", values.online as boolean | undefined),
+  };
+}
+
+/** A scenario refusal (a CompressError or PlannerError on a field) as a UsageError on the flag that set it. */
+function asUsage(err: unknown): unknown {
+  if (!Dsv4KvError.isInstance(err) || err.field === undefined) return err;
+  const flag = FLAG_OF[err.field];
+  if (flag === undefined) return err;
+  return new UsageError(flag, err.value, err.rule ?? "is refused", err.params);
+}
+
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const { values, rest } = parseFlags(argv, FLAGS);
+  refuseRest(rest);
+  const options = scenarioOptions(values);
+  const compress = await import("@dsv4-kv/compress");
+  let stateRows: number;
+  try {
+    stateRows = compress.scenarioStateRows(options);
+  } catch (err) {
+    throw asUsage(err);
+  }
+  const backends =
+    values.backend === "gpu" ? await gpuBackends(options, stateRows) : await cpuBackends(options, stateRows);
+  if (typeof backends === "string") {
+    io.stderr.write(`dsv4-kv simulate compress: --backend gpu unavailable: ${backends}\n`);
+    return 2;
+  }
+  const onStep = values.json ? undefined : progressReporter(io.stderr, undefined, undefined, "simulate compress");
+  let r: CompressScenarioReport;
+  try {
+    r = compress.runCompressScenario({ ...options, ...(onStep ? { onStep } : {}) }, backends.ring, backends.online);
+  } finally {
+    backends.ring.dispose();
+    (backends.online as { dispose?: () => void } | undefined)?.dispose?.();
+  }
+  const ok = r.wrongEntries === 0 && r.wrongRingRows === 0 && (r.onlineMismatches ?? 0) === 0;
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify({ ok, ...r }, finiteOrName)}\n`);
+  } else {
+    io.stdout.write(textReport(r, ok, paintFor(io.stdout, io.env), compress));
+  }
+  return ok ? 0 : 1;
+}
+
+function textReport(
+  r: CompressScenarioReport,
+  ok: boolean,
+  paint: ReturnType<typeof paintFor>,
+  describe: Pick<typeof import("@dsv4-kv/compress"), "describeWrongEntry" | "describeWrongRingRow">,
+): string {
+  const ring = r.compressRatio === 4 && !r.useReqRing ? `paged, SWA page ${r.swaPageSize}` : "request ring";
+  const b = r.batches;
+  const e = r.entriesByKind;
+  const lines = [
+    `compress scenario: c${r.compressRatio} ring ${r.ringSize} (${ring}), pad ${r.writePad} (${r.padFormula}), ` +
+      `D ${r.draftTokens}, ${r.stateDtype} state, head dim ${r.headDim}, ${r.backend} backend, seed ${r.seed}`,
+    `  batches        ${r.steps} (${b.prefill} prefill, ${b.decode} decode, ${b.verify} verify); ` +
+      `${r.requestsServed} requests, ${r.radixResumes} radix resumes`,
+    `  entries        ${r.entries} checked (${e.prefill} prefill, ${e.decode} decode, ${e.verify} verify), ` +
+      `${r.wrongEntries} wrong`,
+    `  largest error  ${r.maxAbsError.toExponential(3)} abs, ${r.maxRelError.toExponential(3)} relative to max|kv|`,
+    `  ring rows      ${r.ringRowsChecked} checked, ${r.wrongRingRows} wrong`,
+  ];
+  if (r.onlineEntries !== undefined) {
+    lines.push(`  online         ${r.onlineEntries} entries, ${r.onlineMismatches} mismatches`);
+  }
+  const window = r.compressRatio === 4 ? 8 : 128;
+  if (r.firstWrong) lines.push("  first wrong entry:", `    ${describe.describeWrongEntry(r.firstWrong, window)}`);
+  if (r.firstWrongRingRow) {
+    lines.push("  first wrong ring row:", `    ${describe.describeWrongRingRow(r.firstWrongRingRow)}`);
+  }
+  const m = r.firstOnlineMismatch;
+  if (m) {
+    lines.push(
+      "  first online mismatch:",
+      `    step ${m.step}: request ${m.request}, position ${m.position}: ${m.kind}` +
+        (m.kind === "values" ? ` (channel ${m.channel}: online ${m.online}, ring ${m.ring})` : ""),
+    );
+  }
+  lines.push(ok ? paint.ok("OK") : paint.bad("FAILED: wrong compressed KV"), "");
+  return lines.join("\n");
+}

@@ -1,0 +1,3 @@
+import { definePackageConfig } from "@dsv4-kv/vitest-preset";
+
+export default definePackageConfig();

@@ -1,0 +1,194 @@
+/**
+ * The compress binding reads every call's args through one integer and one buffer table per call
+ * (native/compress/binding.cpp; test/binding-keys.test.ts holds the tables to src/addon-types.ts) and refuses what
+ * they do not allow, naming the bare key (`stateRows`, `planC`). The args are read before the context is touched, in
+ * the CUDA and the CPU-only build alike, so these run without a GPU: a valid call reaches the context (CUDA build:
+ * `{}` is not a Context) or the missing CUDA (CPU-only build: GPU_UNAVAILABLE) only past the args. The refusals that
+ * need DeviceBuffers (sizes, devices) are in test/compress.test.ts.
+ */
+import { beforeEach, describe, expect, test } from "vitest";
+import { type CompressNative, KernelsCudaError } from "../src/index.js";
+import { loadNativeUnchecked } from "../src/testing.js";
+
+const addon = loadNativeUnchecked();
+const nat = addon?.compress;
+beforeEach((ctx) => {
+  if (!nat) ctx.skip("the addon is not built (the compress refusals are the addon's)");
+});
+
+type Call = "prefill" | "decode" | "bench";
+
+/** Integer args each call accepts. */
+const VALID: Record<Call, Record<string, unknown>> = {
+  prefill: { stateRows: 16, inputRows: 8, numPlanC: 2, numPlanW: 2, cr: 4, headDim: 128, stateType: 0 },
+  decode: { stateRows: 16, inputRows: 2, batch: 2, cr: 128, headDim: 512, stateType: 1 },
+  bench: {
+    op: "prefill",
+    graph: 0,
+    iters: 1,
+    reps: 1,
+    rotate: 1,
+    stateRows: 16,
+    inputRows: 8,
+    numPlanC: 2,
+    numPlanW: 2,
+    cr: 4,
+    headDim: 128,
+    stateType: 0,
+  },
+};
+const CALLS = Object.keys(VALID) as Call[];
+
+/** What `call` throws for `args` (ctx is not a Context: reached only past the args). */
+function refusal(call: Call, args: unknown): KernelsCudaError {
+  const run = nat![call] as unknown as (ctx: unknown, args: unknown) => unknown;
+  try {
+    run.call(nat as CompressNative, {}, args);
+  } catch (e) {
+    if (KernelsCudaError.isInstance(e)) return e as KernelsCudaError;
+    throw e;
+  }
+  throw new Error(`${call} accepted the call`);
+}
+const shape = (e: KernelsCudaError) => ({ code: e.code, field: e.field, suggestion: e.params.suggestion });
+const valid = (call: Call, patch: Record<string, unknown> = {}) => ({ ...VALID[call], ...patch });
+
+describe("the compress binding refuses args its tables do not allow", () => {
+  describe.each(CALLS)("%s", (call) => {
+    const intKeys = Object.keys(VALID[call]).filter((k) => k !== "op");
+    test("valid integers pass the table: the first missing buffer is refused as required", () => {
+      const e = refusal(call, valid(call));
+      expect(shape(e)).toEqual({ code: "INVALID_ARGUMENT", field: "state", suggestion: undefined });
+      expect(e.rule).toBe("is required");
+    });
+    test("an unknown key, with the closest key as the suggestion", () => {
+      const e = refusal(call, valid(call, { stateRow: 1 }));
+      expect(shape(e)).toEqual({ code: "UNKNOWN_KEY", field: "stateRow", suggestion: "stateRows" });
+      expect(e.params.nativeCode).toBe("ERR_DSV4KV_UNKNOWN_KEY");
+      expect(shape(refusal(call, valid(call, { zzzz: 1 })))).toEqual({
+        code: "UNKNOWN_KEY",
+        field: "zzzz",
+        suggestion: undefined,
+      });
+    });
+    test("an unknown key left undefined is no key", () => {
+      expect(shape(refusal(call, valid(call, { zzzz: undefined })))).toMatchObject({ field: "state" });
+    });
+    test("a buffer key of the call is known (refused for its type, not as unknown)", () => {
+      expect(shape(refusal(call, valid(call, { state: {} })))).toMatchObject({ code: "INVALID_TYPE", field: "state" });
+      expect(shape(refusal(call, valid(call, { state: 5 })))).toMatchObject({ code: "INVALID_TYPE", field: "state" });
+    });
+    test.each(intKeys)("%s: required", (key) => {
+      const { [key]: _, ...rest } = valid(call);
+      const e = refusal(call, rest);
+      expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: key });
+      expect(e.rule).toBe("is required");
+      expect(shape(refusal(call, { ...rest, [key]: null }))).toMatchObject({ code: "INVALID_ARGUMENT", field: key });
+    });
+    test.each(intKeys)("%s: a value that is not a number (no coercion)", (key) => {
+      for (const v of [true, "1", 1n, {}]) {
+        expect(shape(refusal(call, valid(call, { [key]: v }))), String(v)).toMatchObject({
+          code: "INVALID_TYPE",
+          field: key,
+        });
+      }
+    });
+    test.each(intKeys)("%s: outside its range, fractional, non-finite (never cast first)", (key) => {
+      for (const v of [1e30, -1e30, -1, 2.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 41]) {
+        const e = refusal(call, valid(call, { [key]: v }));
+        expect(shape(e), `${key} = ${v}`).toMatchObject({ code: "INVALID_ARGUMENT", field: key });
+        expect(Object.is(e.value, v), `${key} = ${v}`).toBe(true);
+      }
+    });
+  });
+
+  test.each([
+    ["prefill", "cr", 5, "must be 4 or 128"],
+    ["prefill", "cr", 3, "must be an integer in [4, 128]"],
+    ["decode", "cr", 64, "must be 4 or 128"],
+    ["prefill", "headDim", 256, "must be 128 or 512"],
+    ["decode", "headDim", 1024, "must be an integer in [128, 512]"],
+    ["prefill", "stateType", 2, "must be an integer in [0, 1]"],
+    ["prefill", "stateRows", 0, "must be an integer in [1, 1099511627776]"],
+    ["decode", "inputRows", 0, "must be an integer in [1, 1099511627776]"],
+    ["prefill", "numPlanC", 2 ** 31, "must be an integer in [0, 2147483647]"],
+    ["decode", "batch", -1, "must be an integer in [0, 2147483647]"],
+  ] as const)("%s: %s = %s is refused: %s", (call, key, value, rule) => {
+    const e = refusal(call, valid(call, { [key]: value }));
+    expect(shape(e)).toEqual({ code: "INVALID_ARGUMENT", field: key, suggestion: undefined });
+    expect([e.value, e.rule, e.params.nativeCode]).toEqual([value, rule, "ERR_DSV4KV_ARG"]);
+  });
+  test("decode: inputRows below batch (input row b is batch row b's token)", () => {
+    const e = refusal("decode", valid("decode", { inputRows: 1 }));
+    expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "inputRows" });
+    expect(e.rule).toBe("must be >= batch = 2 (input row b is batch row b's token)");
+  });
+  test("a key of the other call (decode's batch on prefill, prefill's planW on decode)", () => {
+    expect(shape(refusal("prefill", valid("prefill", { batch: 1 })))).toMatchObject({
+      code: "UNKNOWN_KEY",
+      field: "batch",
+    });
+    expect(shape(refusal("decode", valid("decode", { planW: {} })))).toMatchObject({
+      code: "UNKNOWN_KEY",
+      field: "planW",
+    });
+  });
+  test("bench's keys are not the calls' keys", () => {
+    expect(shape(refusal("prefill", valid("prefill", { iters: 1 })))).toMatchObject({
+      code: "UNKNOWN_KEY",
+      field: "iters",
+    });
+  });
+  test("the args object itself", () => {
+    for (const call of CALLS) {
+      expect(shape(refusal(call, 5))).toMatchObject({ code: "INVALID_ARGUMENT", field: "args" });
+      expect(shape(refusal(call, undefined))).toMatchObject({ code: "INVALID_ARGUMENT", field: "args" });
+    }
+  });
+  test("headDims is the array of head dimensions", () => {
+    expect(Array.isArray(nat!.headDims)).toBe(true);
+    expect([...nat!.headDims]).toEqual([128, 512]);
+  });
+});
+
+describe("bench: its args are checked before the context", () => {
+  test("op: required, a string, prefill or decode", () => {
+    const { op: _, ...noOp } = valid("bench");
+    expect(shape(refusal("bench", noOp))).toMatchObject({ code: "INVALID_ARGUMENT", field: "op" });
+    expect(shape(refusal("bench", valid("bench", { op: 1 })))).toMatchObject({ code: "INVALID_TYPE", field: "op" });
+    const e = refusal("bench", valid("bench", { op: "write" }));
+    expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "op" });
+    expect(e.rule).toBe('must be "prefill" or "decode"');
+  });
+  test("the op picks the key table: prefill's keys refused under decode", () => {
+    expect(shape(refusal("bench", valid("bench", { op: "decode" })))).toMatchObject({
+      code: "UNKNOWN_KEY",
+      field: "numPlanC",
+    });
+    const { numPlanC: _c, numPlanW: _w, ...common } = valid("bench");
+    expect(shape(refusal("bench", { ...common, op: "decode", batch: 2, inputRows: 2 }))).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      field: "state",
+    });
+  });
+  test("a typo of a bench key, with the suggestion", () => {
+    expect(shape(refusal("bench", valid("bench", { iter: 1 })))).toEqual({
+      code: "UNKNOWN_KEY",
+      field: "iter",
+      suggestion: "iters",
+    });
+  });
+  test.each([
+    ["graph", 2],
+    ["iters", 0],
+    ["iters", 10001],
+    ["reps", 0],
+    ["rotate", 0],
+    ["rotate", 4097],
+  ] as const)("%s = %s is out of range", (key, value) => {
+    expect(shape(refusal("bench", valid("bench", { [key]: value })))).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      field: key,
+    });
+  });
+});

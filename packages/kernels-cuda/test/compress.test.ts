@@ -1,0 +1,475 @@
+/**
+ * The ring compress bindings on a GPU (native/compress): the refusals that need DeviceBuffers (sizes, freed buffers,
+ * the context), then the kernels against the float64 reference of test/compress-reference.ts on plans made by the
+ * real planner (c4 paged and request ring, c128; head dim 128 and 512; fp32 and bf16 state; tables padded as under
+ * CUDA graphs): entries within (2W + 16)·2^-24·max|kv| per channel, state rows bitwise, padding rows of `out` and
+ * canary rows past every buffer's extent untouched; bad plan rows reported in the error word with the other rows
+ * intact; compressions reading the pre-batch ring; CUDA-graph capture through `bench`. Without a GPU every test here
+ * skips with the probe's reason (the argument refusals that need no buffers: test/compress-keys.test.ts).
+ */
+import {
+  CompressPlanTable,
+  type DecodePlanRecord,
+  DecodePlanTable,
+  INVALID_SEQ_LEN,
+  WritePlanTable,
+} from "@dsv4-kv/planner";
+import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
+import { describe, expect } from "vitest";
+import {
+  type CompressNative,
+  compressNative,
+  createContext,
+  createDeviceBuffer,
+  type DeviceBuffer,
+  type GpuContext,
+  getDefaultContext,
+  KernelsCudaError,
+  probe,
+  probeCompress,
+} from "../src/index.js";
+import {
+  badDecodeCase,
+  badPrefillCase,
+  C4_PAGED,
+  CANARY_ROWS,
+  DECODE_BAD,
+  dtypeName,
+  GEOMETRIES,
+  type Geometry,
+  ORDER_CASES,
+  orderCase,
+  PREFILL_BAD_SETS,
+  type PrefillCase,
+  randomData,
+  randomDecode,
+  randomPrefill,
+  refBatch,
+  rowElemsOf,
+} from "./compress-cases.js";
+import {
+  type ErrWord,
+  type RefResult,
+  Rng,
+  type StateBits,
+  entryTolerance,
+  refDecode,
+  refPrefill,
+} from "./compress-reference.js";
+
+interface Env {
+  nat: CompressNative;
+  ctx: GpuContext;
+  bufs: DeviceBuffer[];
+}
+const gpuTest = createGpuTest(
+  probeCompress,
+  (): Env => ({ nat: compressNative(), ctx: getDefaultContext(), bufs: [] }),
+);
+
+/** Runs `fn`, then frees every buffer it allocated through `env`. */
+function withBuffers(env: Env, fn: () => void): void {
+  try {
+    fn();
+  } finally {
+    for (const b of env.bufs) b.free();
+    env.bufs.length = 0;
+  }
+}
+function alloc(env: Env, bytes: number): DeviceBuffer {
+  const b = createDeviceBuffer(bytes, env.ctx);
+  env.bufs.push(b);
+  return b;
+}
+function dev(env: Env, view: ArrayBufferView, minBytes = 16): DeviceBuffer {
+  const b = alloc(env, Math.max(minBytes, view.byteLength));
+  if (view.byteLength > 0) b.upload(view);
+  return b;
+}
+
+/** What `fn` throws, as a KernelsCudaError. */
+function refusal(fn: () => unknown): KernelsCudaError {
+  try {
+    fn();
+  } catch (e) {
+    if (KernelsCudaError.isInstance(e)) return e as KernelsCudaError;
+    throw e;
+  }
+  throw new Error("the call was accepted");
+}
+
+/** Bits of `out` rows the kernels must not write (padding, bad and non-pooling rows, rows past the extent). */
+const SENTINEL = 0x7fc0dead;
+// ---- one batch on the device ----------------------------------------------------------------------------------
+interface DeviceResult {
+  /** stateRows + canary rows. */
+  stateBits: StateBits;
+  /** (rows + canary rows) × headDim. */
+  out: Float32Array;
+  err: ErrWord;
+}
+
+function outBuffer(env: Env, rows: number, headDim: number): DeviceBuffer {
+  return dev(env, new Uint32Array((rows + CANARY_ROWS) * headDim).fill(SENTINEL));
+}
+function readBack(
+  g: Geometry,
+  state: DeviceBuffer,
+  out: DeviceBuffer,
+  err: DeviceBuffer,
+  outRows: number,
+): DeviceResult {
+  const n = (g.stateRows + CANARY_ROWS) * rowElemsOf(g);
+  const stateBits = state.download(g.stateType === 0 ? new Uint32Array(n) : new Uint16Array(n));
+  const outv = out.download(new Float32Array((outRows + CANARY_ROWS) * g.headDim));
+  const e = err.download(new Int32Array(4));
+  return { stateBits, out: outv, err: [e[0]!, e[1]!, e[2]!, e[3]!] };
+}
+
+function runPrefill(env: Env, g: Geometry, c: PrefillCase, data: ReturnType<typeof randomData>): DeviceResult {
+  const state = dev(env, data.bits);
+  const out = outBuffer(env, c.planC.length, g.headDim);
+  const err = dev(env, new Int32Array(4));
+  env.nat.prefill(env.ctx, {
+    state,
+    input: dev(env, data.input),
+    ape: dev(env, data.ape),
+    planC: dev(env, CompressPlanTable.fromRecords(c.planC).bytes),
+    planW: dev(env, WritePlanTable.fromRecords(c.planW).bytes),
+    out,
+    err,
+    stateRows: g.stateRows,
+    inputRows: c.inputRows,
+    numPlanC: c.planC.length,
+    numPlanW: c.planW.length,
+    cr: g.cr,
+    headDim: g.headDim,
+    stateType: g.stateType,
+  });
+  return readBack(g, state, out, err, c.planC.length);
+}
+
+function runDecode(
+  env: Env,
+  g: Geometry,
+  planD: DecodePlanRecord[],
+  data: ReturnType<typeof randomData>,
+): DeviceResult {
+  const state = dev(env, data.bits);
+  const out = outBuffer(env, planD.length, g.headDim);
+  const err = dev(env, new Int32Array(4));
+  env.nat.decode(env.ctx, {
+    state,
+    input: dev(env, data.input),
+    ape: dev(env, data.ape),
+    planD: dev(env, DecodePlanTable.fromRecords(planD).bytes),
+    out,
+    err,
+    stateRows: g.stateRows,
+    inputRows: planD.length,
+    batch: planD.length,
+    cr: g.cr,
+    headDim: g.headDim,
+    stateType: g.stateType,
+  });
+  return readBack(g, state, out, err, planD.length);
+}
+
+// ---- comparisons (counted, so a failure names the first bad element instead of dumping megabytes) ---------------
+const bitsOf = (f: Float32Array, i: number) => new Uint32Array(f.buffer, f.byteOffset + i * 4, 1)[0]!;
+
+function expectEntries(what: string, g: Geometry, ref: RefResult, got: DeviceResult): void {
+  const H = g.headDim;
+  let wrong = 0;
+  let first = "";
+  ref.entries.forEach((want, i) => {
+    for (let d = 0; d < H; d++) {
+      const v = got.out[i * H + d]!;
+      const ok = want
+        ? Math.abs(v - want[d]!) <= entryTolerance(g.cr, ref.kvMax[i]![d]!)
+        : bitsOf(got.out, i * H + d) === SENTINEL;
+      if (!ok && wrong++ === 0) first = `row ${i} channel ${d}: got ${v}, want ${want ? want[d] : "untouched"}`;
+    }
+  });
+  for (let i = ref.entries.length * H; i < got.out.length; i++)
+    if (bitsOf(got.out, i) !== SENTINEL && wrong++ === 0) first = `out canary element ${i} written`;
+  expect(wrong, `${what}: ${wrong} wrong out elements; first: ${first}`).toBe(0);
+}
+
+function expectState(what: string, g: Geometry, ref: RefResult, got: DeviceResult, initial: StateBits): void {
+  const n = g.stateRows * rowElemsOf(g);
+  let wrong = 0;
+  let first = "";
+  for (let i = 0; i < got.stateBits.length; i++) {
+    const want = i < n ? ref.stateBits[i]! : initial[i]!;
+    if (got.stateBits[i] !== want && wrong++ === 0)
+      first = `row ${Math.floor(i / rowElemsOf(g))} element ${i % rowElemsOf(g)}${i >= n ? " (canary)" : ""}`;
+  }
+  expect(wrong, `${what}: ${wrong} wrong state elements; first: ${first}`).toBe(0);
+}
+
+function expectBatch(what: string, g: Geometry, ref: RefResult, got: DeviceResult, initial: StateBits): void {
+  expectEntries(what, g, ref, got);
+  expectState(what, g, ref, got, initial);
+}
+
+describe("prefill: random planner batches against the float64 reference", () => {
+  for (const { L, g } of GEOMETRIES) {
+    gpuTest(
+      `${L.name}, headDim ${g.headDim}, ${dtypeName(g.stateType)}: entries, state bitwise, padding and canaries`,
+      ({ gpu: env }) => {
+        const rng = new Rng(1000 + g.cr + g.headDim + 7 * g.stateType + (L.useReqRing ? 3 : 0));
+        for (let it = 0; it < 3; it++) {
+          withBuffers(env, () => {
+            const c = randomPrefill(rng, L);
+            expect(c.planC.some((r) => r.seqLen === INVALID_SEQ_LEN)).toBe(true); // padded as under a graph
+            const data = randomData(rng, g, c.inputRows);
+            const got = runPrefill(env, g, c, data);
+            const ref = refPrefill(refBatch(g, data, c.inputRows), c.planC, c.planW);
+            expect(ref.errors).toEqual([]);
+            expect(got.err).toEqual([0, 0, 0, 0]);
+            expectBatch(`batch ${it}`, g, ref, got, data.bits);
+          });
+        }
+      },
+    );
+  }
+});
+
+describe("decode: random planner batches against the float64 reference", () => {
+  for (const { L, g } of GEOMETRIES) {
+    gpuTest(
+      `${L.name}, headDim ${g.headDim}, ${dtypeName(g.stateType)}: write, pool where the window closes, padding`,
+      ({ gpu: env }) => {
+        const rng = new Rng(2000 + g.cr + g.headDim + 7 * g.stateType + (L.useReqRing ? 3 : 0));
+        for (let it = 0; it < 3; it++) {
+          withBuffers(env, () => {
+            const planD = randomDecode(rng, L);
+            const data = randomData(rng, g, planD.length);
+            const got = runDecode(env, g, planD, data);
+            const ref = refDecode(refBatch(g, data, planD.length), planD);
+            expect(ref.errors).toEqual([]);
+            expect(got.err).toEqual([0, 0, 0, 0]);
+            expectBatch(`batch ${it}`, g, ref, got, data.bits);
+          });
+        }
+      },
+    );
+  }
+});
+
+// ---- the pre-batch ring ----------------------------------------------------------------------------------------
+describe("prefill order: every compression of a batch reads the pre-batch ring", () => {
+  for (const { L, seqLens, extendLens } of ORDER_CASES) {
+    for (const stateType of [0, 1] as const) {
+      gpuTest(`${L.name} ${dtypeName(stateType)}: S ${seqLens[0]}, E ${extendLens[0]}`, ({ gpu: env }) => {
+        withBuffers(env, () => {
+          const g: Geometry = { cr: L.cr, headDim: 128, stateType, stateRows: L.stateRows };
+          const { c, clobbered } = orderCase(L, seqLens, extendLens);
+          expect(clobbered, "the batch writes slots its compressions read").toBeGreaterThan(0);
+          const data = randomData(new Rng(77 + stateType), g, c.inputRows);
+          const got = runPrefill(env, g, c, data);
+          const ref = refPrefill(refBatch(g, data, c.inputRows), c.planC, c.planW);
+          // The same plan pooled from the post-batch ring would differ: the test can tell the two orders apart.
+          const after = refPrefill({ ...refBatch(g, data, c.inputRows), stateBits: ref.stateBits }, c.planC, []);
+          const differs = ref.entries.some((e, i) =>
+            e?.some((v, d) => Math.abs(v - after.entries[i]![d]!) > 10 * entryTolerance(L.cr, ref.kvMax[i]![d]!)),
+          );
+          expect(differs, "the post-write ring gives other entries").toBe(true);
+          expect(got.err).toEqual([0, 0, 0, 0]);
+          expectBatch("pre-batch ring", g, ref, got, data.bits);
+        });
+      });
+    }
+  }
+});
+
+// ---- bad plan rows ---------------------------------------------------------------------------------------------
+describe("bad plan rows: reported in the error word; the other rows intact, nothing outside written", () => {
+  for (const { L, base, cases } of PREFILL_BAD_SETS) {
+    for (const [name, patchC, patchW] of cases) {
+      gpuTest(`prefill ${L.name}: ${name}`, ({ gpu: env }) => {
+        withBuffers(env, () => {
+          const g: Geometry = { cr: L.cr, headDim: 128, stateType: 1, stateRows: L.stateRows };
+          const { c, want } = badPrefillCase(L, base, patchC, patchW);
+          const data = randomData(new Rng(31), g, c.inputRows);
+          const got = runPrefill(env, g, c, data);
+          const ref = refPrefill(refBatch(g, data, c.inputRows), c.planC, c.planW);
+          expect(ref.errors).toEqual([want]);
+          expect(got.err).toEqual(want);
+          expectBatch(name, g, ref, got, data.bits);
+        });
+      });
+    }
+  }
+  for (const [L, base, name, patch] of DECODE_BAD) {
+    gpuTest(`decode ${L.name}: ${name}`, ({ gpu: env }) => {
+      withBuffers(env, () => {
+        const g: Geometry = { cr: L.cr, headDim: 512, stateType: 0, stateRows: L.stateRows };
+        const { planD, want } = badDecodeCase(L, base, patch);
+        const data = randomData(new Rng(41), g, planD.length);
+        const got = runDecode(env, g, planD, data);
+        const ref = refDecode(refBatch(g, data, planD.length), planD);
+        expect(ref.errors).toEqual([want]);
+        expect(got.err).toEqual(want);
+        expectBatch(name, g, ref, got, data.bits);
+      });
+    });
+  }
+});
+
+// ---- refusals that need buffers --------------------------------------------------------------------------------
+/** Exact-size buffers of a small prefill (cr 4, headDim 128, fp32) whose plan rows are all padding. */
+function smallPrefill(env: Env): Record<string, unknown> {
+  const stateRows = 8;
+  const inputRows = 8;
+  const rowBytes = 4 * 128 * 4;
+  const planC = CompressPlanTable.fromRecords([
+    { seqLen: INVALID_SEQ_LEN, raggedId: 0, bufferLen: 0, readPage0: -1, readPage1: -1 },
+    { seqLen: INVALID_SEQ_LEN, raggedId: 0, bufferLen: 0, readPage0: -1, readPage1: -1 },
+  ]).bytes;
+  return {
+    state: alloc(env, stateRows * rowBytes),
+    input: alloc(env, inputRows * rowBytes),
+    ape: alloc(env, 8 * 128 * 4),
+    planC: dev(env, planC, planC.byteLength),
+    planW: dev(env, new Uint8Array(16).fill(0xff), 16),
+    out: dev(env, new Uint32Array(2 * 128).fill(SENTINEL)),
+    err: dev(env, new Int32Array(4)),
+    stateRows,
+    inputRows,
+    numPlanC: 2,
+    numPlanW: 2,
+    cr: 4,
+    headDim: 128,
+    stateType: 0,
+  };
+}
+/** Exact-size buffers of a small decode (cr 128, headDim 512, bf16) whose rows are all padding. */
+function smallDecode(env: Env): Record<string, unknown> {
+  const stateRows = 256;
+  return {
+    state: alloc(env, stateRows * 2 * 512 * 2),
+    input: alloc(env, 2 * 2 * 512 * 4),
+    ape: alloc(env, 128 * 512 * 4),
+    planD: dev(env, new Uint32Array(8).fill(INVALID_SEQ_LEN), 32),
+    out: dev(env, new Uint32Array(2 * 512).fill(SENTINEL)),
+    err: dev(env, new Int32Array(4)),
+    stateRows,
+    inputRows: 2,
+    batch: 2,
+    cr: 128,
+    headDim: 512,
+    stateType: 1,
+  };
+}
+const BUFFER_KEYS = {
+  prefill: ["state", "input", "ape", "planC", "planW", "out", "err"],
+  decode: ["state", "input", "ape", "planD", "out", "err"],
+} as const;
+
+describe("refusals that need device buffers", () => {
+  for (const op of ["prefill", "decode"] as const) {
+    const small = op === "prefill" ? smallPrefill : smallDecode;
+    const call = (env: Env, args: Record<string, unknown>, ctx: unknown = env.ctx) =>
+      (env.nat[op] as (c: unknown, a: unknown) => void)(ctx, args);
+
+    gpuTest(`${op}: exact sizes pass; an all-padding plan writes nothing`, ({ gpu: env }) => {
+      withBuffers(env, () => {
+        const args = small(env);
+        call(env, args);
+        expect((args.err as DeviceBuffer).download(new Int32Array(4))).toEqual(new Int32Array(4));
+        const out = (args.out as DeviceBuffer).download(new Uint32Array((args.out as DeviceBuffer).byteLength / 4));
+        expect(out.every((b) => b === SENTINEL)).toBe(true);
+      });
+    });
+    for (const key of BUFFER_KEYS[op]) {
+      gpuTest(`${op}: ${key} one byte short, or freed`, ({ gpu: env }) => {
+        withBuffers(env, () => {
+          const args = small(env);
+          const exact = (args[key] as DeviceBuffer).byteLength;
+          const e = refusal(() => call(env, { ...args, [key]: alloc(env, exact - 1) }));
+          expect([e.code, e.field, e.value]).toEqual(["DEVICE_BUFFER", `${key}.byteLength`, exact - 1]);
+          expect(e.rule).toBe(`needs at least ${exact} bytes`);
+          const freed = alloc(env, exact);
+          freed.free();
+          expect([refusal(() => call(env, { ...args, [key]: freed })).code]).toEqual(["DEVICE_BUFFER"]);
+        });
+      });
+    }
+    gpuTest(`${op}: the context: not a Context, destroyed, another device's buffer`, ({ gpu: env }) => {
+      withBuffers(env, () => {
+        const args = small(env);
+        expect(shapeOf(refusal(() => call(env, args, {})))).toEqual(["INVALID_TYPE", "ctx"]);
+        const gone = createContext(0);
+        gone.destroy();
+        expect(shapeOf(refusal(() => call(env, args, gone)))).toEqual(["CONTEXT", "ctx"]);
+        if (probe().deviceCount < 2) return; // one device: no buffer of another device exists
+        const other = createContext(1);
+        const far = createDeviceBuffer((args.err as DeviceBuffer).byteLength, other);
+        try {
+          expect(shapeOf(refusal(() => call(env, { ...args, err: far })))).toEqual(["INVALID_ARGUMENT", "err.device"]);
+        } finally {
+          far.free();
+          other.destroy();
+        }
+      });
+    });
+  }
+  gpuTest("bench checks the buffers like the call it times", ({ gpu: env }) => {
+    withBuffers(env, () => {
+      const args = smallPrefill(env);
+      const bench = { ...args, op: "prefill", graph: 1, iters: 2, reps: 1, rotate: 2 };
+      const e = refusal(() => env.nat.bench(env.ctx, { ...bench, out: alloc(env, 16) } as never));
+      expect([e.code, e.field]).toEqual(["DEVICE_BUFFER", "out.byteLength"]);
+    });
+  });
+});
+const shapeOf = (e: KernelsCudaError) => [e.code, e.field];
+
+// ---- bench: CUDA-graph capture and eager timing -----------------------------------------------------------------
+describe("bench: eager and CUDA-graph timing of both ops", () => {
+  // Repeating a call is idempotent where it matters here: a prefill's writes copy the same input rows, a decode's
+  // write-then-pool gives the same entries, so after the timed calls the given buffers hold one call's results.
+  for (const op of ["prefill", "decode"] as const) {
+    for (const graph of [0, 1] as const) {
+      gpuTest(`${op}, graph ${graph}: iters 2, rotate 3 then 1; the given buffers hold the results`, ({ gpu: env }) => {
+        withBuffers(env, () => {
+          const g: Geometry = { cr: 4, headDim: 512, stateType: 1, stateRows: C4_PAGED.stateRows };
+          const rng = new Rng(5 + graph);
+          const c = op === "prefill" ? randomPrefill(rng, C4_PAGED) : null;
+          const planD = op === "decode" ? randomDecode(rng, C4_PAGED) : [];
+          const inputRows = c ? c.inputRows : planD.length;
+          const data = randomData(rng, g, inputRows);
+          const state = dev(env, data.bits);
+          const out = outBuffer(env, c ? c.planC.length : planD.length, g.headDim);
+          const err = dev(env, new Int32Array(4));
+          const common = { state, input: dev(env, data.input), ape: dev(env, data.ape), out, err, inputRows };
+          const shape = { stateRows: g.stateRows, cr: g.cr, headDim: g.headDim, stateType: g.stateType };
+          const args = c
+            ? {
+                ...common,
+                ...shape,
+                planC: dev(env, CompressPlanTable.fromRecords(c.planC).bytes),
+                planW: dev(env, WritePlanTable.fromRecords(c.planW).bytes),
+                numPlanC: c.planC.length,
+                numPlanW: c.planW.length,
+              }
+            : { ...common, ...shape, planD: dev(env, DecodePlanTable.fromRecords(planD).bytes), batch: planD.length };
+          for (const rotate of [3, 1]) {
+            const r = env.nat.bench(env.ctx, { ...args, op, graph, iters: 2, reps: 3, rotate } as never);
+            expect(Object.keys(r).sort()).toEqual(["maxUs", "minUs", "usPerCall"]);
+            for (const v of Object.values(r)) expect(Number.isFinite(v) && v > 0).toBe(true);
+            expect(r.minUs <= r.usPerCall && r.usPerCall <= r.maxUs).toBe(true);
+          }
+          const got = readBack(g, state, out, err, c ? c.planC.length : planD.length);
+          expect(got.err).toEqual([0, 0, 0, 0]);
+          const b = refBatch(g, data, inputRows);
+          const ref = c ? refPrefill(b, c.planC, c.planW) : refDecode(b, planD);
+          expectState("after bench", g, ref, got, data.bits);
+          if (!c) expectEntries("after bench", g, ref, got);
+        });
+      });
+    }
+  }
+});

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A focused GPU-machine run for the compress kernels (issue 16): the kernels-cuda, compress and online-MTP
+# controller suites with the GPU present, the compress benchmark, then memcheck and racecheck over the compress and
+# online prefill tests. Same conventions as device-all.sh (results under $OUT, at most 8 files).
+#   bash .device/run.sh 'bash tooling/scripts/device-compress.sh'
+set -uo pipefail
+out="${OUT:-$PWD/device-out}"
+mkdir -p "$out"
+root="$PWD"
+CS=/usr/local/cuda/bin/compute-sanitizer
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader; date -u; } > "$out/env.txt" 2>&1
+prebuilt="$root/packages/kernels-cuda-linux-x64/dist/cuda/dsv4kv_kernels.node"
+if [ -z "${DSV4KV_ADDON_PATH:-}" ] && [ -f "$prebuilt" ]; then export DSV4KV_ADDON_PATH="$prebuilt"; fi
+step() { # log name, timeout seconds, dir, command...
+  local log=$1 t=$2 dir=$3; shift 3
+  local t0=$SECONDS
+  echo "===== $dir: $*" >> "$out/$log"
+  (cd "$root/$dir" && timeout "$t" "$@") >> "$out/$log" 2>&1
+  local rc=$?
+  local tail
+  tail=$(sed 's/\x1b\[[0-9;]*m//g' "$out/$log" | grep -aE 'Tests +[0-9]|ERROR SUMMARY|RACECHECK SUMMARY' | tail -1 | tr -s ' ')
+  echo "$dir [$*]: rc=$rc in $((SECONDS - t0)) s; $tail" | tee -a "$out/summary.txt"
+}
+for dir in ${SUITES:-packages/kernels-cuda packages/compress packages/online-mtp-controller}; do
+  step tests.log 150 "$dir" vitest run
+done
+if [ -z "${SKIP_BENCH:-}" ]; then
+  step bench.md 200 packages/kernels-cuda node bench/compress.mjs --reps "${BENCH_REPS:-7}" --out "$out/bench-compress.json"
+fi
+san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
+step memcheck.log 150 packages/kernels-cuda "${san[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts
+step memcheck.log 150 packages/compress "${san[@]}" vitest run test/gpu-backend.test.ts
+rc=("$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30)
+step racecheck.log 150 packages/kernels-cuda "${rc[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts
+cat "$out/summary.txt"
