@@ -37,6 +37,20 @@ done
 # The CLI's browser tests need Chromium, which the GPU machine does not have (.ci/run runs them).
 step tests.log 120 packages/cli vitest run --exclude 'test/browser/**'
 node tooling/scripts/summarize-vitest.mjs . | tee -a "$out/summary.txt"
+# The data-level proof on the GPU backend (docs/reference/compress-kernels.md §10): one line of JSON per scenario.
+sim() { echo "simulate compress $* -> $(cd "$root" && timeout 120 node packages/cli/dist/bin.js simulate compress \
+  --backend gpu --json "$@" 2>&1 | tr -d '\n' | head -c 1500) rc=${PIPESTATUS[0]}" >> "$out/tests.log"; }
+echo "== simulate compress --backend gpu" | tee -a "$out/summary.txt"
+sim --ratio 4 --draft-tokens 10 --adaptive --steps 300 --seed 11
+sim --ratio 4 --req-ring --draft-tokens 10 --steps 300 --seed 12
+sim --ratio 4 --draft-tokens 8 --steps 300 --seed 13 --state-dtype bf16
+sim --ratio 128 --draft-tokens 8 --adaptive --steps 300 --seed 14
+sim --ratio 128 --online --draft-tokens 8 --adaptive --steps 300 --seed 15
+sim --ratio 128 --online --draft-tokens 8 --steps 300 --seed 16 --state-dtype bf16
+sim --ratio 4 --draft-tokens 8 --pad-formula pre-fix-device --steps 300 --seed 17
+sim --ratio 4 --draft-tokens 11 --steps 300 --seed 18
+grep -a '^simulate compress' "$out/tests.log" | sed -E 's/"(backend|ringSize|swaPageSize|padFormula)":[^,]*,//g' \
+  | cut -c1-400 | tee -a "$out/summary.txt"
 node -e 'const fs=require("fs");const r={};for(const p of fs.readdirSync("packages")){try{r[p]=JSON.parse(fs.readFileSync(`packages/${p}/.vitest/report.json`,"utf8"))}catch{}}fs.writeFileSync(process.argv[1],JSON.stringify(r))' "$out/vitest-reports.json"
 echo "== benchmarks" | tee -a "$out/summary.txt"
 if [ -z "${SKIP_BENCH:-}" ]; then

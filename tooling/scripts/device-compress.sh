@@ -21,15 +21,26 @@ step() { # log name, timeout seconds, dir, command...
   tail=$(sed 's/\x1b\[[0-9;]*m//g' "$out/$log" | grep -aE 'Tests +[0-9]|ERROR SUMMARY|RACECHECK SUMMARY' | tail -1 | tr -s ' ')
   echo "$dir [$*]: rc=$rc in $((SECONDS - t0)) s; $tail" | tee -a "$out/summary.txt"
 }
-for dir in ${SUITES:-packages/kernels-cuda packages/compress packages/online-mtp-controller}; do
+for dir in ${SUITES:-packages/kernels-cuda packages/compress packages/online-mtp-controller packages/agreement-tests}; do
   step tests.log 150 "$dir" vitest run
 done
+# The data-level proof on the GPU backend (docs/reference/compress-kernels.md §10): one line of JSON per scenario.
+sim() { echo "simulate compress $* -> $(cd "$root" && timeout 100 node packages/cli/dist/bin.js simulate compress \
+  --backend gpu --json "$@" 2>&1 | tr -d '\n' | head -c 1500)" >> "$out/tests.log"; }
+if [ -z "${SKIP_SIM:-}" ]; then
+  sim --ratio 4 --draft-tokens 10 --adaptive --steps 300 --seed 11
+  sim --ratio 128 --online --draft-tokens 8 --adaptive --steps 300 --seed 15
+  sim --ratio 4 --draft-tokens 8 --steps 300 --seed 13 --state-dtype bf16
+  sim --ratio 4 --draft-tokens 8 --pad-formula pre-fix-device --steps 300 --seed 17
+  grep -a '^simulate compress' "$out/tests.log" | cut -c1-600 | tee -a "$out/summary.txt"
+fi
 if [ -z "${SKIP_BENCH:-}" ]; then
   step bench.md 200 packages/kernels-cuda node bench/compress.mjs --reps "${BENCH_REPS:-7}" --out "$out/bench-compress.json"
 fi
 san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
 step memcheck.log 150 packages/kernels-cuda "${san[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts
-step memcheck.log 150 packages/compress "${san[@]}" vitest run test/gpu-backend.test.ts
+step memcheck.log 150 packages/compress "${san[@]}" vitest run test/gpu-backend.test.ts test/scenario-gpu.test.ts
+step memcheck.log 150 packages/online-mtp-controller "${san[@]}" vitest run test/invariants-gpu.test.ts
 rc=("$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30)
 step racecheck.log 150 packages/kernels-cuda "${rc[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts
 cat "$out/summary.txt"

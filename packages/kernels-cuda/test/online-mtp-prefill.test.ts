@@ -1,10 +1,12 @@
 /**
  * onlinePrefill (native/online_mtp, docs/reference/online-mtp.md §5.2, §6.2) on a GPU against a float64 fold written
  * here: every segment length 1..128 closing and trailing, with and without a stored partial (a cleared row among
- * them), in each of the three launch shapes (the launch picks one from input rows / segments, so the tests size the
- * kvScore buffer or pad the table to reach each); a 4,096-token chunk with and without a partial prefix (its trailing
- * segment stores the row its first segment loads: the order the two passes keep); verify batches of 64 requests at
- * D 4 and 8 with padded tables; bad records reported and skipped; fp32 and bf16 state. Skipped without a GPU.
+ * them), in each of the three launch shapes and both paths (the launch picks a shape from input rows / segments and
+ * the fused single kernel for small tables, so the tests size the kvScore buffer or pad the table to reach each); a
+ * 4,096-token chunk with and without a partial prefix and plain extends that cross a chunk boundary (a trailing
+ * segment stores the row a closing segment loads: every load must still read the pre-launch row); verify batches of
+ * 64 requests at D 4 and 8 with padded tables; bad records reported and skipped; fp32 and bf16 state. Skipped without
+ * a GPU.
  */
 import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
 import { describe, expect } from "vitest";
@@ -247,25 +249,100 @@ function everyLength(seed: number): Omit<Case, "seed"> & { rng: Rng } {
   return { segs, kvRows: row, stateRows: store, rng };
 }
 
+const padding = (count: number): Seg[] => Array.from({ length: count }, (): Seg => [0, 0, 0, 0, 0]);
+
+/**
+ * The launch's paths for one table: the verify shape (mean < 12 tokens per segment) in the fused kernel (up to 512
+ * records) and in two passes (more), and the two-pass 64 x 4 and 16 x 16 shapes. Each entry: a name, the padded table
+ * and the kvScore buffer's rows (a larger buffer raises the mean).
+ */
+function everyPath(segs: Seg[], kvRows: number): [string, Seg[], number][] {
+  const n = segs.length;
+  const pad = (count: number): Seg[] => [...segs, ...padding(Math.max(0, count - n))];
+  const out: [string, Seg[], number][] = [];
+  const fused = Math.max(n, Math.ceil(kvRows / 11));
+  if (fused <= 512) out.push(["128 x 1 fused", pad(fused), kvRows]);
+  const twoPass = Math.max(513, fused);
+  out.push(["128 x 1 two-pass", pad(twoPass), Math.max(kvRows, 11 * twoPass)]);
+  const mid = Math.max(n, Math.ceil(kvRows / 30));
+  out.push(["64 x 4", pad(mid), Math.max(kvRows, 30 * mid)]);
+  out.push(["16 x 16", segs, Math.max(kvRows, 64 * n)]);
+  return out;
+}
+
+/** `segs` (in input-row order) cut into tables of at most `maxRows` input rows and `maxSegs` records, rows from 0. */
+function splitTables(segs: Seg[], maxRows: number, maxSegs: number): { segs: Seg[]; kvRows: number }[] {
+  const out: { segs: Seg[]; kvRows: number }[] = [];
+  let cur: Seg[] = [];
+  let row0 = 0;
+  let rows = 0;
+  for (const s of segs) {
+    if (cur.length > 0 && (rows + s[2] > maxRows || cur.length === maxSegs)) {
+      out.push({ segs: cur, kvRows: rows });
+      cur = [];
+      row0 += rows;
+      rows = 0;
+    }
+    cur.push([s[0], s[1] - row0, s[2], s[3], s[4]]);
+    rows += s[2];
+  }
+  if (cur.length > 0) out.push({ segs: cur, kvRows: rows });
+  return out;
+}
+
 describe("onlinePrefill: every segment length, every launch shape", () => {
   for (const dtype of ["fp32", "bf16"] as const) {
-    gpuTest(`lengths 1..128, closing and trailing, each shape, ${dtype}: = float64 fold`, ({ gpu: env }) => {
+    gpuTest(`lengths 1..128, closing and trailing, each shape and path, ${dtype}: = float64 fold`, ({ gpu: env }) => {
       const base = everyLength(71);
-      const n = base.segs.length;
-      // Mean tokens per segment picks the shape: < 12 one block of 128 per segment, < 48 two of 256, else four of
-      // 512. Padding rows (seqLen 0) bring the mean down; a larger kvScore buffer brings it up.
-      const pad = (count: number): Seg[] => Array.from({ length: count }, (): Seg => [0, 0, 0, 0, 0]);
-      const shapes: [string, Seg[], number][] = [
-        ["128 x 1", [...base.segs, ...pad(Math.ceil(base.kvRows / 11) - n)], base.kvRows],
-        ["64 x 4", [...pad(Math.ceil(base.kvRows / 30) - n), ...base.segs], base.kvRows],
-        ["32 x 16", base.segs, Math.max(base.kvRows, 64 * n)],
-      ];
-      for (const [name, segs, kvBufferRows] of shapes) {
-        const r = runCase(env, { segs, kvRows: base.kvRows, kvBufferRows, stateRows: base.stateRows, seed: 5 }, dtype);
-        expect(r, `${name}: off the fold / touched`).toEqual({ bad: 0, untouched: 0 });
-      }
-      freeAll(env);
+      // Mean tokens per segment picks the shape: < 12 one block of 128 per segment, < 48 two of 256, else eight of
+      // 256. Padding rows (seqLen 0) bring the mean down; a larger kvScore buffer brings it up; the table's size picks
+      // the verify shape's path. The whole table runs every two-pass shape, its pieces the fused kernel.
+      const tables = [{ segs: base.segs, kvRows: base.kvRows }, ...splitTables(base.segs, 5000, 512)];
+      for (const [t, table] of tables.entries())
+        for (const [name, segs, kvBufferRows] of everyPath(table.segs, table.kvRows)) {
+          if (t === 0 ? name.includes("fused") : !name.includes("fused")) continue;
+          const c = { segs, kvRows: table.kvRows, kvBufferRows, stateRows: base.stateRows, seed: 5 + t };
+          expect(runCase(env, c, dtype), `table ${t}, ${name}: off the fold / touched`).toEqual({
+            bad: 0,
+            untouched: 0,
+          });
+          freeAll(env);
+        }
     });
+
+    gpuTest(
+      `plain extends across chunk boundaries, every shape and path, ${dtype}: loads see the pre-launch rows`,
+      ({ gpu: env }) => {
+        // Request k (slot k + 1) extends `tokens` tokens after `prefix`; its closing first segment loads bank 0 and its
+        // trailing segment stores bank 0. One more closing segment loads slot 1's row too (two loads, one store).
+        const extends_: [number, number][] = [
+          [1024 + 123, 10],
+          [127, 2],
+          [100, 60],
+          [5, 300],
+          [64, 64],
+          [0, 130],
+          [126, 3],
+        ];
+        const segs: Seg[] = [];
+        let row = 0;
+        extends_.forEach(([prefix, tokens], k) => {
+          for (let p = prefix; p < prefix + tokens; ) {
+            const end = Math.min(prefix + tokens, (Math.floor(p / CHUNK) + 1) * CHUNK);
+            segs.push([end, row + end - 1 - prefix, end - p, k + 1, k + 1]);
+            p = end;
+          }
+          row += tokens;
+        });
+        segs.push(seg(10, CHUNK, 3, row + 2, 1, 0));
+        row += 3;
+        for (const [name, table, kvBufferRows] of everyPath(segs, row)) {
+          const c = { segs: table, kvRows: row, kvBufferRows, stateRows: extends_.length + 2, seed: 41 };
+          expect(runCase(env, c, dtype), name).toEqual({ bad: 0, untouched: 0 });
+          freeAll(env);
+        }
+      },
+    );
 
     gpuTest(`a 4,096-token chunk, prefix 0 and prefix 37 (bank 0 loaded and stored), ${dtype}`, ({ gpu: env }) => {
       for (const prefix of [0, 37, 127]) {
@@ -318,9 +395,12 @@ describe("onlinePrefill: every segment length, every launch shape", () => {
         [seg(1, 60, 4, 20, 2, -2), ONLINE_MTP_ERR.segStoreRow, -2],
       ];
       for (const [badSeg, code, value] of cases) {
-        const segs = [good[0]!, badSeg, good[1]!];
-        const r = runCase(env, { segs, kvRows: 200, stateRows: 8, seed: 11 }, "fp32", [code, 1, value, 0]);
-        expect(r, `code ${code} value ${value}`).toEqual({ bad: 0, untouched: 0 });
+        // As is (16 x 16), padded to a mean below 12 (128 x 1 fused) and past the fused kernel's 512 records.
+        for (const extra of [0, 17, 600]) {
+          const segs = [good[0]!, badSeg, good[1]!, ...padding(extra)];
+          const r = runCase(env, { segs, kvRows: 200, stateRows: 8, seed: 11 }, "fp32", [code, 1, value, 0]);
+          expect(r, `code ${code} value ${value}, ${extra} padding rows`).toEqual({ bad: 0, untouched: 0 });
+        }
       }
       freeAll(env);
     },

@@ -145,74 +145,88 @@ __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
 }
 
 // ---- online prefill (docs/reference/online-mtp.md §5.2, §6.2) -----------------------------------------------------
-// Two kernels in stream order: pass 0 runs the segments that close their chunk (they read state, write `out`), pass 1
-// the trailing ones (they read state and write it). The order matters only where a trailing segment stores the row a
-// closing segment loads (a plain extend that starts inside a chunk and crosses a boundary: both use bank 0); the
-// kernel cannot see that from one segment, so pass 1 is launched as a programmatic dependent launch: its blocks start
-// while pass 0 runs, load their inputs and their stored partial (pass 0 writes no state), fold them, and wait
-// (griddepcontrol.wait: pass 0 complete, its memory visible) only before the state store. A verify batch thus costs
-// about one launch plus the store, without a host flag that the rows are disjoint (a wrong flag would corrupt
-// entries) and without a channel-sliced single kernel (a 4,096-token chunk would then be read by 128 blocks in
-// 16-byte pieces of rows 4 KiB apart).
-//
+// Every load of a launch reads the pre-launch state: a trailing segment's store must not overtake a closing segment's
+// load of the same row (a plain extend that starts inside a chunk and crosses a boundary: both use bank 0). The hazard
+// is per channel, so a block may order it for its own channels. Two launch paths keep that order:
+//   fused (the verify shape, tables of up to kMaxFusedSegments records): one kernel, a block per segment. A block
+//     whose segment loads or stores state scans the table; a closing segment whose load row a trailing segment
+//     stores is left to that trailing segment's block, which computes it (load, fold, emit) before its own store, in
+//     program order. A verify batch (trailing parts into bank 1, loads from bank 0) has no such pair: one kernel, two
+//     dependent global round trips (the record, then the rows with the scanned records) before the stores.
+//   two-pass (long segments, where a pair's serial fold costs more than a second launch, and large tables, where the
+//     scans would): pass 0 runs the closing segments, pass 1 the trailing ones as a programmatic dependent launch
+//     (its blocks start while pass 0 runs, fold, and wait for pass 0 only before the state store: griddepcontrol.wait).
 // Shape <kLanes, kGroups> (host-chosen from the mean segment length, LaunchPrefill): block = kLanes·kGroups threads,
 // grid = (numSegments, 128 / kLanes); a block owns one segment and 4·kLanes channels; thread (lane, group) folds
 // channels c..c+3 (float4 loads) of tokens j ≡ group (mod kGroups), kBatch tokens' loads in flight at a time, online
-// softmax in fp32 (expf, IEEE division); the groups' partials merge through shared memory in a tree.
-// Tokens whose loads one thread has in flight at a time: 8 in the shapes of up to 256 threads, 4 in the 512-thread
-// one, so that it fits 64 registers and two of its blocks share an SM: a pass-1 block can then sit beside each pass-0
-// block (and one of a closing segment exit at once) instead of waiting for an SM to drain.
+// softmax in fp32 (__expf, whose error docs/reference/online-mtp.md §5.4 budgets; IEEE division); the groups'
+// partials merge through shared memory in a tree.
 template <int kThreads>
-constexpr int BatchOf() {
+__host__ __device__ constexpr int BatchOf() {
   return kThreads >= 512 ? 4 : 8;
 }
 template <int kThreads>
-constexpr int MinBlocksOf() {  // <= 64 registers at 512 threads, <= 128 at 256, <= 168 at 128 (no spills there)
+__host__ __device__ constexpr int
+MinBlocksOf() {  // <= 64 registers at 512 threads, <= 128 at 256, <= 168 at 128 (no spills there)
   return kThreads >= 256 ? 2 : 3;
 }
 constexpr float kEmptyMax = -FLT_MAX;  // an empty partial (max, 0, 0): exp(kEmptyMax - m) = 0 for any real m
+// The fused kernel's table limit (its hazard bitmap's bits): every block of it may scan the whole table.
+constexpr int kMaxFusedSegments = 512;
 
 struct SegmentInfo {
   int64_t first;  // input row of the segment's first token
   int32_t len, c0, loadRow, storeRow;
   bool closes, needLoad;
 };
+constexpr int32_t kSegPadding = -1;  // CheckSegment: a padding record (seqLen <= 0)
 
-// The segment record i (docs/reference/online-mtp.md §6.2). Returns false for padding rows, for the other pass's
-// segments, and for bad rows (reported once, by thread 0 of the segment's first block, then skipped).
+struct SegmentRecord {
+  int32_t seqLen, lastRow, len, loadRow, storeRow;
+};
+__device__ __forceinline__ SegmentRecord LoadRecord(const PrefillParams& p, int i) {
+  const int32_t* seg = p.segments + static_cast<int64_t>(i) * kSegmentFields;
+  return {__ldg(seg), __ldg(seg + 1), __ldg(seg + 2), __ldg(seg + 3), __ldg(seg + 4)};
+}
+// Parses a record (docs/reference/online-mtp.md §6.2) into s; returns kErrNone, kSegPadding or the error code (bad
+// value in badVal). No side effects: the table scans use it on other blocks' records.
+__device__ __forceinline__ int32_t CheckSegment(const PrefillParams& p, const SegmentRecord& r, SegmentInfo& s,
+                                                int32_t& badVal) {
+  s.loadRow = r.loadRow;
+  s.storeRow = r.storeRow;
+  if (r.seqLen <= 0) return kSegPadding;
+  const int c1 = ((r.seqLen - 1) & (kChunk - 1)) + 1;
+  s.closes = c1 == kChunk;
+  s.len = r.len;
+  s.c0 = r.len >= 1 && r.len <= kChunk ? c1 - r.len : -1;  // no int32 overflow for a wild len
+  s.first = static_cast<int64_t>(r.lastRow) - r.len + 1;
+  s.needLoad = s.c0 != 0 && s.loadRow >= 0;
+  if (s.c0 < 0) return badVal = r.len, kErrSegLen;
+  if (s.first < 0 || r.lastRow >= p.kvRows) return badVal = r.lastRow, kErrSegLastRow;
+  if (s.needLoad && s.loadRow >= p.stateRows) return badVal = s.loadRow, kErrSegLoadRow;
+  if (!s.closes && (s.storeRow < 0 || s.storeRow >= p.stateRows)) return badVal = s.storeRow, kErrSegStoreRow;
+  return kErrNone;
+}
+
+// Record i for this block. kPass 0: closing segments only, 1: trailing only, 2: both (fused). Returns false for
+// padding, the other pass's segments, and bad rows (reported once, by thread 0 of the segment's first block, then
+// skipped).
 template <int kPass>
 __device__ __forceinline__ bool ReadSegment(const PrefillParams& p, int i, SegmentInfo& s) {
-  const int32_t* seg = p.segments + static_cast<int64_t>(i) * kSegmentFields;
-  const int32_t seqLen = __ldg(seg), lastRow = __ldg(seg + 1), len = __ldg(seg + 2);
-  s.loadRow = __ldg(seg + 3);
-  s.storeRow = __ldg(seg + 4);
-  if (seqLen <= 0) return false;  // padding
-  const int c1 = ((seqLen - 1) & (kChunk - 1)) + 1;
-  s.closes = c1 == kChunk;
-  if ((kPass == 0) != s.closes) return false;
-  s.len = len;
-  s.c0 = len >= 1 && len <= kChunk ? c1 - len : -1;  // no int32 overflow for a wild len
-  s.first = static_cast<int64_t>(lastRow) - len + 1;
-  s.needLoad = s.c0 != 0 && s.loadRow >= 0;
-  int32_t bad = kErrNone, badVal = 0;
-  if (s.c0 < 0)
-    bad = kErrSegLen, badVal = len;
-  else if (s.first < 0 || lastRow >= p.kvRows)
-    bad = kErrSegLastRow, badVal = lastRow;
-  else if (s.needLoad && s.loadRow >= p.stateRows)
-    bad = kErrSegLoadRow, badVal = s.loadRow;
-  else if (!s.closes && (s.storeRow < 0 || s.storeRow >= p.stateRows))
-    bad = kErrSegStoreRow, badVal = s.storeRow;
-  if (bad == kErrNone) return true;
-  if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, bad, i, badVal, kKPrefill);
+  int32_t badVal = 0;
+  const int32_t code = CheckSegment(p, LoadRecord(p, i), s, badVal);
+  if (code == kSegPadding) return false;
+  if (kPass != 2 && (kPass == 0) != s.closes) return false;
+  if (code == kErrNone) return true;
+  if (blockIdx.y == 0 && threadIdx.x == 0) Report(p.err, code, i, badVal, kKPrefill);
   return false;
 }
 
 __device__ __forceinline__ float4 Max4(float4 a, float4 b) {
   return make_float4(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z), fmaxf(a.w, b.w));
 }
-__device__ __forceinline__ float4 Exp4(float4 a, float4 m) {  // e^(a - m) per channel
-  return make_float4(expf(a.x - m.x), expf(a.y - m.y), expf(a.z - m.z), expf(a.w - m.w));
+__device__ __forceinline__ float4 Exp4(float4 a, float4 m) {  // e^(a - m) per channel (MUFU.EX2; -inf gives 0)
+  return make_float4(__expf(a.x - m.x), __expf(a.y - m.y), __expf(a.z - m.z), __expf(a.w - m.w));
 }
 __device__ __forceinline__ float4 Mul4(float4 a, float4 b) {
   return make_float4(a.x * b.x, a.y * b.y, a.z * b.z, a.w * b.w);
@@ -238,38 +252,104 @@ __device__ __forceinline__ Partial4 Merge(const Partial4& a, const Partial4& b) 
   return {m, Fma4(a.sg, wa, Mul4(b.sg, wb)), Fma4(a.n, wa, Mul4(b.n, wb))};
 }
 
-// Folds this thread's tokens j = group, group + kGroups, ... < len of the segment, kBatch loads in flight.
+// kBatch tokens j = base + t·kGroups of one thread: kv and s = score + ape.
+template <int kBatch>
+struct TokenBatch {
+  float4 kv[kBatch], sc[kBatch];
+};
 template <int kGroups, int kBatch>
-__device__ __forceinline__ Partial4 FoldTokens(const PrefillParams& p, const SegmentInfo& s, int group, int c) {
-  Partial4 acc = EmptyPartial();
-  for (int base = group; base < s.len; base += kGroups * kBatch) {
-    float4 kv[kBatch], sc[kBatch];
+__device__ __forceinline__ void LoadBatch(const PrefillParams& p, const SegmentInfo& s, int base, int c,
+                                          TokenBatch<kBatch>& b) {
 #pragma unroll
-    for (int t = 0; t < kBatch; ++t) {
-      const int j = base + t * kGroups;
-      if (j < s.len) {  // row first + j <= lastRow < kvRows, ape row c0 + j < 128 (ReadSegment)
-        const float* row = p.kvScore + (s.first + j) * kKvScoreCols + c;
-        kv[t] = LoadIn4(row);
-        sc[t] = Add4(LoadIn4(row + kHeadDim), LoadIn4(p.ape + (s.c0 + j) * kHeadDim + c));
-      } else {
-        kv[t] = make_float4(0.f, 0.f, 0.f, 0.f);
-        sc[t] = make_float4(kEmptyMax, kEmptyMax, kEmptyMax, kEmptyMax);
-      }
-    }
-    float4 m = acc.m;
-#pragma unroll
-    for (int t = 0; t < kBatch; ++t) m = Max4(m, sc[t]);
-    const float4 scale = Exp4(acc.m, m);
-    float4 sg = Mul4(acc.sg, scale), n = Mul4(acc.n, scale);
-#pragma unroll
-    for (int t = 0; t < kBatch; ++t) {
-      const float4 e = Exp4(sc[t], m);  // 0 for an empty slot
-      sg = Add4(sg, e);
-      n = Fma4(e, kv[t], n);
-    }
-    acc = {m, sg, n};
+  for (int t = 0; t < kBatch; ++t) {
+    // Slots past the end load the segment's last token and are masked after the loads: no branch sits between a
+    // batch's loads, so every one of them is in flight before the first use (a guarded load would end its basic
+    // block with the add that waits for it, one round trip per token).
+    const int j = base + t * kGroups;
+    const int jj = min(j, s.len - 1);  // row first + jj <= lastRow < kvRows, ape row c0 + jj < 128 (CheckSegment)
+    const float* row = p.kvScore + (s.first + jj) * kKvScoreCols + c;
+    const float4 kv = LoadIn4(row);
+    const float4 sc = Add4(LoadIn4(row + kHeadDim), LoadIn4(p.ape + (s.c0 + jj) * kHeadDim + c));
+    const bool in = j < s.len;
+    b.kv[t] = in ? kv : make_float4(0.f, 0.f, 0.f, 0.f);
+    b.sc[t] = in ? sc : make_float4(kEmptyMax, kEmptyMax, kEmptyMax, kEmptyMax);
   }
-  return acc;
+}
+template <int kBatch>
+__device__ __forceinline__ Partial4 FoldBatch(const Partial4& acc, const TokenBatch<kBatch>& b) {
+  float4 m = acc.m;
+#pragma unroll
+  for (int t = 0; t < kBatch; ++t) m = Max4(m, b.sc[t]);
+  const float4 scale = Exp4(acc.m, m);
+  float4 sg = Mul4(acc.sg, scale), n = Mul4(acc.n, scale);
+#pragma unroll
+  for (int t = 0; t < kBatch; ++t) {
+    const float4 e = Exp4(b.sc[t], m);  // 0 for an empty slot
+    sg = Add4(sg, e);
+    n = Fma4(e, b.kv[t], n);
+  }
+  return {m, sg, n};
+}
+
+// The stored partial of a segment (normalised acc), loaded by group 0 (the threads that merge and store).
+struct Stored4 {
+  float4 m, sg, a;
+};
+template <typename T>
+__device__ __forceinline__ Stored4 LoadStored(const PrefillParams& p, const SegmentInfo& s, int group, int c) {
+  Stored4 r{make_float4(0.f, 0.f, 0.f, 0.f), make_float4(0.f, 0.f, 0.f, 0.f), make_float4(0.f, 0.f, 0.f, 0.f)};
+  if (s.needLoad && group == 0) {
+    const T* lr = static_cast<const T*>(p.state) + static_cast<int64_t>(s.loadRow) * kRowElems + c;
+    r.m = Vec4IO<T>::load(lr);
+    r.sg = Vec4IO<T>::load(lr + kHeadDim);
+    r.a = Vec4IO<T>::load(lr + 2 * kHeadDim);
+  }
+  return r;
+}
+
+// The segment's (max, sum, normalised acc) for channels c..c+3, valid in group 0; every thread of the block must call
+// it (tree barriers). `first` holds the thread's first batch, already issued.
+template <int kLanes, int kGroups, int kBatch>
+__device__ __forceinline__ Stored4 FoldSegment(const PrefillParams& p, const SegmentInfo& s, int lane, int group, int c,
+                                               const TokenBatch<kBatch>& first, const Stored4& st) {
+  Partial4 acc = FoldBatch<kBatch>(EmptyPartial(), first);
+  for (int base = group + kGroups * kBatch; base < s.len; base += kGroups * kBatch) {
+    TokenBatch<kBatch> b;
+    LoadBatch<kGroups, kBatch>(p, s, base, c, b);
+    acc = FoldBatch<kBatch>(acc, b);
+  }
+  if constexpr (kGroups > 1) {
+    __shared__ Partial4 part[kGroups][kLanes];
+    part[group][lane] = acc;
+    __syncthreads();
+#pragma unroll
+    for (int h = kGroups / 2; h >= 1; h /= 2) {
+      if (group < h) {
+        acc = Merge(acc, part[group + h][lane]);
+        part[group][lane] = acc;
+      }
+      __syncthreads();  // also: every read of `part` is done before a later call writes it
+    }
+  }
+  // acc covers every token (len >= 1: m finite, σ >= 1). Merge the stored partial: w1 = σ1·e^(m1−m), w2 = e^(m2−m).
+  if (!s.needLoad) return {acc.m, acc.sg, Div4(acc.n, acc.sg)};
+  const float4 m = Max4(st.m, acc.m);
+  const float4 w1 = Mul4(st.sg, Exp4(st.m, m)), w2 = Exp4(acc.m, m);
+  const float4 sg = Fma4(acc.sg, w2, w1);
+  return {m, sg, Div4(Fma4(st.a, w1, Mul4(acc.n, w2)), sg)};
+}
+
+template <typename T>
+__device__ __forceinline__ void EmitOrStore(const PrefillParams& p, int i, const SegmentInfo& s, int c,
+                                            const Stored4& r) {
+  if (s.closes) {
+    *reinterpret_cast<float4*>(p.out + static_cast<int64_t>(i) * kHeadDim + c) = r.a;  // output row i < numSegments
+    return;
+  }
+  T* sr = static_cast<T*>(p.state) + static_cast<int64_t>(s.storeRow) * kRowElems + c;
+  Vec4IO<T>::store(sr, r.m);
+  Vec4IO<T>::store(sr + kHeadDim, r.sg);
+  Vec4IO<T>::store(sr + 2 * kHeadDim, r.a);
 }
 
 __device__ __forceinline__ void GridDependencyWait() {
@@ -283,57 +363,23 @@ __device__ __forceinline__ void TriggerDependents() {
 #endif
 }
 
+// Two-pass path: the stored partial and the first batch are issued before anything waits; pass 0 writes no state, so
+// pass 1 may read before the grid-dependency wait.
 template <typename T, int kLanes, int kGroups, int kPass>
 __device__ __forceinline__ void PrefillSegment(const PrefillParams& p) {
+  constexpr int kBatch = BatchOf<kLanes * kGroups>();
   const int i = blockIdx.x;
   const int lane = threadIdx.x % kLanes, group = threadIdx.x / kLanes;
   const int c = (blockIdx.y * kLanes + lane) * 4;  // < (128 / kLanes)·kLanes·4 = 512
   SegmentInfo s;
   if (!ReadSegment<kPass>(p, i, s)) return;  // block-uniform: before any barrier
-  T* state = static_cast<T*>(p.state);
-  // The stored partial (normalised acc), issued before the token loads; pass 0 writes no state, so pass 1 may read
-  // it before the grid-dependency wait.
-  float4 m1 = make_float4(0.f, 0.f, 0.f, 0.f), sg1 = m1, a1 = m1;
-  if (s.needLoad && group == 0) {
-    const T* lr = state + static_cast<int64_t>(s.loadRow) * kRowElems + c;
-    m1 = Vec4IO<T>::load(lr);
-    sg1 = Vec4IO<T>::load(lr + kHeadDim);
-    a1 = Vec4IO<T>::load(lr + 2 * kHeadDim);
-  }
-  Partial4 acc = FoldTokens<kGroups, BatchOf<kLanes * kGroups>()>(p, s, group, c);
-  if constexpr (kGroups > 1) {
-    __shared__ Partial4 part[kGroups][kLanes];
-    part[group][lane] = acc;
-    __syncthreads();
-#pragma unroll
-    for (int h = kGroups / 2; h >= 1; h /= 2) {
-      if (group < h) {
-        acc = Merge(acc, part[group + h][lane]);
-        part[group][lane] = acc;
-      }
-      __syncthreads();
-    }
-    if (group != 0) return;
-  }
-  // acc covers every token (len >= 1: m finite, σ >= 1). Merge the stored partial: w1 = σ1·e^(m1−m), w2 = e^(m2−m).
-  float4 m = acc.m, sg = acc.sg, a;
-  if (s.needLoad) {
-    m = Max4(m1, acc.m);
-    const float4 w1 = Mul4(sg1, Exp4(m1, m)), w2 = Exp4(acc.m, m);
-    sg = Fma4(acc.sg, w2, w1);
-    a = Div4(Fma4(a1, w1, Mul4(acc.n, w2)), sg);
-  } else {
-    a = Div4(acc.n, sg);
-  }
-  if (s.closes) {
-    *reinterpret_cast<float4*>(p.out + static_cast<int64_t>(i) * kHeadDim + c) = a;  // output row i < numSegments
-    return;
-  }
+  const Stored4 st = LoadStored<T>(p, s, group, c);
+  TokenBatch<kBatch> first;
+  LoadBatch<kGroups, kBatch>(p, s, group, c, first);
+  const Stored4 r = FoldSegment<kLanes, kGroups, kBatch>(p, s, lane, group, c, first, st);
+  if (group != 0) return;
   if constexpr (kPass == 1) GridDependencyWait();  // pass 0 has read every row it loads
-  T* sr = state + static_cast<int64_t>(s.storeRow) * kRowElems + c;
-  Vec4IO<T>::store(sr, m);
-  Vec4IO<T>::store(sr + kHeadDim, sg);
-  Vec4IO<T>::store(sr + 2 * kHeadDim, a);
+  EmitOrStore<T>(p, i, s, c, r);
 }
 
 template <typename T, int kLanes, int kGroups, int kPass>
@@ -345,6 +391,70 @@ __global__ void __launch_bounds__(kLanes* kGroups, MinBlocksOf<kLanes * kGroups>
   // pass 1 only), even when no block of it stores.
   if constexpr (kPass == 1)
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) GridDependencyWait();
+}
+
+// Fused path (numSegments <= kMaxFusedSegments, host-checked). The scan's loads go out behind the segment's own first
+// batch, so the verify shape waits for one round trip of rows and records together.
+template <typename T, int kLanes, int kGroups>
+__global__ void __launch_bounds__(kLanes* kGroups, MinBlocksOf<kLanes * kGroups>())
+    PrefillFusedKernel(const PrefillParams p) {
+  constexpr int kThreads = kLanes * kGroups, kBatch = BatchOf<kThreads>(), kWords = kMaxFusedSegments / 32;
+  const int i = blockIdx.x;
+  const int lane = threadIdx.x % kLanes, group = threadIdx.x / kLanes;
+  const int c = (blockIdx.y * kLanes + lane) * 4;
+  SegmentInfo s;
+  if (!ReadSegment<2>(p, i, s)) return;  // block-uniform
+  const Stored4 st = LoadStored<T>(p, s, group, c);
+  TokenBatch<kBatch> first;
+  LoadBatch<kGroups, kBatch>(p, s, group, c, first);
+  // Closing segments that load the row this trailing segment stores (bit j of `lent`, one warp's ballot per word), or,
+  // for a closing segment with a load, whether a trailing segment stores its load row (then that block computes this
+  // one). No barrier before the scan's loads, so they go out behind the first batch.
+  __shared__ uint32_t lent[kWords];
+  bool pair = false;
+  if (!s.closes || s.needLoad) {  // block-uniform
+    // Every record this thread scans is loaded before the first is checked (a clamped index past the end).
+    constexpr int kScan = kMaxFusedSegments / kThreads;
+    SegmentRecord rec[kScan];
+#pragma unroll
+    for (int k = 0; k < kScan; ++k)
+      rec[k] = LoadRecord(p, min(k * kThreads + static_cast<int>(threadIdx.x), p.numSegments - 1));
+    int found = 0;
+#pragma unroll
+    for (int k = 0; k < kScan; ++k) {
+      const int j = k * kThreads + static_cast<int>(threadIdx.x);
+      SegmentInfo o;
+      int32_t badVal = 0;
+      bool hit = false;
+      if (j < p.numSegments && j != i && CheckSegment(p, rec[k], o, badVal) == kErrNone)
+        hit = s.closes ? !o.closes && o.storeRow == s.loadRow : o.closes && o.needLoad && o.loadRow == s.storeRow;
+      found |= hit;
+      const uint32_t word = __ballot_sync(0xffffffffu, hit);
+      const int w0 = k * kThreads + static_cast<int>(threadIdx.x & ~31u);  // this warp's first j
+      if (!s.closes && (threadIdx.x & 31) == 0 && w0 < p.numSegments) lent[w0 / 32] = word;
+    }
+    pair = __syncthreads_or(found) != 0;  // block-uniform; also orders the `lent` writes before the reads
+  }
+  if (s.closes && pair) return;  // the trailing segment's block emits this one
+  if (pair) {
+    // The closing segments reading our store row: computed here, before our store (same threads, program order).
+    for (int w = 0; w * 32 < p.numSegments; ++w) {
+      for (uint32_t bits = lent[w]; bits != 0; bits &= bits - 1) {
+        const int j = w * 32 + __ffs(bits) - 1;
+        SegmentInfo o;
+        int32_t badVal = 0;
+        CheckSegment(p, LoadRecord(p, j), o, badVal);  // kErrNone (the scan)
+        const Stored4 ost = LoadStored<T>(p, o, group, c);
+        TokenBatch<kBatch> ofirst;
+        LoadBatch<kGroups, kBatch>(p, o, group, c, ofirst);
+        const Stored4 r = FoldSegment<kLanes, kGroups, kBatch>(p, o, lane, group, c, ofirst, ost);
+        if (group == 0) EmitOrStore<T>(p, j, o, c, r);
+      }
+    }
+    LoadBatch<kGroups, kBatch>(p, s, group, c, first);  // again: the first issue's registers were not kept live
+  }
+  const Stored4 r = FoldSegment<kLanes, kGroups, kBatch>(p, s, lane, group, c, first, st);
+  if (group == 0) EmitOrStore<T>(p, i, s, c, r);
 }
 
 __global__ void EmptyKernel() {}
@@ -516,18 +626,29 @@ cudaError_t LaunchPrefillShape(const PrefillParams& p, cudaStream_t s) {
   return cudaGetLastError();
 }
 
+// The fused single kernel (the verify shape; docs/reference/online-mtp.md §6.2 tables of up to kMaxFusedSegments).
+cudaError_t LaunchPrefillFused(const PrefillParams& p, cudaStream_t s) {
+  const dim3 grid(p.numSegments, 1), block(128);
+  if (p.stateType == kF32)
+    PrefillFusedKernel<float, 128, 1><<<grid, block, 0, s>>>(p);
+  else
+    PrefillFusedKernel<__nv_bfloat16, 128, 1><<<grid, block, 0, s>>>(p);
+  return cudaGetLastError();
+}
+
 // Shape by the mean tokens per segment (input rows / segments: the lengths themselves are on the device). A verify
 // batch (<= 8 tokens per segment, tables padded to the token count) takes one 128-thread block per segment, each
-// thread 4 channels of all its tokens; a prompt cut into whole chunks 4 blocks of 512 threads per segment (16 token
-// groups x 32 lanes, 4 tokens of a thread in flight: 64 KiB per block, 2 rounds for 128 tokens); between them 2
-// blocks of 256.
-// Any shape computes every segment (a long segment in the verify shape just loops).
+// thread 4 channels of all its tokens, in the fused kernel up to kMaxFusedSegments records (its table scans grow with
+// the table's square); a prompt cut into whole chunks 8 blocks of 256 threads per segment (16 token groups x 16
+// lanes, 8 tokens of a thread in flight: 128 tokens in one round, a 4,096-token chunk in 256 blocks, two per SM);
+// between them 2 blocks of 256. Any shape computes every segment (a long segment in the verify shape loops).
 template <typename T>
 cudaError_t LaunchPrefillOf(const PrefillParams& p, cudaStream_t s) {
   const int64_t meanTokens = p.kvRows / p.numSegments;
-  if (meanTokens < 12) return LaunchPrefillShape<T, 128, 1>(p, s);
+  if (meanTokens < 12)
+    return p.numSegments <= kMaxFusedSegments ? LaunchPrefillFused(p, s) : LaunchPrefillShape<T, 128, 1>(p, s);
   if (meanTokens < 48) return LaunchPrefillShape<T, 64, 4>(p, s);
-  return LaunchPrefillShape<T, 32, 16>(p, s);
+  return LaunchPrefillShape<T, 16, 16>(p, s);
 }
 }  // namespace
 
