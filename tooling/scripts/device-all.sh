@@ -19,16 +19,8 @@ prebuilt="$root/packages/kernels-cuda-linux-x64/dist/cuda/dsv4kv_kernels.node"
 if [ -z "${DSV4KV_ADDON_PATH:-}" ] && [ -f "$prebuilt" ]; then export DSV4KV_ADDON_PATH="$prebuilt"; fi
 (cd "$root/packages/kernels-cuda" && node -e 'const p=require("./dist/index.cjs").probe();
 console.log(`addon: ${JSON.stringify(p.addon)} ok=${p.ok} ${p.reason}`)') >> "$out/env.txt" 2>&1
-step() { # log name, timeout seconds, dir, command...
-  local log=$1 t=$2 dir=$3; shift 3
-  local t0=$SECONDS
-  echo "===== $dir: $*" >> "$out/$log"
-  (cd "$root/$dir" && timeout "$t" "$@") >> "$out/$log" 2>&1
-  local rc=$?
-  local tail
-  tail=$(sed 's/\x1b\[[0-9;]*m//g' "$out/$log" | grep -aE 'Tests +[0-9]|ERROR SUMMARY|RACECHECK SUMMARY' | tail -1 | tr -s ' ')
-  echo "$dir [$*]: rc=$rc in $((SECONDS - t0)) s; $tail" | tee -a "$out/summary.txt"
-}
+# shellcheck source=device-lib.sh
+source "$root/tooling/scripts/device-lib.sh"
 echo "== tests (GPU present)" | tee -a "$out/summary.txt"
 for dir in packages/errors packages/planner packages/memory-pool packages/server-config packages/kernels-cuda \
   packages/agreement-tests packages/online-mtp-controller packages/compress; do

@@ -11,16 +11,8 @@ CS=/usr/local/cuda/bin/compute-sanitizer
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader; date -u; } > "$out/env.txt" 2>&1
 prebuilt="$root/packages/kernels-cuda-linux-x64/dist/cuda/dsv4kv_kernels.node"
 if [ -z "${DSV4KV_ADDON_PATH:-}" ] && [ -f "$prebuilt" ]; then export DSV4KV_ADDON_PATH="$prebuilt"; fi
-step() { # log name, timeout seconds, dir, command...
-  local log=$1 t=$2 dir=$3; shift 3
-  local t0=$SECONDS
-  echo "===== $dir: $*" >> "$out/$log"
-  (cd "$root/$dir" && timeout "$t" "$@") >> "$out/$log" 2>&1
-  local rc=$?
-  local tail
-  tail=$(sed 's/\x1b\[[0-9;]*m//g' "$out/$log" | grep -aE 'Tests +[0-9]|ERROR SUMMARY|RACECHECK SUMMARY' | tail -1 | tr -s ' ')
-  echo "$dir [$*]: rc=$rc in $((SECONDS - t0)) s; $tail" | tee -a "$out/summary.txt"
-}
+# shellcheck source=device-lib.sh
+source "$root/tooling/scripts/device-lib.sh"
 for dir in ${SUITES:-packages/kernels-cuda packages/compress packages/online-mtp-controller packages/agreement-tests}; do
   step tests.log 150 "$dir" vitest run
 done

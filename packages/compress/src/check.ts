@@ -2,24 +2,18 @@
  * Argument checks of this package: each throws a `CompressError` naming the field, the value given and the rule;
  * nothing is coerced (a string is never a number or a boolean).
  */
-import { closestMatch } from "@dsv4-kv/errors";
-import { CompressError, type CompressErrorCode } from "./errors.js";
+import { type FieldChecks, closestMatch, fieldChecks, typeOf } from "@dsv4-kv/errors";
+import { CompressError } from "./errors.js";
 
+// One const per check: an assertion function must be declared with an explicit type (TS2775).
+const checks: FieldChecks = fieldChecks(CompressError);
 /** Throws `CompressError(code, field, value, rule, params)` unless `ok`. */
-export function check(
-  ok: boolean,
-  code: CompressErrorCode,
-  field: string,
-  value: unknown,
-  rule: string,
-  params?: Record<string, unknown>,
-): asserts ok {
-  if (!ok) throw new CompressError(code, field, value, rule, params);
-}
-
-export function checkNumber(value: unknown, field: string): asserts value is number {
-  check(typeof value === "number", "INVALID_TYPE", field, value, `must be a number (got ${typeOf(value)})`);
-}
+export const check: FieldChecks["check"] = checks.check;
+export const checkNumber: FieldChecks["checkNumber"] = checks.checkNumber;
+export const checkBoolean: FieldChecks["checkBoolean"] = checks.checkBoolean;
+/** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
+export const checkKeys: FieldChecks["checkKeys"] = checks.checkKeys;
+export const checkMethods: FieldChecks["checkMethods"] = checks.checkMethods;
 
 /** An integer in [lo, hi] (a number out of range: INVALID_ARGUMENT; a non-number: INVALID_TYPE). */
 export function checkInt(
@@ -40,24 +34,9 @@ export function checkNonNegative(value: unknown, field: string): asserts value i
   check(Number.isFinite(value) && value >= 0, "INVALID_ARGUMENT", field, value, "must be a finite number >= 0");
 }
 
-export function checkBoolean(value: unknown, field: string): asserts value is boolean {
-  check(typeof value === "boolean", "INVALID_TYPE", field, value, `must be true or false (got ${typeOf(value)})`);
-}
-
 export function checkObject(value: unknown, field: string): asserts value is Record<string, unknown> {
   const ok = typeof value === "object" && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
   check(ok, "INVALID_TYPE", field, value, `must be an object (got ${typeOf(value)})`);
-}
-
-/** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
-export function checkKeys(obj: object, known: readonly string[], field: string): void {
-  for (const key of Object.keys(obj)) {
-    if (known.includes(key)) continue;
-    const suggestion = closestMatch(key, known);
-    const params = suggestion === null ? { known } : { known, suggestion };
-    const at = field ? `${field}.${key}` : key;
-    throw new CompressError("UNKNOWN_KEY", at, key, `must be one of ${known.join(", ")}`, params);
-  }
 }
 
 /** One of `known` (compared exactly), suggesting the closest for a misspelt string. */
@@ -85,11 +64,4 @@ export function checkFiniteElements(values: ArrayLike<number>, field: string): v
     const v = values[i]!;
     if (!Number.isFinite(v)) throw new CompressError("INVALID_ARGUMENT", `${field}[${i}]`, v, "must be finite");
   }
-}
-
-export function typeOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  if (ArrayBuffer.isView(value)) return value.constructor.name;
-  return typeof value;
 }

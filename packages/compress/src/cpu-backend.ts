@@ -9,7 +9,7 @@ import { bf16BitsOf, bf16ValueOf } from "@dsv4-kv/online-mtp-controller/internal
 import { INVALID_SEQ_LEN } from "@dsv4-kv/planner";
 import type { CompressGeometry, DecodeBatch, PrefillBatch, RingCompressBackend } from "./backend.js";
 import { check } from "./check.js";
-import { type Layout, layoutOf } from "./geometry.js";
+import { type Layout, frozenGeometry, layoutOf } from "./geometry.js";
 import { type GatheredWindow, newGatheredWindow, poolWindowF32 } from "./pool.js";
 import { checkApe, checkRowRange, checkStateValues, nanFilled, toStateBits, widenBf16 } from "./state-store.js";
 import { type CheckedPrefill, decodeCompresses, validateDecodeBatch, validatePrefillBatch } from "./validate.js";
@@ -40,12 +40,7 @@ export class CpuCompressBackend implements RingCompressBackend {
   constructor(geometry: CompressGeometry) {
     const layout = layoutOf(geometry);
     this.layout = layout;
-    this.geometry = Object.freeze({
-      compressRatio: layout.compressRatio,
-      headDim: layout.headDim,
-      stateDtype: layout.stateDtype,
-      stateRows: layout.stateRows,
-    });
+    this.geometry = frozenGeometry(layout);
     this.rowElems = layout.rowElems;
     const n = layout.stateRows * layout.rowElems;
     this.state = layout.stateDtype === "fp32" ? nanFilled(n) : new Uint16Array(n).fill(0xffff);

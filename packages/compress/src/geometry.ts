@@ -39,3 +39,9 @@ export function layoutOf(geometry: CompressGeometry, field = "geometry"): Layout
   const window = windowSize(compressRatio);
   return { compressRatio, headDim, stateDtype, stateRows, window, rowElems: rowBlocks(compressRatio) * headDim };
 }
+
+/** The geometry a backend reports: the layout's four inputs, frozen (no derived fields). */
+export function frozenGeometry(layout: Layout): Readonly<CompressGeometry> {
+  const { compressRatio, headDim, stateDtype, stateRows } = layout;
+  return Object.freeze({ compressRatio, headDim, stateDtype, stateRows });
+}

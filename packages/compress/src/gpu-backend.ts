@@ -26,7 +26,7 @@ import {
 import type { CompressGeometry, DecodeBatch, PrefillBatch, RingCompressBackend } from "./backend.js";
 import { check, checkBoolean, checkKeys, checkObject } from "./check.js";
 import { CompressError } from "./errors.js";
-import { type Layout, layoutOf } from "./geometry.js";
+import { type Layout, frozenGeometry, layoutOf } from "./geometry.js";
 import { checkApe, checkRowRange, checkStateValues, toStateBits, widenBf16 } from "./state-store.js";
 import {
   type CheckedDecode,
@@ -86,12 +86,7 @@ export class GpuCompressBackend implements RingCompressBackend {
     const rowChecksOff = options.deviceRowChecksOnly ?? false;
     checkBoolean(rowChecksOff, "options.deviceRowChecksOnly");
     this.layout = layout;
-    this.geometry = Object.freeze({
-      compressRatio: layout.compressRatio,
-      headDim: layout.headDim,
-      stateDtype: layout.stateDtype,
-      stateRows: layout.stateRows,
-    });
+    this.geometry = frozenGeometry(layout);
     this.rowElems = layout.rowElems;
     this.deviceRowChecksOnly = rowChecksOff;
     this.native = compressNative();

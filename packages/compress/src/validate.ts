@@ -16,7 +16,8 @@ import {
   WritePlanTable,
 } from "@dsv4-kv/planner";
 import type { CompressGeometry, DecodeBatch, PrefillBatch } from "./backend.js";
-import { check, checkFiniteElements, checkFloat32Array, checkInt, checkKeys, checkObject, typeOf } from "./check.js";
+import { typeOf } from "@dsv4-kv/errors";
+import { check, checkFiniteElements, checkFloat32Array, checkInt, checkKeys, checkObject } from "./check.js";
 import { CompressError } from "./errors.js";
 import { type Layout, layoutOf } from "./geometry.js";
 import { type ElementSpan, type WindowSpans, decodeSpans, prefillSpans } from "./window.js";

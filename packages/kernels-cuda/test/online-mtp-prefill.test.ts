@@ -20,6 +20,7 @@ import {
   type GpuContext,
   type OnlineMtpNative,
 } from "../src/index.js";
+import { fromBf16, Rng, toBf16 } from "./helpers.js";
 
 const H = 512;
 const ROW = 3 * H;
@@ -36,35 +37,6 @@ const gpuTest = createGpuTest(
   probeOnlineMtp,
   (): Env => ({ nat: onlineMtpNative(), ctx: getDefaultContext(), bufs: [] }),
 );
-
-class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0 || 1;
-  }
-  u(): number {
-    this.s = (Math.imul(this.s, 1664525) + 1013904223) >>> 0;
-    return this.s / 4294967296;
-  }
-  n(): number {
-    return Math.sqrt(-2 * Math.log(this.u() + 1e-12)) * Math.cos(2 * Math.PI * this.u());
-  }
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.u() * (hi - lo + 1));
-  }
-}
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-function toBf16(x: number): number {
-  f32[0] = x;
-  const u = u32[0]!;
-  if (Number.isNaN(x)) return 0x7fc0;
-  return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
-}
-function fromBf16(b: number): number {
-  u32[0] = b << 16;
-  return f32[0]!;
-}
 
 function dev(env: Env, view: ArrayBufferView, minBytes = 16): DeviceBuffer {
   const b = createDeviceBuffer(Math.max(minBytes, view.byteLength), env.ctx);

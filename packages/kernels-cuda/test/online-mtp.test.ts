@@ -18,6 +18,7 @@ import {
   type OnlineMtpNative,
   KernelsCudaError,
 } from "../src/index.js";
+import { fromBf16, Rng, toBf16 } from "./helpers.js";
 import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
 
@@ -186,30 +187,6 @@ describe("argument validation (host side, no GPU needed)", () => {
 });
 
 // ---- GPU -------------------------------------------------------------------------------------------------------
-class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0 || 1;
-  }
-  u(): number {
-    this.s = (Math.imul(this.s, 1664525) + 1013904223) >>> 0;
-    return this.s / 4294967296;
-  }
-  n(): number {
-    return Math.sqrt(-2 * Math.log(this.u() + 1e-12)) * Math.cos(2 * Math.PI * this.u());
-  }
-}
-const f32buf = new Float32Array(1);
-const u32buf = new Uint32Array(f32buf.buffer);
-function toBf16(x: number): number {
-  f32buf[0] = x;
-  const u = u32buf[0]!;
-  return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
-}
-function fromBf16(b: number): number {
-  u32buf[0] = b << 16;
-  return f32buf[0]!;
-}
 
 type Dtype = "fp32" | "bf16";
 interface Env {

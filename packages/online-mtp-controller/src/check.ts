@@ -3,27 +3,21 @@
  * `OnlineMtpError` naming the field, the value given and the rule; nothing is coerced (a string is never a number
  * or a boolean).
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { type FieldChecks, closestMatch, fieldChecks, typeOf } from "@dsv4-kv/errors";
 import { OnlineMtpError, type OnlineMtpErrorCode } from "./errors.js";
 
 export const I32_MAX = 0x7fffffff;
 export const I32_MIN = -0x80000000;
 
-/** Throws `OnlineMtpError(code, field, value, rule)` unless `ok`. */
-export function check(
-  ok: boolean,
-  code: OnlineMtpErrorCode,
-  field: string,
-  value: unknown,
-  rule: string,
-  params?: Record<string, unknown>,
-): asserts ok {
-  if (!ok) throw new OnlineMtpError(code, field, value, rule, params);
-}
-
-export function checkNumber(value: unknown, field: string): asserts value is number {
-  check(typeof value === "number", "INVALID_TYPE", field, value, `must be a number (got ${typeOf(value)})`);
-}
+// One const per check: an assertion function must be declared with an explicit type (TS2775).
+const checks: FieldChecks = fieldChecks(OnlineMtpError);
+/** Throws `OnlineMtpError(code, field, value, rule, params)` unless `ok`. */
+export const check: FieldChecks["check"] = checks.check;
+export const checkNumber: FieldChecks["checkNumber"] = checks.checkNumber;
+export const checkBoolean: FieldChecks["checkBoolean"] = checks.checkBoolean;
+/** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
+export const checkKeys: FieldChecks["checkKeys"] = checks.checkKeys;
+export const checkMethods: FieldChecks["checkMethods"] = checks.checkMethods;
 
 /** An integer in [lo, hi]; `code` is the refusal's code for a number out of range (a non-number is INVALID_TYPE). */
 export function checkInt(
@@ -44,10 +38,6 @@ export function checkFinite(value: unknown, field: string): asserts value is num
   check(Number.isFinite(value), "INVALID_ARGUMENT", field, value, "must be a finite number");
 }
 
-export function checkBoolean(value: unknown, field: string): asserts value is boolean {
-  check(typeof value === "boolean", "INVALID_TYPE", field, value, `must be true or false (got ${typeOf(value)})`);
-}
-
 export function checkObject(value: unknown, field: string): asserts value is Record<string, unknown> {
   const ok = typeof value === "object" && value !== null && !Array.isArray(value);
   check(ok, "INVALID_TYPE", field, value, `must be an object (got ${typeOf(value)})`);
@@ -60,22 +50,6 @@ export function checkArray(value: unknown, field: string): asserts value is read
 /** `length` (of `field`) equals `expected`, the length of `expectedField`. */
 export function checkSameLength(length: number, expected: number, field: string, expectedField: string): void {
   check(length === expected, "SHAPE", field, length, `must equal ${expectedField} = ${expected}`);
-}
-
-/** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
-export function checkKeys(obj: object, known: readonly string[], field: string): void {
-  for (const key of Object.keys(obj)) {
-    if (known.includes(key)) continue;
-    const suggestion = closestMatch(key, known);
-    const params = suggestion === null ? { known } : { known, suggestion };
-    throw new OnlineMtpError(
-      "UNKNOWN_KEY",
-      field ? `${field}.${key}` : key,
-      key,
-      `must be one of ${known.join(", ")}`,
-      params,
-    );
-  }
 }
 
 /** One of `known` (compared exactly), suggesting the closest for a misspelt string. */
@@ -115,11 +89,4 @@ export function checkSlots(slots: unknown, n: number, field: string): asserts sl
     check(!seen.has(r), "DUPLICATE_REQ", `${field}[${i}]`, r, "must not repeat a slot of the same batch");
     seen.add(r);
   });
-}
-
-export function typeOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  if (ArrayBuffer.isView(value)) return value.constructor.name;
-  return typeof value;
 }

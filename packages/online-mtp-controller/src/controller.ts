@@ -24,11 +24,11 @@ import {
   checkBoolean,
   checkInt,
   checkKeys,
+  checkMethods,
   checkObject,
   checkOneOf,
   checkSameLength,
   checkSlots,
-  typeOf,
 } from "./check.js";
 import { HEAD_DIM, MAX_VERIFY_TOKENS, STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
 import { OnlineMtpError } from "./errors.js";
@@ -103,16 +103,7 @@ function checkOptions(opts: OnlineMtpControllerOptions): void {
   checkObject(opts, "options");
   checkKeys(opts, OPTION_KEYS, "options");
   checkObject(opts.backend, "backend");
-  for (const m of BACKEND_METHODS) {
-    const fn = (opts.backend as unknown as Record<string, unknown>)[m];
-    check(
-      typeof fn === "function",
-      "INVALID_TYPE",
-      `backend.${m}`,
-      typeOf(fn),
-      "must be a method (an OnlineMtpBackend)",
-    );
-  }
+  checkMethods(opts.backend, BACKEND_METHODS, "backend", "must be a method (an OnlineMtpBackend)");
   if (opts.stateDtype !== undefined) checkOneOf(opts.stateDtype, STATE_DTYPES, "DTYPE", "stateDtype");
   if (opts.flags !== undefined) {
     checkObject(opts.flags, "flags");

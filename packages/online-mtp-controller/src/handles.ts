@@ -4,7 +4,8 @@
  * check: a handle made elsewhere is refused.
  */
 import type { IndexVector, MatrixF32, StateBuffer } from "./backend.js";
-import { check, typeOf } from "./check.js";
+import { typeOf } from "@dsv4-kv/errors";
+import { check } from "./check.js";
 
 type Handle = IndexVector | MatrixF32 | StateBuffer;
 

@@ -2,16 +2,16 @@
  * Argument checks of the online c128 driver: every input of a step is checked before anything is launched, so a
  * refused step changes no state. Each refusal is a `CompressError` naming the field, the value and the rule.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch, typeOf } from "@dsv4-kv/errors";
 import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, MAX_VERIFY_TOKENS } from "@dsv4-kv/online-mtp-controller";
 import {
   check,
   checkFiniteElements,
   checkFloat32Array,
   checkKeys,
+  checkMethods,
   checkNumber,
   checkObject,
-  typeOf,
 } from "../check.js";
 import type { CompressErrorCode } from "../errors.js";
 import type { OnlineC128DriverOptions, OnlineRequestStep, OnlineStepKind } from "./types.js";
@@ -69,16 +69,7 @@ export function validateOptions(opts: OnlineC128DriverOptions): void {
   checkObject(opts, "options");
   checkKeys(opts, OPTION_KEYS, "options");
   checkObject(opts.backend, "backend");
-  for (const m of BACKEND_METHODS) {
-    const fn = (opts.backend as unknown as Record<string, unknown>)[m];
-    check(
-      typeof fn === "function",
-      "INVALID_TYPE",
-      `backend.${m}`,
-      typeOf(fn),
-      "must be a method (an OnlineMtpBackend)",
-    );
-  }
+  checkMethods(opts.backend, BACKEND_METHODS, "backend", "must be a method (an OnlineMtpBackend)");
   const slotsRule = "must be an integer in [2, 2^31 − 1] (slot 0 is the padding slot; requests use 1 .. N − 1)";
   checkIntAs(opts.numReqSlots, 2, I32_MAX, "REQ_INDEX", "numReqSlots", slotsRule);
   checkIntAs(opts.maxDraftTokens, 1, MAX_VERIFY_TOKENS, "DRAFT_TOKENS", "maxDraftTokens");

@@ -175,6 +175,22 @@ __device__ __forceinline__ uint4 Shfl4(uint4 v, int src) {
 constexpr float4 kNegInf4 = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
 constexpr float4 kZero4 = {0.f, 0.f, 0.f, 0.f};
 
+// 16 bytes global -> shared without a register round trip (cp.async, sm_80+): the copy overlaps the loads issued
+// after it; CpAsyncWaitAll makes the thread's own copies visible to it. Both addresses 16-byte aligned.
+__device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
+#ifdef __CUDA_ARCH__
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+#else  // host-compiled emulation
+  *static_cast<float4*>(smem) = *static_cast<const float4*>(gmem);
+#endif
+}
+__device__ __forceinline__ void CpAsyncWaitAll() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // PDL (programmatic dependent launch, sm_90): the primary lets the dependent grid start; the dependent waits for the
 // whole primary grid's completion and memory flush. Both are no-ops when the launch has no programmatic edge.
 #ifdef __CUDA_ARCH__

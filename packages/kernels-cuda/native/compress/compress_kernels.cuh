@@ -32,30 +32,30 @@ enum StateType : int32_t { kF32 = 0, kBF16 = 1 };
 // the plan row index; value is the offending field's value (truncated to int32).
 enum ErrCode : int32_t {
   kErrNone = 0,
-  kErrSeqLen = 1,      // CompressPlan seq_len is 0 or not a multiple of cr; DecodePlan seq_len is 0
-  kErrBufferLen = 2,   // CompressPlan buffer_len > W
-  kErrRaggedRow = 3,   // a ragged input row the compression reads is outside [0, inputRows)
-  kErrRingRow = 4,     // a state row the compression reads is outside [0, stateRows)
-  kErrWriteLoc = 5,    // WritePlan / DecodePlan write_loc outside [0, stateRows)
-  kErrWriteRagged = 6, // WritePlan ragged_id outside [0, inputRows)
+  kErrSeqLen = 1,       // CompressPlan seq_len is 0 or not a multiple of cr; DecodePlan seq_len is 0
+  kErrBufferLen = 2,    // CompressPlan buffer_len > W
+  kErrRaggedRow = 3,    // a ragged input row the compression reads is outside [0, inputRows)
+  kErrRingRow = 4,      // a state row the compression reads is outside [0, stateRows)
+  kErrWriteLoc = 5,     // WritePlan / DecodePlan write_loc outside [0, stateRows)
+  kErrWriteRagged = 6,  // WritePlan ragged_id outside [0, inputRows)
 };
 enum KernelId : int32_t { kKPrefillCompress = 0, kKPrefillWrite = 1, kKDecode = 2 };
 
 struct PrefillParams {
-  void* state;        // [stateRows, RowBlocksOf(cr) * headDim] of StateType
+  void* state;  // [stateRows, RowBlocksOf(cr) * headDim] of StateType
   int64_t stateRows;
-  const float* input; // ragged input rows [inputRows, RowBlocksOf(cr) * headDim]
+  const float* input;  // ragged input rows [inputRows, RowBlocksOf(cr) * headDim]
   int64_t inputRows;
-  const float* ape;   // [WindowOf(cr), headDim]
+  const float* ape;      // [WindowOf(cr), headDim]
   const uint8_t* planC;  // numPlanC CompressPlan rows
   int32_t numPlanC;
   const uint8_t* planW;  // numPlanW WritePlan rows
   int32_t numPlanW;
-  float* out;  // [numPlanC, headDim]; row i = entry of plan row i (rows of padding / bad plan rows untouched)
-  int32_t cr;        // 4 or 128
-  int32_t headDim;   // 128 or 512
+  float* out;       // [numPlanC, headDim]; row i = entry of plan row i (rows of padding / bad plan rows untouched)
+  int32_t cr;       // 4 or 128
+  int32_t headDim;  // 128 or 512
   int32_t stateType;
-  int32_t* err;      // int32[4], required
+  int32_t* err;  // int32[4], required
 };
 
 struct DecodeParams {

@@ -72,10 +72,14 @@ constexpr int kC4Warps = 4;
 template <typename T, int HD>
 __global__ void __launch_bounds__(kC4Warps * 32) DecodeC4Kernel(const DecodeParams p, int32_t slots) {
   constexpr int kSlices = HD / kC4SliceCh;
+  PdlLaunchDependents();  // the next kernel may launch; it waits for this grid before touching memory
+  PdlWait();              // launched as a programmatic dependent of whatever ran before (launch.cu)
   constexpr int kRowElems = RowBlocksOf(4) * HD;
-  const int lane = threadIdx.x & 31;
-  const int slot = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
+  __shared__ float4 sApe[kC4Warps][8][32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int slot = warp * gridDim.x + blockIdx.x;
   if (slot >= slots) return;
+  bool staged = false;  // warp-uniform
   const int64_t items = static_cast<int64_t>(p.batch) * kSlices;
   T* const state = static_cast<T*>(p.state);
   uint4 next = PlanOfItem<kSlices>(p, slot, items);
@@ -99,9 +103,10 @@ __global__ void __launch_bounds__(kC4Warps * 32) DecodeC4Kernel(const DecodePara
     }
     // Ring loads first (none reads row writeLoc), then the row store, then the math: one round trip per item.
     const int e0 = r.seqLen <= 4 ? 4 : 0;
+    if (!staged) StageC4Ape<HD>(sApe[warp], p.ape + d, lane), staged = true;  // slice == slot % kSlices
     float4 kv[8], s[8];
-    LoadC4Window<HD>(
-        e0, p.ape + d,
+    LoadC4Window(
+        e0, &sApe[warp][0][lane],
         [&](int e, float4& kvE, float4& sE) {
           const int64_t row = e < 4 ? static_cast<int64_t>(r.rp0) * 4 + e : static_cast<int64_t>(r.rp1) * 4 + e - 4;
           if (row == r.writeLoc) {  // warp-uniform
@@ -124,11 +129,15 @@ __global__ void __launch_bounds__(kC4Warps * 32) DecodeC4Kernel(const DecodePara
 // Every thread loads its 4 ring elements (8 quads: 32 KB per block in flight), threads 0..15 write the slice's quads
 // of row writeLoc (kv and score blocks), and the block pools the elements.
 template <typename T, int HD>
-__global__ void __launch_bounds__(kC128Threads) DecodeC128Kernel(const DecodeParams p) {
+__global__ void __launch_bounds__(kC128Threads, 4) DecodeC128Kernel(const DecodeParams p) {
   constexpr int kSlices = HD / kC128SliceCh;
+  PdlLaunchDependents();
+  PdlWait();
   constexpr int kRowElems = RowBlocksOf(128) * HD;
   __shared__ C128Scratch scratch;
+  __shared__ float4 sApe[kC128PerThread][kC128Threads];
   const int t = threadIdx.x;
+  bool staged = false;  // block-uniform
   const int64_t items = static_cast<int64_t>(p.batch) * kSlices;
   T* const state = static_cast<T*>(p.state);
   uint4 next = PlanOfItem<kSlices>(p, blockIdx.x, items);
@@ -144,8 +153,9 @@ __global__ void __launch_bounds__(kC128Threads) DecodeC128Kernel(const DecodePar
     const bool compresses = r.seqLen % 128 == 0;
     float4 kv[kC128PerThread], s[kC128PerThread];
     if (compresses) {  // ring loads first (none reads row writeLoc), then the row store, then the reduction
-      LoadC128Elements<HD>(
-          p.ape + d,
+      if (!staged) StageC128Ape<HD>(sApe, p.ape + d), staged = true;  // slice == blockIdx.x % kSlices
+      LoadC128Elements(
+          sApe,
           [&](int e, float4& kvE, float4& sE) {
             const int64_t row = static_cast<int64_t>(r.rp1) * 128 + e;
             if (row == r.writeLoc) {
@@ -171,16 +181,14 @@ template <typename T, int HD>
 cudaError_t LaunchC4(const DecodeParams& p, cudaStream_t s) {
   constexpr auto kKernel = DecodeC4Kernel<T, HD>;
   const int64_t items = static_cast<int64_t>(p.batch) * (HD / kC4SliceCh);
-  const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps);
-  kKernel<<<(slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, 0, s>>>(p, slots);
-  return cudaGetLastError();
+  const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
+  return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots);
 }
 template <typename T, int HD>
 cudaError_t LaunchC128(const DecodeParams& p, cudaStream_t s) {
   constexpr auto kKernel = DecodeC128Kernel<T, HD>;
   const int64_t items = static_cast<int64_t>(p.batch) * (HD / kC128SliceCh);
-  kKernel<<<WorkSlots<kKernel>(items, kC128Threads, 1), kC128Threads, 0, s>>>(p);
-  return cudaGetLastError();
+  return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, true, p);
 }
 template <typename T, int HD>
 cudaError_t LaunchCrT(const DecodeParams& p, cudaStream_t s) {

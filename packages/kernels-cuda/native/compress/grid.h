@@ -1,12 +1,13 @@
-// Host-side grid sizing of the compress kernels: a bounded grid of at most the blocks that fit on the device at once
-// (every block loops over its items), from the SM count and each kernel's occupancy, both cached after the first
-// query (neither is a stream operation, so a launch inside stream capture stays capturable).
+// Host-side grid sizing and launch of the compress kernels: a bounded grid of at most the blocks that fit on the
+// device at once (every block loops over its items), from the SM count and each kernel's occupancy, both cached after
+// the first query (neither is a stream operation, so a launch inside stream capture stays capturable).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 namespace dsv4kv {
 namespace compress {
@@ -37,12 +38,31 @@ int BlocksPerSm(int threads) {
   return n;
 }
 
-// min(items, resident capacity) work slots (blocks or warps), at least 1; `slotsPerBlock` = warps per block for warp
+// min(items, resident capacity) work slots (blocks or warps), rounded down to a multiple of `slices` (at least
+// `slices`): item k goes to slot k % slots, so a slot's items all have channel slice slot % slices (items are
+// row * slices + slice) and the kernels stage that slice's ape once. `slotsPerBlock` = warps per block for warp
 // kernels, 1 for block kernels.
 template <auto Kernel>
-int32_t WorkSlots(int64_t items, int threads, int slotsPerBlock) {
+int32_t WorkSlots(int64_t items, int threads, int slotsPerBlock, int slices) {
   const int64_t capacity = static_cast<int64_t>(SmCount()) * BlocksPerSm<Kernel>(threads) * slotsPerBlock;
-  return static_cast<int32_t>(std::max<int64_t>(1, std::min(items, capacity)));
+  const int64_t slots = std::min(items, capacity) / slices * slices;
+  return static_cast<int32_t>(std::max<int64_t>(slices, slots));
+}
+
+// Launches `kernel` on `s`; `pdl`: as a programmatic dependent of the previous kernel on the stream (it may start
+// before that one ends; it must execute griddepcontrol.wait before touching anything that kernel may write).
+template <typename... P, typename... A>
+cudaError_t LaunchOn(void (*kernel)(P...), int64_t blocks, int threads, cudaStream_t s, bool pdl, A&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
 }
 
 }  // namespace compress

@@ -42,6 +42,11 @@ bool DecodePrecondition(const DecodeParams& p) {
 // per column): a slice must hold whole 32-byte sectors of each row block, so that kernel has at most 64 blocks at
 // headDim 512 and would move a verify batch's 5 to 13 MB through half the SMs; the dependent launch already hides
 // the write kernel's launch and its loads behind the compress kernel.
+// The compress and decode kernels are themselves launched as programmatic dependents of whatever kernel precedes them
+// on the stream, and execute griddepcontrol.wait before any memory access: the same order as a plain launch, but
+// their launch overlaps the previous kernel's tail (the write and decode kernels let their dependents launch early).
+// The write kernel reads its plan and input before its wait, so it is a programmatic dependent only of our compress
+// kernel (which writes neither); with no compress rows it is launched plainly.
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s) {
   if (!PrefillPrecondition(p)) return cudaErrorInvalidValue;
   if (p.numPlanC > 0) {

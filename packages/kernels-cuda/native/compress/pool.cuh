@@ -6,7 +6,7 @@
 //     then the sums are combined by shuffles inside a warp and shared memory across warps.
 // Both use the exact max of the window (no rescaled partials), so entry[d] = Σ exp(s_e − m)·kv_e / Σ exp(s_e − m)
 // differs from the fp32 reference only in the order of summation. `load(e, kv, s)` yields element e's quads;
-// the positional bias ape[e] is added here.
+// the positional bias ape[e] (staged in shared memory) is added here.
 #pragma once
 
 #include "compress/compress_device.cuh"
@@ -20,17 +20,31 @@ constexpr int kC128SliceCh = 32;                          // 8 quads: one 128-by
 constexpr int kC128Threads = 256;                         // 32 element groups x 8 quads
 constexpr int kC128PerThread = 128 / (kC128Threads / 8);  // 4 elements
 
-// Elements [e0, 8) (e0 = 4 when the c4 overlap is masked); apeD = ape + channel offset (row stride HD). Split in a
-// load phase and a math phase so that a caller can issue other work (decode's row store) between them.
-template <int HD, typename LoadFn>
-__device__ __forceinline__ void LoadC4Window(int e0, const float* apeD, LoadFn load, float4 (&kv)[8], float4 (&s)[8]) {
+// The positional bias of a work slot's channel slice, staged in shared memory by the slot's first pooled item: a
+// slot (c4 warp, c128 block) keeps one channel slice for all its items (the host makes the slot count a multiple of
+// the slices per row), so the per-item ape reads (a third of an item's loads from L2) become shared-memory reads.
+// The stage is a cp.async issued before the item's loads and waited for after them (in LoadC4Window /
+// LoadC128Elements), so it adds no round trip; each thread stages and reads back only its own quads, so no barrier
+// is needed. A slot with no valid item stages nothing.
+//   * c4: [warp][e][lane], 8 quads per lane (16 KB per 4-warp block);
+//   * c128: [i][t], the thread's kC128PerThread element quads (16 KB per block).
+template <int HD>
+__device__ __forceinline__ void StageC4Ape(float4 (*apeW)[32], const float* apeD, int lane) {
 #pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    if (e >= e0) {
-      load(e, kv[e], s[e]);
-      s[e] = Add4(s[e], LoadIn4(apeD + e * HD));
-    }
-  }
+  for (int e = 0; e < 8; ++e) CpAsync16(&apeW[e][lane], apeD + e * HD);
+}
+
+// Elements [e0, 8) (e0 = 4 when the c4 overlap is masked); apeL = this lane's staged ape quads (stride 32). Split in
+// a load phase and a math phase so that a caller can issue other work (decode's row store) between them.
+template <typename LoadFn>
+__device__ __forceinline__ void LoadC4Window(int e0, const float4* apeL, LoadFn load, float4 (&kv)[8], float4 (&s)[8]) {
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    if (e >= e0) load(e, kv[e], s[e]);
+  CpAsyncWaitAll();  // the stage (first item only; a no-op after)
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    if (e >= e0) s[e] = Add4(s[e], apeL[e * 32]);
 }
 __device__ __forceinline__ float4 PoolC4Window(int e0, const float4 (&kv)[8], const float4 (&s)[8]) {
   float4 m = kNegInf4;
@@ -43,10 +57,10 @@ __device__ __forceinline__ float4 PoolC4Window(int e0, const float4 (&kv)[8], co
     if (e >= e0) Accumulate4(sum, acc, s[e], kv[e], m);
   return Div4(acc, sum);
 }
-template <int HD, typename LoadFn>
-__device__ __forceinline__ float4 PoolC4Warp(int e0, const float* apeD, LoadFn load) {
+template <typename LoadFn>
+__device__ __forceinline__ float4 PoolC4Warp(int e0, const float4* apeL, LoadFn load) {
   float4 kv[8], s[8];
-  LoadC4Window<HD>(e0, apeD, load, kv, s);
+  LoadC4Window(e0, apeL, load, kv, s);
   return PoolC4Window(e0, kv, s);
 }
 
@@ -58,17 +72,22 @@ struct C128Scratch {
   float4 acc[kC128Threads / 32][8];
 };
 
-// This thread's elements e = g + 32 i (i < kC128PerThread), ape added.
-template <int HD, typename LoadFn>
-__device__ __forceinline__ void LoadC128Elements(const float* apeD, LoadFn load, float4 (&kv)[kC128PerThread],
-                                                 float4 (&s)[kC128PerThread]) {
-  const int g = threadIdx.x >> 3;
+// This thread's elements e = g + 32 i (i < kC128PerThread); apeD = ape + the thread's channel offset.
+template <int HD>
+__device__ __forceinline__ void StageC128Ape(float4 (*apeB)[kC128Threads], const float* apeD) {
+  const int t = threadIdx.x, g = t >> 3;
 #pragma unroll
-  for (int i = 0; i < kC128PerThread; ++i) {
-    const int e = g + i * (kC128Threads / 8);
-    load(e, kv[i], s[i]);
-    s[i] = Add4(s[i], LoadIn4(apeD + e * HD));
-  }
+  for (int i = 0; i < kC128PerThread; ++i) CpAsync16(&apeB[i][t], apeD + (g + i * (kC128Threads / 8)) * HD);
+}
+template <typename LoadFn>
+__device__ __forceinline__ void LoadC128Elements(const float4 (*apeB)[kC128Threads], LoadFn load,
+                                                 float4 (&kv)[kC128PerThread], float4 (&s)[kC128PerThread]) {
+  const int t = threadIdx.x, g = t >> 3;
+#pragma unroll
+  for (int i = 0; i < kC128PerThread; ++i) load(g + i * (kC128Threads / 8), kv[i], s[i]);
+  CpAsyncWaitAll();  // the stage (first item only; a no-op after)
+#pragma unroll
+  for (int i = 0; i < kC128PerThread; ++i) s[i] = Add4(s[i], apeB[i][t]);
 }
 // Every thread of the block must call it (two barriers). outD = out row + this thread's channel offset (slice + 4 q);
 // threads 0..7 (g = 0) store the entry quad.
@@ -108,10 +127,11 @@ __device__ __forceinline__ void ReduceC128Block(C128Scratch& sh, const float4 (&
     StoreOut4(outD, Div4(acc, sum));
   }
 }
-template <int HD, typename LoadFn>
-__device__ __forceinline__ void PoolC128Block(C128Scratch& sh, const float* apeD, float* outD, LoadFn load) {
+template <typename LoadFn>
+__device__ __forceinline__ void PoolC128Block(C128Scratch& sh, const float4 (*apeB)[kC128Threads], float* outD,
+                                              LoadFn load) {
   float4 kv[kC128PerThread], s[kC128PerThread];
-  LoadC128Elements<HD>(apeD, load, kv, s);
+  LoadC128Elements(apeB, load, kv, s);
   ReduceC128Block(sh, kv, s, outD);
 }
 

@@ -72,6 +72,7 @@ template <typename T, int kRowElems>
 __global__ void __launch_bounds__(kWriteWarps * 32) WriteRowsKernel(const PrefillParams p, int32_t slots) {
   constexpr int kVec = kRowElems >= 512 ? 4 : 2;
   constexpr int kChunks = kRowElems / (128 * kVec);
+  PdlLaunchDependents();  // the next call's compress kernel may launch; it waits for this grid before any access
   const int lane = threadIdx.x & 31;
   const int slot = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
   if (slot >= slots) return;
@@ -97,17 +98,9 @@ template <typename T, int kRowElems>
 cudaError_t Launch(const PrefillParams& p, cudaStream_t s, bool afterCompress) {
   constexpr auto kKernel = WriteRowsKernel<T, kRowElems>;
   constexpr int kChunks = kRowElems / (128 * (kRowElems >= 512 ? 4 : 2));
-  const int32_t slots = WorkSlots<kKernel>(static_cast<int64_t>(p.numPlanW) * kChunks, kWriteWarps * 32, kWriteWarps);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>((slots + kWriteWarps - 1) / kWriteWarps));
-  cfg.blockDim = dim3(kWriteWarps * 32);
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = afterCompress ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kKernel, p, slots);
+  const int32_t slots =
+      WorkSlots<kKernel>(static_cast<int64_t>(p.numPlanW) * kChunks, kWriteWarps * 32, kWriteWarps, 1);
+  return LaunchOn(kKernel, (slots + kWriteWarps - 1) / kWriteWarps, kWriteWarps * 32, s, afterCompress, p, slots);
 }
 template <typename T, int HD>
 cudaError_t LaunchCrT(const PrefillParams& p, cudaStream_t s, bool a) {

@@ -1,0 +1,76 @@
+/**
+ * The argument checks every package repeats, bound to that package's error class: `fieldChecks(PlannerError)`
+ * gives checks that throw `PlannerError`s naming the field, the value given and the rule. Nothing is coerced (a
+ * string is never a number or a boolean).
+ */
+import type { ErrorCode } from "./codes.js";
+import type { Dsv4KvError } from "./error.js";
+import { closestMatch } from "./suggest.js";
+
+/** A package's error class: the positional constructor of `FieldError`. */
+export type FieldErrorClass = new (
+  code: ErrorCode,
+  field: string,
+  value: unknown,
+  rule: string,
+  params?: Readonly<Record<string, unknown>>,
+) => Dsv4KvError;
+
+export interface FieldChecks {
+  /** Throws `new ErrorClass(code, field, value, rule, params)` unless `ok`. */
+  check(
+    ok: boolean,
+    code: ErrorCode,
+    field: string,
+    value: unknown,
+    rule: string,
+    params?: Record<string, unknown>,
+  ): asserts ok;
+  /** A number (any: range checks follow); else INVALID_TYPE. */
+  checkNumber(value: unknown, field: string): asserts value is number;
+  /** true or false; else INVALID_TYPE. */
+  checkBoolean(value: unknown, field: string): asserts value is boolean;
+  /** Refuses keys of `obj` outside `known` (UNKNOWN_KEY at `field.key`), suggesting the closest known key. */
+  checkKeys(obj: object, known: readonly string[], field: string): void;
+  /** Each of `names` is a function on `obj`; else INVALID_TYPE at `field.name`, the value its type, `rule`. */
+  checkMethods(obj: object, names: readonly string[], field: string, rule: string): void;
+}
+
+/** The checks of `FieldChecks`, throwing `ErrorClass`. */
+export function fieldChecks(ErrorClass: FieldErrorClass): FieldChecks {
+  const check: FieldChecks["check"] = (ok, code, field, value, rule, params) => {
+    if (!ok) throw new ErrorClass(code, field, value, rule, params);
+  };
+  return {
+    check,
+    checkNumber(value, field) {
+      check(typeof value === "number", "INVALID_TYPE", field, value, `must be a number (got ${typeOf(value)})`);
+    },
+    checkBoolean(value, field) {
+      check(typeof value === "boolean", "INVALID_TYPE", field, value, `must be true or false (got ${typeOf(value)})`);
+    },
+    checkKeys(obj, known, field) {
+      for (const key of Object.keys(obj)) {
+        if (known.includes(key)) continue;
+        const suggestion = closestMatch(key, known);
+        const params = suggestion === null ? { known } : { known, suggestion };
+        const at = field ? `${field}.${key}` : key;
+        throw new ErrorClass("UNKNOWN_KEY", at, key, `must be one of ${known.join(", ")}`, params);
+      }
+    },
+    checkMethods(obj, names, field, rule) {
+      for (const name of names) {
+        const fn = (obj as Record<string, unknown>)[name];
+        check(typeof fn === "function", "INVALID_TYPE", `${field}.${name}`, typeOf(fn), rule);
+      }
+    },
+  };
+}
+
+/** How a rule names a value's type: "null", "array", a typed array's class name, else `typeof`. */
+export function typeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (ArrayBuffer.isView(value)) return value.constructor.name;
+  return typeof value;
+}
