@@ -68,6 +68,16 @@ describe("dsv4-kv simulate compress", () => {
     const reqRing = cli(compress({ ...c4, "req-ring": true, adaptive: true, "state-dtype": "bf16", json: true }));
     expect(reqRing.code).toBe(0);
     expect(JSON.parse(reqRing.stdout)).toMatchObject({ useReqRing: true, stateDtype: "bf16", wrongEntries: 0 });
+    expect(JSON.parse(reqRing.stdout)).not.toHaveProperty("swaPageSize");
+  });
+
+  test("--json prints only the ring fields that apply: none for c128, swaPageSize for paged c4", () => {
+    const c128 = JSON.parse(cli(compress({ ratio: 128, "draft-tokens": 2, steps: 3, json: true })).stdout);
+    expect(c128).toMatchObject({ compressRatio: 128, ringSize: 256 });
+    expect(c128).not.toHaveProperty("useReqRing");
+    expect(c128).not.toHaveProperty("swaPageSize");
+    const paged = JSON.parse(cli(compress({ ...c4, steps: 3, json: true })).stdout);
+    expect(paged).toMatchObject({ useReqRing: false, swaPageSize: 256 });
   });
 
   test("the same seed gives the same report", () => {
@@ -108,6 +118,7 @@ describe("dsv4-kv simulate compress", () => {
     } else {
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--backend gpu unavailable: .{10,}/);
+      expect(r.stderr).toMatch(/or use --backend cpu/);
     }
   });
 

@@ -47,7 +47,8 @@ export function checkOneOf<T extends string | number>(
 ): asserts value is T {
   if (known.includes(value as T)) return;
   const names = known.map(String);
-  const suggestion = typeof value === "string" ? closestMatch(value, names) : null;
+  // Only a misspelt name gets a suggestion: for numeric choices the closest "name" of the string "4" is "4" itself.
+  const suggestion = typeof value === "string" && typeof known[0] === "string" ? closestMatch(value, names) : null;
   const params = suggestion === null ? { known } : { known, suggestion };
   const code = typeof value === typeof known[0] ? "INVALID_ARGUMENT" : "INVALID_TYPE";
   throw new CompressError(code, field, value, `must be one of ${names.join(", ")}`, params);

@@ -77,11 +77,13 @@ function checkElements(elements: unknown, w: number, headDim: number): asserts e
   check(Array.isArray(elements), "INVALID_TYPE", "elements", elements, "must be an array of window elements");
   check(elements.length === w, "BUFFER_SHAPE", "elements.length", elements.length, `must be the window W = ${w}`);
   let unmasked = 0;
-  elements.forEach((el: unknown, e) => {
+  // An index loop, not forEach: forEach skips the holes of a sparse array, which would then crash the pooling.
+  for (let e = 0; e < elements.length; e++) {
+    const el: unknown = elements[e];
     const at = `elements[${e}]`;
     checkObject(el, at);
     checkKeys(el, ELEMENT_KEYS, at);
-    if (el.kv === null) return;
+    if (el.kv === null) continue;
     unmasked++;
     for (const key of ELEMENT_KEYS) {
       const v = el[key];
@@ -89,7 +91,7 @@ function checkElements(elements: unknown, w: number, headDim: number): asserts e
       check(v.length === headDim, "BUFFER_SHAPE", `${at}.${key}.length`, v.length, `must be headDim = ${headDim}`);
       checkFiniteElements(v, `${at}.${key}`);
     }
-  });
+  }
   check(unmasked > 0, "INVALID_ARGUMENT", "elements", "all masked", "must have at least one unmasked element");
 }
 

@@ -40,11 +40,28 @@ describe("offlineCompress", () => {
       "BUFFER_SHAPE",
       "elements[0].kv.length",
     ]);
+    const sparse: { kv: Float32Array; score: Float32Array }[] = Array.from({ length: 7 }, () => ({
+      kv: filled(0),
+      score: filled(0),
+    }));
+    sparse.length = 8; // a hole at element 7
+    expect(codeOf(() => offlineCompress({ ...ok, elements: sparse }))).toEqual(["INVALID_TYPE", "elements[7]"]);
     expect(codeOf(() => offlineCompress({ ...ok, extra: 1 } as never))).toEqual(["UNKNOWN_KEY", "input.extra"]);
     expect(codeOf(() => offlineCompress({ ...ok, compressRatio: 2 as never }))).toEqual([
       "INVALID_ARGUMENT",
       "compressRatio",
     ]);
+  });
+  test("a string for a numeric choice is refused without suggesting the same text back", () => {
+    const ape = new Float32Array(8 * D);
+    let err: unknown;
+    try {
+      offlineCompress({ compressRatio: "4" as never, headDim: D, ape, elements: [] });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: "INVALID_TYPE", field: "compressRatio" });
+    expect((err as CompressError).params).not.toHaveProperty("suggestion");
   });
 });
 

@@ -190,6 +190,7 @@ describe("(b) a CPU-only consumer installs @dsv4-kv/cli without kernels-cuda", (
       "@dsv4-kv/memory-pool",
       "@dsv4-kv/server-config",
       "@dsv4-kv/online-mtp-controller",
+      "@dsv4-kv/compress",
     ]);
   }, 180_000);
 
@@ -216,6 +217,19 @@ describe("(b) a CPU-only consumer installs @dsv4-kv/cli without kernels-cuda", (
     const r = dsv4kv([...args, "--backend", "gpu"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("npm install @dsv4-kv/kernels-cuda");
+  });
+  test("simulate compress --backend gpu names the install command (exit 2); the CPU backend runs", () => {
+    const args = ["simulate", "compress", "--ratio", "4", "--draft-tokens", "4", "--steps", "5", "--head-dim", "128"];
+    expect(dsv4kv(args).code).toBe(0);
+    const r = dsv4kv([...args, "--backend", "gpu"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("npm install @dsv4-kv/kernels-cuda");
+  });
+  test("the compress package's root entry loads without kernels-cuda; its /gpu subpath needs it", () => {
+    const load = (spec: string) =>
+      spawnSync(process.execPath, ["-e", `require(${JSON.stringify(spec)})`], { cwd: project, env, encoding: "utf8" });
+    expect(load("@dsv4-kv/compress").status).toBe(0);
+    expect(load("@dsv4-kv/compress/gpu").status).not.toBe(0);
   });
   test("the controller's root entry loads without kernels-cuda; its /gpu subpath needs it", () => {
     const load = (spec: string) =>

@@ -164,7 +164,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const backends =
     values.backend === "gpu" ? await gpuBackends(options, stateRows) : await cpuBackends(options, stateRows);
   if (typeof backends === "string") {
-    io.stderr.write(`dsv4-kv simulate compress: --backend gpu unavailable: ${backends}\n`);
+    io.stderr.write(
+      `dsv4-kv simulate compress: --backend gpu unavailable: ${backends} ` +
+        "(run on a machine with an NVIDIA GPU and driver, or use --backend cpu)\n",
+    );
     return 2;
   }
   const onStep = values.json ? undefined : progressReporter(io.stderr, undefined, undefined, "simulate compress");
@@ -173,15 +176,26 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     r = compress.runCompressScenario({ ...options, ...(onStep ? { onStep } : {}) }, backends.ring, backends.online);
   } finally {
     backends.ring.dispose();
-    (backends.online as { dispose?: () => void } | undefined)?.dispose?.();
+    backends.online?.dispose?.();
   }
   const ok = r.wrongEntries === 0 && r.wrongRingRows === 0 && (r.onlineMismatches ?? 0) === 0;
   if (values.json) {
-    io.stdout.write(`${JSON.stringify({ ok, ...r }, finiteOrName)}\n`);
+    io.stdout.write(`${JSON.stringify({ ok, ...ringFieldsThatApply(r) }, finiteOrName)}\n`);
   } else {
     io.stdout.write(textReport(r, ok, paintFor(io.stdout, io.env), compress));
   }
   return ok ? 0 : 1;
+}
+
+/**
+ * The report without the ring fields that do not apply, as the text report and `dsv4-kv plan` input have it: c128
+ * always uses a request ring (no `useReqRing`, no SWA pages), and a c4 request ring has no SWA pages.
+ */
+function ringFieldsThatApply(r: CompressScenarioReport): Partial<CompressScenarioReport> {
+  const out: Partial<CompressScenarioReport> = { ...r }; // a copy keeps the report's key order
+  if (r.compressRatio !== 4) delete out.useReqRing;
+  if (r.compressRatio !== 4 || r.useReqRing) delete out.swaPageSize;
+  return out;
 }
 
 function textReport(
