@@ -80,6 +80,11 @@ describe("dsv4-kv simulate compress", () => {
     expect(paged).toMatchObject({ useReqRing: false, swaPageSize: 256 });
   });
 
+  test("a request ring of any size runs without --swa-page-size (its default follows the ring)", () => {
+    expect(cli(compress({ ratio: 128, "draft-tokens": 2, "ring-size": 512, steps: 3 })).code).toBe(0);
+    expect(cli(compress({ ...c4, "req-ring": true, "ring-size": 24, steps: 3 })).code).toBe(0);
+  });
+
   test("the same seed gives the same report", () => {
     const a = cli(compress({ ...c4, seed: 5, json: true }));
     expect(a.stdout).toBe(cli(compress({ ...c4, seed: 5, json: true })).stdout);

@@ -240,6 +240,19 @@ describe("the checks can fail", () => {
   });
 });
 
+describe("a request ring's default SWA page size follows its ring size", () => {
+  it("c128 and c4 request rings of sizes that do not divide 256 run without swaPageSize", () => {
+    for (const o of [
+      { compressRatio: 128, ringSize: 512, draftTokens: 2, steps: 2 },
+      { compressRatio: 4, useReqRing: true, ringSize: 24, headDim: 128, draftTokens: 2, steps: 2 },
+    ] as const) {
+      const r = run(o);
+      expect(r.swaPageSize % o.ringSize).toBe(0);
+      expect(r.wrongEntries).toBe(0);
+    }
+  });
+});
+
 describe("options are refused strictly (CompressError naming the field)", () => {
   const base: CompressScenarioOptions = { compressRatio: 4, headDim: 128, draftTokens: 4, steps: 1 };
   const backend = (): RingCompressBackend => cpuBackendFor(base);

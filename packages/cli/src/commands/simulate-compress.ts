@@ -35,7 +35,12 @@ const FLAGS = {
   seed: { type: "int", min: 0, max: 0xffffffff, default: 1, help: "random seed" },
   requests: { type: "int", min: 1, max: 64, default: 4, help: "most concurrent requests (slots are reused)" },
   "ring-size": { type: "int", min: 1, max: 65536, help: "ring size in slots (default c4 16, c128 256)" },
-  "swa-page-size": { type: "int", min: 1, max: 65536, default: 256, help: "SWA page size in tokens" },
+  "swa-page-size": {
+    type: "int",
+    min: 1,
+    max: 65536,
+    help: "SWA page size in tokens (default 256; a request ring's, c128 or --req-ring, a multiple of its ring size)",
+  },
   "req-ring": { type: "bool", help: "c4: use the request ring instead of the paged SWA ring" },
   "head-dim": { type: "int", min: 1, max: 512, arg: "128|512", default: 512, help: "head dim" },
   "state-dtype": choice(["fp32", "bf16"], "fp32 or bf16 ring state", "fp32"),

@@ -11,7 +11,10 @@ export interface CompressScenarioOptions {
   compressRatio: RingRatio;
   /** Raw-token slots per ring; default the speculative ring (c4 16, c128 256). */
   ringSize?: number;
-  /** SWA page size (paged c4 addressing; also checked against the ring for c128, as the planner does); default 256. */
+  /**
+   * SWA page size (paged c4 addressing; also checked against the ring for c128, as the planner does); default 256,
+   * and for a request ring the least multiple of ringSize >= 256 (its pages address nothing, so any ring size goes).
+   */
   swaPageSize?: number;
   /** c4 only: the request ring instead of the paged SWA ring. */
   useReqRing?: boolean;
@@ -147,7 +150,9 @@ export function resolveScenarioOptions(options: CompressScenarioOptions): Resolv
   const online = bool("online", o.online);
   if (online && cr !== 128) notApplicable("online", true, "online compression exists for c128 only");
   const ringSize = o.ringSize === undefined ? SPECULATIVE_RING_SIZE[cr] : int("ringSize", o.ringSize, 1, 1 << 16);
-  const swaPageSize = o.swaPageSize === undefined ? 256 : int("swaPageSize", o.swaPageSize, 1, 1 << 16);
+  const paged = cr === 4 && !useReqRing;
+  const defaultPage = paged ? 256 : Math.ceil(256 / ringSize) * ringSize;
+  const swaPageSize = o.swaPageSize === undefined ? defaultPage : int("swaPageSize", o.swaPageSize, 1, 1 << 16);
   try {
     validateRing({ compressRatio: cr, ringSize, swaPageSize, useReqRing });
   } catch (e) {
@@ -174,7 +179,7 @@ export function resolveScenarioOptions(options: CompressScenarioOptions): Resolv
     ringSize,
     swaPageSize,
     useReqRing,
-    paged: cr === 4 && !useReqRing,
+    paged,
     window: cr === 4 ? 8 : 128,
     draftTokens,
     adaptive: bool("adaptive", o.adaptive),
