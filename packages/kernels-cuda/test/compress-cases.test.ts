@@ -27,13 +27,13 @@ import {
   entryTolerance,
   prefillSources,
   type RefBatch,
-  Rng,
   refDecode,
   refPrefill,
   rowBlocksOf,
   type Source,
   stateValues,
 } from "./compress-reference.js";
+import { Rng } from "./helpers.js";
 
 describe("the float64 reference on windows known by hand", () => {
   /** A c4 batch of one state row page pair and 8 input rows, every score 0 (equal weights) unless patched. */

@@ -18,13 +18,13 @@ import {
   type ErrWord,
   type Ratio,
   type RefBatch,
-  type Rng,
   type StateBits,
   type StateType,
   randomRows,
   rowBlocksOf,
   windowOf,
 } from "./compress-reference.js";
+import type { Rng } from "./helpers.js";
 
 /** Rows past each buffer's extent (stateRows, inputRows, the out rows): canaries that must stay as they were. */
 export const CANARY_ROWS = 3;

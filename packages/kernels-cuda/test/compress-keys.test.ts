@@ -7,8 +7,8 @@
  * need DeviceBuffers (sizes, devices) are in test/compress.test.ts.
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import { type CompressNative, KernelsCudaError } from "../src/index.js";
 import { loadNativeUnchecked } from "../src/testing.js";
+import { bindingRefusal, expectRefused, expectRefusedExactly, refusalShape as shape } from "./binding-refusal.js";
 
 const addon = loadNativeUnchecked();
 const nat = addon?.compress;
@@ -39,18 +39,7 @@ const VALID: Record<Call, Record<string, unknown>> = {
 };
 const CALLS = Object.keys(VALID) as Call[];
 
-/** What `call` throws for `args` (ctx is not a Context: reached only past the args). */
-function refusal(call: Call, args: unknown): KernelsCudaError {
-  const run = nat![call] as unknown as (ctx: unknown, args: unknown) => unknown;
-  try {
-    run.call(nat as CompressNative, {}, args);
-  } catch (e) {
-    if (KernelsCudaError.isInstance(e)) return e as KernelsCudaError;
-    throw e;
-  }
-  throw new Error(`${call} accepted the call`);
-}
-const shape = (e: KernelsCudaError) => ({ code: e.code, field: e.field, suggestion: e.params.suggestion });
+const refusal = (call: Call, args: unknown) => bindingRefusal(nat!, call, args);
 const valid = (call: Call, patch: Record<string, unknown> = {}) => ({ ...VALID[call], ...patch });
 
 describe("the compress binding refuses args its tables do not allow", () => {
@@ -58,32 +47,28 @@ describe("the compress binding refuses args its tables do not allow", () => {
     const intKeys = Object.keys(VALID[call]).filter((k) => k !== "op");
     test("valid integers pass the table: the first missing buffer is refused as required", () => {
       const e = refusal(call, valid(call));
-      expect(shape(e)).toEqual({ code: "INVALID_ARGUMENT", field: "state", suggestion: undefined });
+      expectRefusedExactly(e, "INVALID_ARGUMENT", "state");
       expect(e.rule).toBe("is required");
     });
     test("an unknown key, with the closest key as the suggestion", () => {
       const e = refusal(call, valid(call, { stateRow: 1 }));
-      expect(shape(e)).toEqual({ code: "UNKNOWN_KEY", field: "stateRow", suggestion: "stateRows" });
+      expectRefusedExactly(e, "UNKNOWN_KEY", "stateRow", "stateRows");
       expect(e.params.nativeCode).toBe("ERR_DSV4KV_UNKNOWN_KEY");
-      expect(shape(refusal(call, valid(call, { zzzz: 1 })))).toEqual({
-        code: "UNKNOWN_KEY",
-        field: "zzzz",
-        suggestion: undefined,
-      });
+      expectRefusedExactly(refusal(call, valid(call, { zzzz: 1 })), "UNKNOWN_KEY", "zzzz");
     });
     test("an unknown key left undefined is no key", () => {
       expect(shape(refusal(call, valid(call, { zzzz: undefined })))).toMatchObject({ field: "state" });
     });
     test("a buffer key of the call is known (refused for its type, not as unknown)", () => {
-      expect(shape(refusal(call, valid(call, { state: {} })))).toMatchObject({ code: "INVALID_TYPE", field: "state" });
-      expect(shape(refusal(call, valid(call, { state: 5 })))).toMatchObject({ code: "INVALID_TYPE", field: "state" });
+      expectRefused(refusal(call, valid(call, { state: {} })), "INVALID_TYPE", "state");
+      expectRefused(refusal(call, valid(call, { state: 5 })), "INVALID_TYPE", "state");
     });
     test.each(intKeys)("%s: required", (key) => {
       const { [key]: _, ...rest } = valid(call);
       const e = refusal(call, rest);
-      expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: key });
+      expectRefused(e, "INVALID_ARGUMENT", key);
       expect(e.rule).toBe("is required");
-      expect(shape(refusal(call, { ...rest, [key]: null }))).toMatchObject({ code: "INVALID_ARGUMENT", field: key });
+      expectRefused(refusal(call, { ...rest, [key]: null }), "INVALID_ARGUMENT", key);
     });
     test.each(intKeys)("%s: a value that is not a number (no coercion)", (key) => {
       for (const v of [true, "1", 1n, {}]) {
@@ -115,34 +100,25 @@ describe("the compress binding refuses args its tables do not allow", () => {
     ["decode", "batch", -1, "must be an integer in [0, 2147483647]"],
   ] as const)("%s: %s = %s is refused: %s", (call, key, value, rule) => {
     const e = refusal(call, valid(call, { [key]: value }));
-    expect(shape(e)).toEqual({ code: "INVALID_ARGUMENT", field: key, suggestion: undefined });
+    expectRefusedExactly(e, "INVALID_ARGUMENT", key);
     expect([e.value, e.rule, e.params.nativeCode]).toEqual([value, rule, "ERR_DSV4KV_ARG"]);
   });
   test("decode: inputRows below batch (input row b is batch row b's token)", () => {
     const e = refusal("decode", valid("decode", { inputRows: 1 }));
-    expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "inputRows" });
+    expectRefused(e, "INVALID_ARGUMENT", "inputRows");
     expect(e.rule).toBe("must be >= batch = 2 (input row b is batch row b's token)");
   });
   test("a key of the other call (decode's batch on prefill, prefill's planW on decode)", () => {
-    expect(shape(refusal("prefill", valid("prefill", { batch: 1 })))).toMatchObject({
-      code: "UNKNOWN_KEY",
-      field: "batch",
-    });
-    expect(shape(refusal("decode", valid("decode", { planW: {} })))).toMatchObject({
-      code: "UNKNOWN_KEY",
-      field: "planW",
-    });
+    expectRefused(refusal("prefill", valid("prefill", { batch: 1 })), "UNKNOWN_KEY", "batch");
+    expectRefused(refusal("decode", valid("decode", { planW: {} })), "UNKNOWN_KEY", "planW");
   });
   test("bench's keys are not the calls' keys", () => {
-    expect(shape(refusal("prefill", valid("prefill", { iters: 1 })))).toMatchObject({
-      code: "UNKNOWN_KEY",
-      field: "iters",
-    });
+    expectRefused(refusal("prefill", valid("prefill", { iters: 1 })), "UNKNOWN_KEY", "iters");
   });
   test("the args object itself", () => {
     for (const call of CALLS) {
-      expect(shape(refusal(call, 5))).toMatchObject({ code: "INVALID_ARGUMENT", field: "args" });
-      expect(shape(refusal(call, undefined))).toMatchObject({ code: "INVALID_ARGUMENT", field: "args" });
+      expectRefused(refusal(call, 5), "INVALID_ARGUMENT", "args");
+      expectRefused(refusal(call, undefined), "INVALID_ARGUMENT", "args");
     }
   });
   test("headDims is the array of head dimensions", () => {
@@ -154,29 +130,19 @@ describe("the compress binding refuses args its tables do not allow", () => {
 describe("bench: its args are checked before the context", () => {
   test("op: required, a string, prefill or decode", () => {
     const { op: _, ...noOp } = valid("bench");
-    expect(shape(refusal("bench", noOp))).toMatchObject({ code: "INVALID_ARGUMENT", field: "op" });
-    expect(shape(refusal("bench", valid("bench", { op: 1 })))).toMatchObject({ code: "INVALID_TYPE", field: "op" });
+    expectRefused(refusal("bench", noOp), "INVALID_ARGUMENT", "op");
+    expectRefused(refusal("bench", valid("bench", { op: 1 })), "INVALID_TYPE", "op");
     const e = refusal("bench", valid("bench", { op: "write" }));
-    expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "op" });
+    expectRefused(e, "INVALID_ARGUMENT", "op");
     expect(e.rule).toBe('must be "prefill" or "decode"');
   });
   test("the op picks the key table: prefill's keys refused under decode", () => {
-    expect(shape(refusal("bench", valid("bench", { op: "decode" })))).toMatchObject({
-      code: "UNKNOWN_KEY",
-      field: "numPlanC",
-    });
+    expectRefused(refusal("bench", valid("bench", { op: "decode" })), "UNKNOWN_KEY", "numPlanC");
     const { numPlanC: _c, numPlanW: _w, ...common } = valid("bench");
-    expect(shape(refusal("bench", { ...common, op: "decode", batch: 2, inputRows: 2 }))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "state",
-    });
+    expectRefused(refusal("bench", { ...common, op: "decode", batch: 2, inputRows: 2 }), "INVALID_ARGUMENT", "state");
   });
   test("a typo of a bench key, with the suggestion", () => {
-    expect(shape(refusal("bench", valid("bench", { iter: 1 })))).toEqual({
-      code: "UNKNOWN_KEY",
-      field: "iter",
-      suggestion: "iters",
-    });
+    expectRefusedExactly(refusal("bench", valid("bench", { iter: 1 })), "UNKNOWN_KEY", "iter", "iters");
   });
   test.each([
     ["graph", 2],
@@ -186,9 +152,6 @@ describe("bench: its args are checked before the context", () => {
     ["rotate", 0],
     ["rotate", 4097],
   ] as const)("%s = %s is out of range", (key, value) => {
-    expect(shape(refusal("bench", valid("bench", { [key]: value })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: key,
-    });
+    expectRefused(refusal("bench", valid("bench", { [key]: value })), "INVALID_ARGUMENT", key);
   });
 });

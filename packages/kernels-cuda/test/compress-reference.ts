@@ -14,6 +14,7 @@ import {
   type WritePlanRecord,
 } from "@dsv4-kv/planner";
 import { COMPRESS_ERR, COMPRESS_KERNEL } from "../src/index.js";
+import type { Rng } from "./helpers.js";
 
 export type Ratio = 4 | 128;
 export type StateType = 0 | 1;
@@ -267,27 +268,6 @@ export function refDecode(b: RefBatch, planD: DecodePlanRecord[]): RefResult {
 /** The bound an fp32 entry must meet per channel: (2W + 16) · 2^-24 · max|kv| over its window. */
 export function entryTolerance(cr: Ratio, kvMax: number): number {
   return (2 * windowOf(cr) + 16) * 2 ** -24 * kvMax;
-}
-
-// ---- seeded randoms ------------------------------------------------------------------------------------------------
-export class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0 || 1;
-  }
-  /** Uniform in [0, 1). */
-  u(): number {
-    this.s = (Math.imul(this.s, 1664525) + 1013904223) >>> 0;
-    return this.s / 4294967296;
-  }
-  /** Integer in [lo, hi]. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.u() * (hi - lo + 1));
-  }
-  /** Standard normal. */
-  n(): number {
-    return Math.sqrt(-2 * Math.log(this.u() + 1e-12)) * Math.cos(2 * Math.PI * this.u());
-  }
 }
 
 /**

@@ -50,12 +50,12 @@ import {
 import {
   type ErrWord,
   type RefResult,
-  Rng,
   type StateBits,
   entryTolerance,
   refDecode,
   refPrefill,
 } from "./compress-reference.js";
+import { Rng } from "./helpers.js";
 
 interface Env {
   nat: CompressNative;

@@ -6,8 +6,8 @@
  * (CUDA build) or the missing CUDA (CPU-only build) is reached only past the args.
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import { KernelsCudaError, type OnlineMtpNative } from "../src/index.js";
 import { loadNativeUnchecked } from "../src/testing.js";
+import { bindingRefusal, expectRefused, expectRefusedExactly, refusalShape as shape } from "./binding-refusal.js";
 
 const addon = loadNativeUnchecked();
 const nat = addon?.onlineMtp;
@@ -38,18 +38,7 @@ const VALID: Record<Call, { args: Record<string, unknown>; firstBuffer?: string 
 };
 const CALLS = Object.keys(VALID) as Call[];
 
-/** What `call` throws for `args` (ctx is not a Context: reached only past the args). */
-function refusal(call: Call, args: unknown): KernelsCudaError {
-  const run = nat![call] as unknown as (ctx: unknown, args: unknown) => unknown;
-  try {
-    run.call(nat as OnlineMtpNative, {}, args);
-  } catch (e) {
-    if (KernelsCudaError.isInstance(e)) return e as KernelsCudaError;
-    throw e;
-  }
-  throw new Error(`${call} accepted the call`);
-}
-const shape = (e: KernelsCudaError) => ({ code: e.code, field: e.field, suggestion: e.params.suggestion });
+const refusal = (call: Call, args: unknown) => bindingRefusal(nat!, call, args);
 const valid = (call: Call, patch: Record<string, unknown> = {}) => ({ ...VALID[call].args, ...patch });
 
 describe("the online-MTP binding refuses args its tables do not allow", () => {
@@ -57,156 +46,104 @@ describe("the online-MTP binding refuses args its tables do not allow", () => {
     const firstBuffer = VALID[call].firstBuffer!;
     const firstInt = Object.keys(VALID[call].args)[0]!;
     test("valid integers pass the table: the first missing buffer is refused as required", () => {
-      expect(shape(refusal(call, valid(call)))).toEqual({
-        code: "INVALID_ARGUMENT",
-        field: firstBuffer,
-        suggestion: undefined,
-      });
+      expectRefusedExactly(refusal(call, valid(call)), "INVALID_ARGUMENT", firstBuffer);
     });
     test("an unknown key, with the closest key as the suggestion", () => {
       const typo = firstInt.slice(0, -1);
       const e = refusal(call, valid(call, { [typo]: 1 }));
-      expect(shape(e)).toEqual({ code: "UNKNOWN_KEY", field: typo, suggestion: firstInt });
+      expectRefusedExactly(e, "UNKNOWN_KEY", typo, firstInt);
       expect(e.params.nativeCode).toBe("ERR_DSV4KV_UNKNOWN_KEY");
-      expect(shape(refusal(call, valid(call, { zzzz: 1 })))).toEqual({
-        code: "UNKNOWN_KEY",
-        field: "zzzz",
-        suggestion: undefined,
-      });
+      expectRefusedExactly(refusal(call, valid(call, { zzzz: 1 })), "UNKNOWN_KEY", "zzzz");
     });
     test("an unknown key left undefined is no key", () => {
       expect(shape(refusal(call, valid(call, { zzzz: undefined })))).toMatchObject({ field: firstBuffer });
     });
     test("a buffer key of the call is known (refused for its type, not as unknown)", () => {
-      expect(shape(refusal(call, valid(call, { [firstBuffer]: {} })))).toMatchObject({
-        code: "INVALID_TYPE",
-        field: firstBuffer,
-      });
+      expectRefused(refusal(call, valid(call, { [firstBuffer]: {} })), "INVALID_TYPE", firstBuffer);
     });
     test("a required integer that is absent", () => {
       const { [firstInt]: _, ...rest } = valid(call);
       const e = refusal(call, rest);
-      expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: firstInt });
+      expectRefused(e, "INVALID_ARGUMENT", firstInt);
       expect(e.rule).toBe("is required");
     });
     test("a value that is not a number (no coercion)", () => {
-      expect(shape(refusal(call, valid(call, { [firstInt]: true })))).toMatchObject({
-        code: "INVALID_TYPE",
-        field: firstInt,
-      });
-      expect(shape(refusal(call, valid(call, { [firstInt]: "0" })))).toMatchObject({
-        code: "INVALID_TYPE",
-        field: firstInt,
-      });
+      expectRefused(refusal(call, valid(call, { [firstInt]: true })), "INVALID_TYPE", firstInt);
+      expectRefused(refusal(call, valid(call, { [firstInt]: "0" })), "INVALID_TYPE", firstInt);
     });
     test("a value outside the key's range", () => {
       const e = refusal(call, valid(call, { [firstInt]: 1e12 }));
-      expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: firstInt });
+      expectRefused(e, "INVALID_ARGUMENT", firstInt);
       expect(e.value).toBe(1e12);
     });
   });
 
   test("a key of another call (markPending's clearAll on writePrefix)", () => {
-    expect(shape(refusal("writePrefix", valid("writePrefix", { clearAll: 0 })))).toMatchObject({
-      code: "UNKNOWN_KEY",
-      field: "clearAll",
-    });
+    expectRefused(refusal("writePrefix", valid("writePrefix", { clearAll: 0 })), "UNKNOWN_KEY", "clearAll");
   });
   test("optional keys: absent take their default, given are checked", () => {
-    expect(shape(refusal("writePrefix", valid("writePrefix", { split: 3 })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "split",
-    });
-    expect(shape(refusal("decode", valid("decode", { split: 17 })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "split",
-    });
+    expectRefused(refusal("writePrefix", valid("writePrefix", { split: 3 })), "INVALID_ARGUMENT", "split");
+    expectRefused(refusal("decode", valid("decode", { split: 17 })), "INVALID_ARGUMENT", "split");
     expect(shape(refusal("writePrefix", valid("writePrefix", { err: null })))).toMatchObject({ field: "kvScore" });
   });
   test("a cross-key range (bankStrideRows below numReqSlots)", () => {
     const e = refusal("commitPending", valid("commitPending", { bankStrideRows: 1 }));
-    expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "bankStrideRows" });
+    expectRefused(e, "INVALID_ARGUMENT", "bankStrideRows");
     expect(e.rule).toBe("must be an integer in [2, 2147483647]");
   });
   test("commitPending's markWidth is checked whenever given", () => {
-    expect(shape(refusal("commitPending", valid("commitPending", { markWidth: 9 })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "markWidth",
-    });
+    expectRefused(refusal("commitPending", valid("commitPending", { markWidth: 9 })), "INVALID_ARGUMENT", "markWidth");
   });
   test("the args object itself", () => {
-    expect(shape(refusal("writePrefix", 5))).toMatchObject({ code: "INVALID_ARGUMENT", field: "args" });
+    expectRefused(refusal("writePrefix", 5), "INVALID_ARGUMENT", "args");
   });
 });
 
 describe("bench: its args are checked before the context", () => {
   test("an unknown key, with the closest key as the suggestion", () => {
-    expect(shape(refusal("bench", valid("bench", { iter: 1 })))).toEqual({
-      code: "UNKNOWN_KEY",
-      field: "iter",
-      suggestion: "iters",
-    });
+    expectRefusedExactly(refusal("bench", valid("bench", { iter: 1 })), "UNKNOWN_KEY", "iter", "iters");
   });
   test("op: required, a string, one of the ops", () => {
     const { op: _, ...noOp } = valid("bench");
-    expect(shape(refusal("bench", noOp))).toMatchObject({ code: "INVALID_ARGUMENT", field: "op" });
-    expect(shape(refusal("bench", valid("bench", { op: 1 })))).toMatchObject({ code: "INVALID_TYPE", field: "op" });
-    expect(shape(refusal("bench", valid("bench", { op: "nope" })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "op",
-    });
+    expectRefused(refusal("bench", noOp), "INVALID_ARGUMENT", "op");
+    expectRefused(refusal("bench", valid("bench", { op: 1 })), "INVALID_TYPE", "op");
+    expectRefused(refusal("bench", valid("bench", { op: "nope" })), "INVALID_ARGUMENT", "op");
   });
   test("integers: required, numbers, in range", () => {
     const { reps: _, ...noReps } = valid("bench");
-    expect(shape(refusal("bench", noReps))).toMatchObject({ code: "INVALID_ARGUMENT", field: "reps" });
-    expect(shape(refusal("bench", valid("bench", { graph: true })))).toMatchObject({
-      code: "INVALID_TYPE",
-      field: "graph",
-    });
-    expect(shape(refusal("bench", valid("bench", { rotate: 0 })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "rotate",
-    });
+    expectRefused(refusal("bench", noReps), "INVALID_ARGUMENT", "reps");
+    expectRefused(refusal("bench", valid("bench", { graph: true })), "INVALID_TYPE", "graph");
+    expectRefused(refusal("bench", valid("bench", { rotate: 0 })), "INVALID_ARGUMENT", "rotate");
   });
   test("copyBytes: required by the copy ops, checked whenever given", () => {
-    expect(shape(refusal("bench", valid("bench", { op: "copy" })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "copyBytes",
-    });
-    expect(shape(refusal("bench", valid("bench", { op: "copyKernel", copyBytes: 2.5 })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "copyBytes",
-    });
-    expect(shape(refusal("bench", valid("bench", { copyBytes: 0 })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "copyBytes",
-    });
+    expectRefused(refusal("bench", valid("bench", { op: "copy" })), "INVALID_ARGUMENT", "copyBytes");
+    expectRefused(
+      refusal("bench", valid("bench", { op: "copyKernel", copyBytes: 2.5 })),
+      "INVALID_ARGUMENT",
+      "copyBytes",
+    );
+    expectRefused(refusal("bench", valid("bench", { copyBytes: 0 })), "INVALID_ARGUMENT", "copyBytes");
   });
   test("variant: each op's own range (commit 0..2)", () => {
     const e = refusal("bench", valid("bench", { op: "commit", variant: 3 }));
-    expect(shape(e)).toMatchObject({ code: "INVALID_ARGUMENT", field: "variant" });
+    expectRefused(e, "INVALID_ARGUMENT", "variant");
     expect(e.rule).toBe("must be an integer in [0, 2]");
   });
   test("op prefill: prefillCase required, a string, verify or chunk; chunkTokens required by chunk", () => {
     const prefill = (patch: Record<string, unknown>) => valid("bench", { op: "prefill", ...patch });
-    expect(shape(refusal("bench", prefill({})))).toMatchObject({ code: "INVALID_ARGUMENT", field: "prefillCase" });
-    expect(shape(refusal("bench", prefill({ prefillCase: 1 })))).toMatchObject({
-      code: "INVALID_TYPE",
-      field: "prefillCase",
-    });
+    expectRefused(refusal("bench", prefill({})), "INVALID_ARGUMENT", "prefillCase");
+    expectRefused(refusal("bench", prefill({ prefillCase: 1 })), "INVALID_TYPE", "prefillCase");
     const e = refusal("bench", prefill({ prefillCase: "chunks" }));
     expect([shape(e), e.rule]).toEqual([
       { code: "INVALID_ARGUMENT", field: "prefillCase", suggestion: undefined },
       "must be one of verify, chunk",
     ]);
-    expect(shape(refusal("bench", prefill({ prefillCase: "chunk" })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "chunkTokens",
-    });
-    expect(shape(refusal("bench", prefill({ prefillCase: "chunk", chunkTokens: 0 })))).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      field: "chunkTokens",
-    });
+    expectRefused(refusal("bench", prefill({ prefillCase: "chunk" })), "INVALID_ARGUMENT", "chunkTokens");
+    expectRefused(
+      refusal("bench", prefill({ prefillCase: "chunk", chunkTokens: 0 })),
+      "INVALID_ARGUMENT",
+      "chunkTokens",
+    );
     expect(
       shape(refusal("bench", prefill({ prefillCase: "chunk", chunkTokens: 4096, chunkPrefix: -1 }))),
     ).toMatchObject({ code: "INVALID_ARGUMENT", field: "chunkPrefix" });
@@ -233,15 +170,11 @@ describe("bench: its args are checked before the context", () => {
       { op: "prefill", prefillCase: "chunk", chunkTokens: 4096 },
       { op: "prefill", prefillCase: "chunk", chunkTokens: 4096, chunkPrefix: 37 },
     ])
-      expect(shape(refusal("bench", valid("bench", patch)))).toMatchObject({ code: "INVALID_TYPE", field: "ctx" });
+      expectRefused(refusal("bench", valid("bench", patch)), "INVALID_TYPE", "ctx");
   });
   test("valid args pass the table: the refusal is the context's", (ctx) => {
     if (!addon?.compiledWithCuda) ctx.skip("CPU-only addon: bench refuses the run itself (the test below)");
-    expect(shape(refusal("bench", valid("bench")))).toEqual({
-      code: "INVALID_TYPE",
-      field: "ctx",
-      suggestion: undefined,
-    });
+    expectRefusedExactly(refusal("bench", valid("bench")), "INVALID_TYPE", "ctx");
   });
   test("valid args on a CPU-only addon: GPU_UNAVAILABLE", (ctx) => {
     if (addon?.compiledWithCuda) ctx.skip("CUDA build: the context refuses instead (the test above)");
