@@ -2,7 +2,7 @@
 import { Dsv4KvError } from "@dsv4-kv/errors";
 import { describe, expect, test } from "vitest";
 import { UsageError } from "../src/commands/args.js";
-import { type FlagTable, flagValueFromData, parseFlags } from "../src/commands/flags.js";
+import { type FlagTable, flagValueFromData, parseFlags, rangeHint } from "../src/commands/flags.js";
 
 const TABLE = {
   steps: { type: "int", min: 0, max: 1000, help: "" },
@@ -121,6 +121,17 @@ describe("parseFlags", () => {
       value: "1,3,5",
       rule: "must be a list of integers",
     });
+  });
+
+  test("an integer flag with choices: typed as a number, other integers in range refused, help lists the choices", () => {
+    const spec = { type: "int", min: 128, max: 512, choices: [128, 512], help: "" } as const;
+    const table = { "head-dim": spec } as const satisfies FlagTable;
+    expect(parseFlags(["--head-dim", "128"], table).values["head-dim"]).toBe(128);
+    const e = refusal(["--head-dim", "256"], table);
+    expect(e.toJSON()).toMatchObject({ field: "--head-dim", value: 256, rule: "must be one of 128, 512" });
+    expect(() => flagValueFromData("headDim", spec, 256)).toThrowError(expect.objectContaining({ field: "headDim" }));
+    expect(flagValueFromData("headDim", spec, 512)).toBe(512);
+    expect(rangeHint(spec)).toBe("128, 512");
   });
 
   test("a UsageError is a Dsv4KvError, recognised by brand", () => {

@@ -24,7 +24,7 @@ import {
   probeCompress,
 } from "@dsv4-kv/kernels-cuda";
 import type { CompressGeometry, DecodeBatch, PrefillBatch, RingCompressBackend } from "./backend.js";
-import { check, checkBoolean, checkKeys, checkObject } from "./check.js";
+import { check, checkKeys, checkObject } from "./check.js";
 import { CompressError } from "./errors.js";
 import { type Layout, frozenGeometry, layoutOf } from "./geometry.js";
 import { checkApe, checkRowRange, checkStateValues, toStateBits, widenBf16 } from "./state-store.js";
@@ -45,16 +45,22 @@ import {
 export interface GpuCompressBackendOptions {
   /** The context whose stream every call runs on; default a new context on device 0 (destroyed by dispose()). */
   context?: GpuContext;
-  /**
-   * Testing only: skip the host validator's plan-row rules (shapes are still checked) so the kernels' device
-   * re-check meets the bad rows; its error word still becomes the host's CompressError.
-   */
-  deviceRowChecksOnly?: boolean;
 }
 
-const OPTION_KEYS = ["context", "deviceRowChecksOnly"] as const;
+const OPTION_KEYS = ["context"] as const;
 type BufferName = "input" | "planC" | "planW" | "planD" | "out";
 
+/** Backends that skip the host's plan-row rules (a test hook, kept off the published options). */
+const DEVICE_ROW_CHECKS_ONLY = new WeakSet<GpuCompressBackend>();
+
+/**
+ * Testing only (imported by this package's GPU tests from this module, never exported by a subpath): `b` skips the
+ * host validator's plan-row rules (shapes are still checked) so the kernels' device re-check meets the bad rows; its
+ * error word still becomes the host's CompressError.
+ */
+export function injectDeviceRowChecksOnly(b: GpuCompressBackend): void {
+  DEVICE_ROW_CHECKS_ONLY.add(b);
+}
 /** Why the GPU backend is (un)available; never throws. */
 export function probeGpuCompressBackend(): { ok: boolean; reason: string } {
   const p = probeCompress();
@@ -69,7 +75,6 @@ export class GpuCompressBackend implements RingCompressBackend {
   private readonly layout: Layout;
   private readonly native: CompressNative;
   private readonly copies: OnlineMtpNative;
-  private readonly deviceRowChecksOnly: boolean;
   private readonly state: DeviceBuffer;
   private readonly ape: DeviceBuffer;
   private readonly err: DeviceBuffer;
@@ -83,12 +88,9 @@ export class GpuCompressBackend implements RingCompressBackend {
     const raw: unknown = options;
     checkObject(raw, "options");
     checkKeys(raw, OPTION_KEYS, "options");
-    const rowChecksOff = options.deviceRowChecksOnly ?? false;
-    checkBoolean(rowChecksOff, "options.deviceRowChecksOnly");
     this.layout = layout;
     this.geometry = frozenGeometry(layout);
     this.rowElems = layout.rowElems;
-    this.deviceRowChecksOnly = rowChecksOff;
     this.native = compressNative();
     this.copies = onlineMtpNative();
     this.ownsContext = options.context === undefined;
@@ -110,7 +112,7 @@ export class GpuCompressBackend implements RingCompressBackend {
   prefill(batch: PrefillBatch): Float32Array {
     this.checkLive();
     const c = checkPrefillShape(this.geometry, batch);
-    if (!this.deviceRowChecksOnly) checkPrefillRows(c);
+    if (!DEVICE_ROW_CHECKS_ONLY.has(this)) checkPrefillRows(c);
     this.requireApe();
     const { headDim } = this.layout;
     const inputRows = Math.max(1, c.inputRows);
@@ -142,7 +144,7 @@ export class GpuCompressBackend implements RingCompressBackend {
   decode(batch: DecodeBatch): Float32Array {
     this.checkLive();
     const c = checkDecodeShape(this.geometry, batch);
-    if (!this.deviceRowChecksOnly) checkDecodeRows(c);
+    if (!DEVICE_ROW_CHECKS_ONLY.has(this)) checkDecodeRows(c);
     this.requireApe();
     const { headDim } = this.layout;
     const inputRows = Math.max(1, c.batch);

@@ -104,6 +104,7 @@ vi.mock("@dsv4-kv/kernels-cuda", async () => {
 });
 
 const { GpuCompressBackend } = await import("../src/gpu.js");
+const { injectDeviceRowChecksOnly } = await import("../src/gpu-backend.js");
 const { CpuCompressBackend, CompressError } = await import("../src/index.js");
 const { Harness, firstDifference } = await import("./helpers.js");
 const { CONFIGS, configName, runStepsPaired } = await import("./steps.js");
@@ -131,10 +132,8 @@ describe("GPU backend host side, on a fake addon", () => {
   }
   test("a device error word becomes the host validator's CompressError (and is cleared)", () => {
     const c = BAD_CASES.find((x) => x.field === "planC[0].readPage1")!;
-    const g = new GpuCompressBackend(
-      { compressRatio: 4, headDim: 128, stateDtype: "fp32", stateRows: 64 },
-      { deviceRowChecksOnly: true },
-    );
+    const g = new GpuCompressBackend({ compressRatio: 4, headDim: 128, stateDtype: "fp32", stateRows: 64 });
+    injectDeviceRowChecksOnly(g);
     g.setApe(new Float32Array(8 * 128));
     fake.nextError = Int32Array.of(4, 0, 16, 0);
     let err: unknown;
@@ -157,5 +156,17 @@ describe("GPU backend host side, on a fake addon", () => {
       expect.objectContaining({ code: "INTERNAL", field: "device error word" }),
     );
     expect(() => g.prefill({ ...ok.prefill!, planW: new Uint8Array(0) })).not.toThrow();
+  });
+  test("the test hook is not a constructor option: deviceRowChecksOnly is an unknown key", () => {
+    const geometry = { compressRatio: 4, headDim: 128, stateDtype: "fp32", stateRows: 64 } as const;
+    const options = { deviceRowChecksOnly: true } as never;
+    let err: unknown;
+    try {
+      new GpuCompressBackend(geometry, options).dispose();
+    } catch (e) {
+      err = e;
+    }
+    expect(CompressError.isInstance(err)).toBe(true);
+    expect((err as InstanceType<typeof CompressError>).field).toBe("options.deviceRowChecksOnly");
   });
 });

@@ -218,7 +218,7 @@ describe("online driver: refusals (typed, nothing launched)", () => {
     refused(() => make({ numReqSlots: "4" }), "INVALID_TYPE", "numReqSlots");
     refused(() => make({ maxDraftTokens: 9 }), "DRAFT_TOKENS", "maxDraftTokens");
     expect(refused(() => make({ stateDtype: "bf61" }), "STATE_DTYPE", "stateDtype").params.suggestion).toBe("bf16");
-    refused(() => make({ ape: new Float32Array(10) }), "SHAPE", "ape.length");
+    refused(() => make({ ape: new Float32Array(10) }), "BUFFER_SHAPE", "ape.length");
     refused(() => make({ ape: Array.from({ length: 65536 }, () => 0) }), "INVALID_TYPE", "ape");
     const nan = new Float32Array(65536);
     nan[7] = Number.NaN;
@@ -253,12 +253,12 @@ describe("online driver: refusals (typed, nothing launched)", () => {
     d.resetSlot(1);
     const ok = { slot: 1, prefix: 0, kind: "extend" as const, tokens: rows(3) };
     refused(() => d.step([{ ...ok, tokens: Array.from(rows(1)) as never }]), "INVALID_TYPE", "requests[0].tokens");
-    refused(() => d.step([{ ...ok, tokens: new Float32Array(1000) }]), "SHAPE", "requests[0].tokens.length");
-    refused(() => d.step([{ ...ok, tokens: new Float32Array(0) }]), "SHAPE", "requests[0].tokens.length");
+    refused(() => d.step([{ ...ok, tokens: new Float32Array(1000) }]), "BUFFER_SHAPE", "requests[0].tokens.length");
+    refused(() => d.step([{ ...ok, tokens: new Float32Array(0) }]), "BUFFER_SHAPE", "requests[0].tokens.length");
     const inf = rows(2);
     inf[1500] = Number.POSITIVE_INFINITY;
     refused(() => d.step([{ ...ok, tokens: inf }]), "INVALID_ARGUMENT", "requests[0].tokens[1500]");
-    refused(() => d.step([{ ...ok, kind: "decode", tokens: rows(2) }]), "SHAPE", "requests[0].tokens.length");
+    refused(() => d.step([{ ...ok, kind: "decode", tokens: rows(2) }]), "BUFFER_SHAPE", "requests[0].tokens.length");
   });
 
   it("kinds: one kind per step; accept only on verify, in [1, E]; D within the banks and the same for all", () => {
@@ -275,7 +275,7 @@ describe("online driver: refusals (typed, nothing launched)", () => {
     refused(() => d.step([{ ...ver, accept: 4 }]), "DRAFT_TOKENS", "requests[0].accept");
     refused(() => d.step([{ ...ver, tokens: rows(5) }]), "DRAFT_TOKENS", "requests[0].tokens.length");
     const ver1 = { ...ver, slot: 1, tokens: rows(2), accept: 1 };
-    refused(() => d.step([ver, ver1]), "SHAPE", "requests[1].tokens.length");
+    refused(() => d.step([ver, ver1]), "BUFFER_SHAPE", "requests[1].tokens.length");
   });
 
   it("lifecycle: an unassigned slot, a prefix that is not the committed length, a reset slot off a boundary, dispose", () => {

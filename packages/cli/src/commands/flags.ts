@@ -29,7 +29,7 @@ interface Common {
 export type FlagSpec =
   | (Common & { type: "bool" })
   | (Common & { type: "string"; choices?: readonly string[] })
-  | (Common & { type: "int"; min: number; max: number })
+  | (Common & { type: "int"; min: number; max: number; choices?: readonly number[] })
   | (Common & { type: "number" } & NumberRange)
   | (Common & { type: "intList"; min: number; max: number });
 
@@ -123,7 +123,7 @@ export function flagValueFromText(flag: string, spec: FlagSpec, raw: string): bo
     case "string":
       return checkString(flag, spec.choices, raw);
     case "int":
-      return parseIntText(flag, raw, spec.min, spec.max);
+      return checkIntChoice(flag, parseIntText(flag, raw, spec.min, spec.max), spec.choices);
     case "number":
       return checkNumberRange(flag, parseNumberText(flag, raw), spec);
     case "intList":
@@ -145,7 +145,9 @@ export function flagValueFromData(
       if (typeof raw === "string") return checkString(field, spec.choices, raw);
       throw new UsageError(field, raw, "must be a string");
     case "int":
-      if (typeof raw === "number" && Number.isSafeInteger(raw)) return checkIntRange(field, raw, spec.min, spec.max);
+      if (typeof raw === "number" && Number.isSafeInteger(raw)) {
+        return checkIntChoice(field, checkIntRange(field, raw, spec.min, spec.max), spec.choices);
+      }
       throw new UsageError(field, raw, "must be an integer");
     case "number":
       if (typeof raw === "number" && Number.isFinite(raw)) return checkNumberRange(field, raw, spec);
@@ -156,6 +158,14 @@ export function flagValueFromData(
       }
       throw new UsageError(field, raw, "must be a list of integers");
   }
+}
+
+/** An integer flag that takes only some values (`--head-dim 128|512`). */
+function checkIntChoice(flag: string, v: number, choices: readonly number[] | undefined): number {
+  if (choices && !choices.includes(v)) {
+    throw new UsageError(flag, v, `must be one of ${choices.join(", ")}`, { choices: [...choices] });
+  }
+  return v;
 }
 
 function checkString(flag: string, choices: readonly string[] | undefined, raw: string): string {
@@ -237,6 +247,7 @@ export function typeText(spec: FlagSpec): string {
 
 /** The accepted values in words (`≥ 1`, `1..8`, `(0, 1]`, `cpu, gpu`), or "" when any value of the type goes. */
 export function rangeHint(spec: FlagSpec): string {
+  if (spec.type === "int" && spec.choices) return spec.choices.join(", ");
   if (spec.type === "int" || spec.type === "intList") {
     if (spec.max === Number.MAX_SAFE_INTEGER) return spec.min === 0 ? "" : `≥ ${spec.min}`;
     return `${spec.min}..${spec.max === INT32_MAX ? "2^31-1" : spec.max}`;

@@ -42,7 +42,7 @@ const FLAGS = {
     help: "SWA page size in tokens (default 256; a request ring's, c128 or --req-ring, a multiple of its ring size)",
   },
   "req-ring": { type: "bool", help: "c4: use the request ring instead of the paged SWA ring" },
-  "head-dim": { type: "int", min: 1, max: 512, arg: "128|512", default: 512, help: "head dim" },
+  "head-dim": { type: "int", min: 128, max: 512, choices: [128, 512], arg: "128|512", default: 512, help: "head dim" },
   "state-dtype": choice(["fp32", "bf16"], "fp32 or bf16 ring state", "fp32"),
   json: {
     type: "bool",

@@ -60,7 +60,7 @@ function checkRows(value: unknown, cols: number, rows: number | null, field: str
   const v = value;
   const ok = rows === null ? v.length > 0 && v.length % cols === 0 : v.length === rows * cols;
   const want = rows === null ? `a positive multiple of ${cols} (rows × [kv | score])` : `${rows} × ${cols}`;
-  check(ok, "SHAPE", `${field}.length`, v.length, `must be ${want}`);
+  check(ok, "BUFFER_SHAPE", `${field}.length`, v.length, `must be ${want}`);
   checkFiniteElements(v, field);
   return v.length / cols;
 }
@@ -132,7 +132,7 @@ export function validateStep(
     if (kind === "verify") {
       const d = batch[0]?.rows ?? c.rows;
       const rule = `must hold the same D as requests[0] (${d} rows): verify rows are uniform, b·D + i`;
-      check(c.rows === d, "SHAPE", `${at}.tokens.length`, r.tokens.length, rule, { rows: c.rows, expected: d });
+      check(c.rows === d, "BUFFER_SHAPE", `${at}.tokens.length`, r.tokens.length, rule, { rows: c.rows, expected: d });
     }
     checkLifecycle(c, at, committed);
     batch.push(c);
