@@ -120,22 +120,8 @@ export class GpuCompressBackend implements RingCompressBackend {
     const planC = this.staged("planC", c.planC.bytes, c.planC.bytes.byteLength);
     const planW = this.staged("planW", c.planW.bytes, c.planW.bytes.byteLength);
     const out = this.fill(this.sized("out", c.numPlanC * headDim * 4), 0xff);
-    this.native.prefill(this.context, {
-      state: this.state,
-      input,
-      ape: this.ape,
-      planC,
-      planW,
-      out,
-      err: this.err,
-      stateRows: this.layout.stateRows,
-      inputRows,
-      numPlanC: c.numPlanC,
-      numPlanW: c.numPlanW,
-      cr: this.layout.compressRatio,
-      headDim: headDim as 128 | 512,
-      stateType: COMPRESS_STATE_TYPE[this.layout.stateDtype],
-    });
+    const plans = { planC, planW, numPlanC: c.numPlanC, numPlanW: c.numPlanW };
+    this.native.prefill(this.context, { ...this.launchArgs(input, inputRows, out), ...plans });
     const result = this.download(out, new Float32Array(c.numPlanC * headDim));
     this.throwDeviceError((word) => prefillViolation(c, word));
     return result;
@@ -151,20 +137,7 @@ export class GpuCompressBackend implements RingCompressBackend {
     const input = this.staged("input", batch.input, inputRows * this.rowElems * 4);
     const planD = this.staged("planD", c.planD.bytes, c.planD.bytes.byteLength);
     const out = this.fill(this.sized("out", c.batch * headDim * 4), 0xff);
-    this.native.decode(this.context, {
-      state: this.state,
-      input,
-      ape: this.ape,
-      planD,
-      out,
-      err: this.err,
-      stateRows: this.layout.stateRows,
-      inputRows,
-      batch: c.batch,
-      cr: this.layout.compressRatio,
-      headDim: headDim as 128 | 512,
-      stateType: COMPRESS_STATE_TYPE[this.layout.stateDtype],
-    });
+    this.native.decode(this.context, { ...this.launchArgs(input, inputRows, out), planD, batch: c.batch });
     const result = this.download(out, new Float32Array(c.batch * headDim));
     this.throwDeviceError((word) => decodeViolation(c, word));
     return result;
@@ -196,6 +169,22 @@ export class GpuCompressBackend implements RingCompressBackend {
     for (const b of [this.state, this.ape, this.err, ...this.scratch.values()]) b.free();
     this.scratch.clear();
     if (this.ownsContext) this.context.destroy();
+  }
+
+  /** The arguments prefill and decode launches share: this backend's buffers and geometry, the call's input and out. */
+  private launchArgs(input: DeviceBuffer, inputRows: number, out: DeviceBuffer) {
+    return {
+      state: this.state,
+      input,
+      ape: this.ape,
+      out,
+      err: this.err,
+      stateRows: this.layout.stateRows,
+      inputRows,
+      cr: this.layout.compressRatio,
+      headDim: this.layout.headDim as 128 | 512,
+      stateType: COMPRESS_STATE_TYPE[this.layout.stateDtype],
+    };
   }
 
   private checkLive(): void {

@@ -19,6 +19,7 @@ import {
 } from "@dsv4-kv/online-mtp-controller";
 import { ChunkReference } from "@dsv4-kv/online-mtp-controller/testing";
 import { SeededRandom } from "@dsv4-kv/planner/internal";
+import { offlineCompress, windowOf } from "../src/oracle.js";
 import { OnlineC128Driver } from "../src/online/driver.js";
 import type { OnlineEntry, OnlineRequestStep, OnlineStepKind } from "../src/online/types.js";
 
@@ -35,22 +36,10 @@ export function randomRows(rng: SeededRandom, rows: number, scoreShift = 0): Flo
   return m;
 }
 
-/** The float64 oracle: per channel, Σ_j softmax_j(score_j + ape_j) · kv_j over one chunk's 128 tokens. */
+/** The float64 oracle (the package's `offlineCompress`) of one chunk's 128 committed token rows. */
 export function offlineEntry(rows: readonly Float32Array[], ape: Float32Array): Float64Array {
-  const out = new Float64Array(H);
-  for (let d = 0; d < H; d++) {
-    let m = Number.NEGATIVE_INFINITY;
-    for (const [j, r] of rows.entries()) m = Math.max(m, r[H + d]! + ape[j * H + d]!);
-    let sum = 0;
-    let num = 0;
-    for (const [j, r] of rows.entries()) {
-      const w = Math.exp(r[H + d]! + ape[j * H + d]! - m);
-      sum += w;
-      num += w * r[d]!;
-    }
-    out[d] = num / sum;
-  }
-  return out;
+  const elements = windowOf(CHUNK_TOKENS, H, (p) => rows[p], CHUNK_TOKENS - 1);
+  return offlineCompress({ compressRatio: CHUNK_TOKENS, headDim: H, ape, elements });
 }
 
 /** What the oracle expects of one committed chunk close. */
