@@ -55,8 +55,8 @@ const DEVICE_ROW_CHECKS_ONLY = new WeakSet<GpuCompressBackend>();
 
 /**
  * Testing only (imported by this package's GPU tests from this module, never exported by a subpath): `b` skips the
- * host validator's plan-row rules (shapes are still checked) so the kernels' device re-check meets the bad rows; its
- * error word still becomes the host's CompressError.
+ * host validator's plan-row rules (shapes are still checked; a prefill of 0 input rows keeps them) so the kernels'
+ * device re-check meets the bad rows; its error word still becomes the host's CompressError.
  */
 export function injectDeviceRowChecksOnly(b: GpuCompressBackend): void {
   DEVICE_ROW_CHECKS_ONLY.add(b);
@@ -112,7 +112,9 @@ export class GpuCompressBackend implements RingCompressBackend {
   prefill(batch: PrefillBatch): Float32Array {
     this.checkLive();
     const c = checkPrefillShape(this.geometry, batch);
-    if (!DEVICE_ROW_CHECKS_ONLY.has(this)) checkPrefillRows(c);
+    // The binding takes inputRows >= 1, so an empty input launches with one dummy row the device checks would let a
+    // row read: with no input rows the host rules always run, and no row they accept reads input.
+    if (c.inputRows === 0 || !DEVICE_ROW_CHECKS_ONLY.has(this)) checkPrefillRows(c);
     this.requireApe();
     const { headDim } = this.layout;
     const inputRows = Math.max(1, c.inputRows);
@@ -132,12 +134,13 @@ export class GpuCompressBackend implements RingCompressBackend {
     const c = checkDecodeShape(this.geometry, batch);
     if (!DEVICE_ROW_CHECKS_ONLY.has(this)) checkDecodeRows(c);
     this.requireApe();
+    // No rows, no work: nothing to launch (the binding's inputRows >= 1 would need a dummy input row).
+    if (c.batch === 0) return new Float32Array(0);
     const { headDim } = this.layout;
-    const inputRows = Math.max(1, c.batch);
-    const input = this.staged("input", batch.input, inputRows * this.rowElems * 4);
+    const input = this.staged("input", batch.input, c.batch * this.rowElems * 4);
     const planD = this.staged("planD", c.planD.bytes, c.planD.bytes.byteLength);
     const out = this.fill(this.sized("out", c.batch * headDim * 4), 0xff);
-    this.native.decode(this.context, { ...this.launchArgs(input, inputRows, out), planD, batch: c.batch });
+    this.native.decode(this.context, { ...this.launchArgs(input, c.batch, out), planD, batch: c.batch });
     const result = this.download(out, new Float32Array(c.batch * headDim));
     this.throwDeviceError((word) => decodeViolation(c, word));
     return result;

@@ -3,6 +3,7 @@
  * → CompressError mapping) against a fake addon whose "kernels" are the CPU reference on the fake buffers' bytes.
  * Runs everywhere; test/gpu-backend.test.ts runs the real kernels.
  */
+import { CompressPlanTable, WritePlanTable } from "@dsv4-kv/planner";
 import { describe, expect, test, vi } from "vitest";
 
 interface FakeBuffer {
@@ -169,4 +170,87 @@ describe("GPU backend host side, on a fake addon", () => {
     expect(CompressError.isInstance(err)).toBe(true);
     expect((err as InstanceType<typeof CompressError>).field).toBe("options.deviceRowChecksOnly");
   });
+});
+
+describe("an empty batch reads no dummy input row", () => {
+  const geometry = { compressRatio: 4, headDim: 128, stateDtype: "fp32", stateRows: 64 } as const;
+  type Backend = InstanceType<typeof GpuCompressBackend> | InstanceType<typeof CpuCompressBackend>;
+  const stateOf = (b: Backend) => b.readStateBits(0, geometry.stateRows);
+  const bitsOf = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
+
+  /** A GPU and a CPU backend after one prefill of a real input row: the row a dummy-row read would find. */
+  function pair(deviceRowChecksOnly: boolean) {
+    const g = new GpuCompressBackend(geometry);
+    const cpu = new CpuCompressBackend(geometry);
+    if (deviceRowChecksOnly) injectDeviceRowChecksOnly(g);
+    const ape = new Float32Array(8 * 128).fill(0.25);
+    const earlier = { input: new Float32Array(4 * 128).fill(3), inputRows: 1, planC: new Uint8Array(0) };
+    for (const b of [g, cpu]) {
+      b.setApe(ape);
+      b.prefill({ ...earlier, planW: new Uint8Array(0) });
+    }
+    return { g, cpu };
+  }
+
+  function errorOf(f: () => unknown): InstanceType<typeof CompressError> {
+    try {
+      f();
+    } catch (e) {
+      if (CompressError.isInstance(e)) return e as InstanceType<typeof CompressError>;
+      throw e;
+    }
+    throw new Error("expected a CompressError");
+  }
+
+  function padding(rowsC: number, rowsW: number): { planC: Uint8Array; planW: Uint8Array } {
+    const planC = CompressPlanTable.allocate(rowsC);
+    const planW = WritePlanTable.allocate(rowsW);
+    for (let i = 0; i < rowsC; i++) planC.setInvalid(i);
+    for (let i = 0; i < rowsW; i++) planW.setInvalid(i);
+    return { planC: planC.bytes, planW: planW.bytes };
+  }
+
+  // Rows that read input row 0 (with one input row they are valid): a write, and a c4 window of q = 3 whose last
+  // element is its own token.
+  const READS_ROW_0 = [
+    { planW: WritePlanTable.fromRecords([{ raggedId: 0, writeLoc: 5 }]).bytes, planC: new Uint8Array(0) },
+    {
+      planW: new Uint8Array(0),
+      planC: CompressPlanTable.fromRecords([{ seqLen: 4, raggedId: 0, bufferLen: 7, readPage0: -1, readPage1: 0 }])
+        .bytes,
+    },
+  ];
+  for (const [i, plans] of READS_ROW_0.entries()) {
+    test(`0 input rows, a plan row reading input (case ${i}), device checks only: the CPU's CompressError`, () => {
+      const { g, cpu } = pair(true);
+      const batch = { input: new Float32Array(0), inputRows: 0, ...plans };
+      const want = errorOf(() => cpu.prefill(batch));
+      const launches = fake.launches;
+      const got = errorOf(() => g.prefill(batch));
+      expect([got.code, got.field, got.value]).toEqual([want.code, want.field, want.value]);
+      expect(fake.launches).toBe(launches);
+      expect(firstDifference(stateOf(g), stateOf(cpu))).toBe(-1);
+      g.dispose();
+    });
+  }
+  for (const deviceRowChecksOnly of [false, true]) {
+    test(`0 input rows, padding rows only (device checks only: ${deviceRowChecksOnly}): the CPU's result`, () => {
+      const { g, cpu } = pair(deviceRowChecksOnly);
+      const batch = { input: new Float32Array(0), inputRows: 0, ...padding(3, 2) };
+      const out = g.prefill(batch);
+      expect(out.length).toBe(3 * 128);
+      expect(firstDifference(bitsOf(out), bitsOf(cpu.prefill(batch)))).toBe(-1);
+      expect(firstDifference(stateOf(g), stateOf(cpu))).toBe(-1);
+      g.dispose();
+    });
+    test(`decode of batch 0 (device checks only: ${deviceRowChecksOnly}) launches nothing`, () => {
+      const { g, cpu } = pair(deviceRowChecksOnly);
+      const batch = { input: new Float32Array(0), planD: new Uint8Array(0), batch: 0 };
+      const launches = fake.launches;
+      expect(g.decode(batch)).toEqual(cpu.decode(batch));
+      expect(fake.launches).toBe(launches);
+      expect(firstDifference(stateOf(g), stateOf(cpu))).toBe(-1);
+      g.dispose();
+    });
+  }
 });

@@ -106,8 +106,13 @@ async function gpuBackends(options: CompressScenarioOptions, stateRows: number):
     stateRows,
   });
   if (!options.online) return { ring };
-  const mtpGpu = await loadGpuBackend("--backend", "gpu");
-  return { ring, online: mtpGpu.createGpuBackend() };
+  try {
+    const mtpGpu = await loadGpuBackend("--backend", "gpu");
+    return { ring, online: mtpGpu.createGpuBackend() };
+  } catch (err) {
+    ring.dispose(); // its device memory, in a process that outlives the command
+    throw err;
+  }
 }
 
 async function cpuBackends(options: CompressScenarioOptions, stateRows: number): Promise<Backends> {
