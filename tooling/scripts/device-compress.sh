@@ -27,7 +27,7 @@ if [ -z "${SKIP_SIM:-}" ]; then
   grep -a '^simulate compress' "$out/tests.log" | cut -c1-600 | tee -a "$out/summary.txt"
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
-  step bench.md 200 packages/kernels-cuda node bench/compress.mjs --reps "${BENCH_REPS:-7}" --out "$out/bench-compress.json"
+  step bench.md 200 packages/kernels-cuda node bench/compress.mjs --reps "${BENCH_REPS:-7}" --parts --out "$out/bench-compress.json"
 fi
 san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
 step memcheck.log 150 packages/kernels-cuda "${san[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts

@@ -6,8 +6,10 @@
 // 4,218 GB/s), a same-run float4 copy kernel of the same bytes (onlineMtp.bench op copyKernel, same rotation) and the
 // empty kernel. Method and byte model: docs/reference/compress-kernels.md §9.
 //
-//   node bench/compress.mjs [--out FILE.json] [--reps N] [--iters N] [--only TEXT] [--seed N] [--dry]
+//   node bench/compress.mjs [--out FILE.json] [--reps N] [--iters N] [--only TEXT] [--seed N] [--parts] [--dry]
 //
+// --parts also times each ring prefill row's compress kernel alone (its write rows dropped) and write kernel alone
+// (its compress rows dropped), graph µs, to show where a call's time goes.
 // --dry builds every case's plans and prints the bytes per call against the issue's, without the addon (no GPU
 // needed; the online prefill rows print bench/compress-cases.mjs's mirror of the op's count). Without a usable GPU
 // the full run stops with the message bench.mjs prints (exit 0; 1 with BENCH_REQUIRE_GPU set).
@@ -45,13 +47,14 @@ function parseCommandLine() {
         iters: { type: "string", default: "100" },
         only: { type: "string" },
         seed: { type: "string" },
+        parts: { type: "boolean", default: false },
       },
       strict: true,
     }).values;
   } catch (e) {
     console.error(
       `${e.message}\nusage: node bench/compress.mjs [--out FILE.json] [--reps N] [--iters N] [--only TEXT] ` +
-        "[--seed N] [--dry]",
+        "[--seed N] [--parts] [--dry]",
     );
     process.exit(2);
   }
@@ -223,9 +226,17 @@ function timeRingCase(c, built, bytes) {
   const timing = { op: call.op, rotate, iters: opts.iters, reps: opts.reps };
   const eager = addon.compress.bench(ctx, { ...call.args, ...timing, graph: 0 });
   const graph = addon.compress.bench(ctx, { ...call.args, ...timing, graph: 1 });
+  // --parts: the compress kernel alone (no write rows) and the write kernel alone (no compress rows), graph µs.
+  const parts =
+    args.parts && call.op === "prefill"
+      ? {
+          compressOnly: addon.compress.bench(ctx, { ...call.args, ...timing, graph: 1, numPlanW: 0 }),
+          writeOnly: addon.compress.bench(ctx, { ...call.args, ...timing, graph: 1, numPlanC: 0 }),
+        }
+      : undefined;
   checkErrWord(call.bufs.err, c.name);
   for (const b of Object.values(call.bufs)) b.free();
-  return { rotate, l2ColdMet, footprintBytes: rotate * call.setBytes, eager, graph };
+  return { rotate, l2ColdMet, footprintBytes: rotate * call.setBytes, eager, graph, parts };
 }
 
 /** onlineMtp.bench op decode at numVerify 1 (the seq-len pattern onlineDecodeBytes counts). */
@@ -353,6 +364,7 @@ for (const c of cases) {
     detail: built?.detail ?? c.prefill,
     eager: t.eager,
     graph: t.graph,
+    ...(t.parts ? { partsGraph: t.parts } : {}),
     gbps: bytes / (g * 1e3),
     floorUs: floor,
     xFloor: g / floor,
@@ -361,7 +373,10 @@ for (const c of cases) {
     upstream: c.upstream ? { ...c.upstream, xFloor: c.upstream.graphUs / c.upstream.floorUs } : null,
     target: verdict(c, g, floor),
   });
-  console.error(`${c.name}: graph ${f2(g)} µs, eager ${f2(t.eager.usPerCall)} µs, rotate ${t.rotate}`);
+  const partsText = t.parts
+    ? ` (compress alone ${f2(t.parts.compressOnly.usPerCall)}, write alone ${f2(t.parts.writeOnly.usPerCall)})`
+    : "";
+  console.error(`${c.name}: graph ${f2(g)} µs${partsText}, eager ${f2(t.eager.usPerCall)} µs, rotate ${t.rotate}`);
 }
 
 let driver = "unknown";

@@ -160,6 +160,19 @@ export function orderCase(L: Layout, seqLens: number[], extendLens: number[]): {
   return { c, clobbered: c.planW.filter((w) => reads.has(w.writeLoc)).length };
 }
 
+/**
+ * One extend per request (request i on pool row i), unpadded as an extend too long for a CUDA graph: with long extends
+ * the c4 compress kernel's work slots take several items each (at headDim 512 on an H200, above about 528 compress
+ * rows), the launch shape where it stages ape in shared memory (native/compress/prefill_compress.cu).
+ */
+export function extendCase(L: Layout, seqLens: number[], extendLens: number[]): PrefillCase {
+  const plan = planPrefill({ ...ring(L), seqLens, extendLens, reqPoolIndices: seqLens.map((_, i) => i) });
+  const inputRows = extendLens.reduce((a, b) => a + b, 0);
+  return { planC: plan.planC.records(), planW: plan.planW.records(), inputRows };
+}
+/** Three requests extending 1,600 tokens each from prefixes off the chunk grid: 1,200 c4 compress rows. */
+export const LONG_EXTEND = { seqLens: [1621, 1607, 1630], extendLens: [1600, 1600, 1600] };
+
 // ---- bad plan rows ---------------------------------------------------------------------------------------------
 /** State rows the batch's compressions read from the ring. */
 export function ringReads(cr: Ratio, planC: CompressPlanRecord[]): Set<number> {

@@ -35,8 +35,10 @@ import {
   CANARY_ROWS,
   DECODE_BAD,
   dtypeName,
+  extendCase,
   GEOMETRIES,
   type Geometry,
+  LONG_EXTEND,
   ORDER_CASES,
   orderCase,
   PREFILL_BAD_SETS,
@@ -231,6 +233,29 @@ describe("prefill: random planner batches against the float64 reference", () => 
             expectBatch(`batch ${it}`, g, ref, got, data.bits);
           });
         }
+      },
+    );
+  }
+});
+
+describe("prefill: a long extend, where the c4 kernel's work slots take several items each", () => {
+  for (const stateType of [0, 1] as const) {
+    gpuTest(
+      `c4 paged, headDim 512, ${dtypeName(stateType)}: 1,200 compress rows, entries and state`,
+      ({ gpu: env }) => {
+        withBuffers(env, () => {
+          const g: Geometry = { cr: 4, headDim: 512, stateType, stateRows: C4_PAGED.stateRows };
+          const c = extendCase(C4_PAGED, LONG_EXTEND.seqLens, LONG_EXTEND.extendLens);
+          expect(c.planC.length * (g.headDim / 128), "more items than an H200 has warp slots").toBeGreaterThan(
+            132 * 16,
+          );
+          const data = randomData(new Rng(91 + stateType), g, c.inputRows);
+          const got = runPrefill(env, g, c, data);
+          const ref = refPrefill(refBatch(g, data, c.inputRows), c.planC, c.planW);
+          expect(ref.errors).toEqual([]);
+          expect(got.err).toEqual([0, 0, 0, 0]);
+          expectBatch("long extend", g, ref, got, data.bits);
+        });
       },
     );
   }

@@ -38,15 +38,15 @@ bool DecodePrecondition(const DecodeParams& p) {
 // Compress, then write, on one stream: the write kernel is a programmatic dependent of the compress kernel; its
 // griddepcontrol.wait returns only after the whole compress grid has completed and flushed, so every compression
 // reads the pre-batch ring (docs/reference/planner.md §8.3). Stream capture records the edge as a programmatic one.
-// Two kernels rather than one kernel whose blocks each own a column slice of every row (also legal: the hazard is
-// per column): a slice must hold whole 32-byte sectors of each row block, so that kernel has at most 64 blocks at
-// headDim 512 and would move a verify batch's 5 to 13 MB through half the SMs; the dependent launch already hides
-// the write kernel's launch and its loads behind the compress kernel.
-// The compress and decode kernels are themselves launched as programmatic dependents of whatever kernel precedes them
-// on the stream, and execute griddepcontrol.wait before any memory access: the same order as a plain launch, but
-// their launch overlaps the previous kernel's tail (the write and decode kernels let their dependents launch early).
-// The write kernel reads its plan and input before its wait, so it is a programmatic dependent only of our compress
-// kernel (which writes neither); with no compress rows it is launched plainly.
+// Two kernels rather than one fused kernel: a kernel whose thread-block clusters each own a channel slice of every row
+// (the hazard is per column; a cluster barrier orders a slice's reads before its writes) was measured and was slower
+// on every case, and so was a write kernel that stores the rows no compression reads without waiting
+// (docs/decisions.md D27). The write kernel reads its plan and input before its wait, so it is a programmatic
+// dependent only of our compress kernel (which writes neither, and lets it launch only after its own start
+// conditions hold); with no compress rows it is launched plainly. The compress kernels and the c128 decode kernel are
+// launched plainly, the c4 decode kernel as a programmatic dependent of whatever precedes it (it executes
+// griddepcontrol.wait before any memory access): each choice is the faster one in a same-run A/B
+// (docs/benchmarks.md).
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s) {
   if (!PrefillPrecondition(p)) return cudaErrorInvalidValue;
   if (p.numPlanC > 0) {

@@ -5,8 +5,8 @@
 //     quad q = t % 8 holds 4 channels, group g = t / 8 holds elements g + 32 m (m < 4); the exact window max and
 //     then the sums are combined by shuffles inside a warp and shared memory across warps.
 // Both use the exact max of the window (no rescaled partials), so entry[d] = Σ exp(s_e − m)·kv_e / Σ exp(s_e − m)
-// differs from the fp32 reference only in the order of summation. `load(e, kv, s)` yields element e's quads;
-// the positional bias ape[e] (staged in shared memory) is added here.
+// differs from the fp32 reference only in the order of summation. `load(e, kv, s)` yields element e's quads, `ape`
+// the positional bias quad of an element, added here.
 #pragma once
 
 #include "compress/compress_device.cuh"
@@ -20,31 +20,30 @@ constexpr int kC128SliceCh = 32;                          // 8 quads: one 128-by
 constexpr int kC128Threads = 256;                         // 32 element groups x 8 quads
 constexpr int kC128PerThread = 128 / (kC128Threads / 8);  // 4 elements
 
-// The positional bias of a work slot's channel slice, staged in shared memory by the slot's first pooled item: a
-// slot (c4 warp, c128 block) keeps one channel slice for all its items (the host makes the slot count a multiple of
-// the slices per row), so the per-item ape reads (a third of an item's loads from L2) become shared-memory reads.
-// The stage is a cp.async issued before the item's loads and waited for after them (in LoadC4Window /
-// LoadC128Elements), so it adds no round trip; each thread stages and reads back only its own quads, so no barrier
-// is needed. A slot with no valid item stages nothing.
-//   * c4: [warp][e][lane], 8 quads per lane (16 KB per 4-warp block);
-//   * c128: [i][t], the thread's kC128PerThread element quads (16 KB per block).
+// The positional bias of a c4 work slot's channel slice, staged in shared memory by the slot's first pooled item (c4
+// decode, and c4 prefill when a slot takes several items; the other kernels load ape with the elements,
+// docs/benchmarks.md): a slot keeps one channel slice for all its items (the host makes the slot count a multiple of
+// the slices per row). The stage is a cp.async issued before the item's loads and waited for after them (in
+// LoadC4Window), so it adds no round trip; each lane stages and reads back only its own quads, [warp][e][lane] (16 KB
+// per 4-warp block), so no barrier is needed. A slot with no valid item stages nothing.
 template <int HD>
 __device__ __forceinline__ void StageC4Ape(float4 (*apeW)[32], const float* apeD, int lane) {
 #pragma unroll
   for (int e = 0; e < 8; ++e) CpAsync16(&apeW[e][lane], apeD + e * HD);
 }
 
-// Elements [e0, 8) (e0 = 4 when the c4 overlap is masked); apeL = this lane's staged ape quads (stride 32). Split in
-// a load phase and a math phase so that a caller can issue other work (decode's row store) between them.
-template <typename LoadFn>
-__device__ __forceinline__ void LoadC4Window(int e0, const float4* apeL, LoadFn load, float4 (&kv)[8], float4 (&s)[8]) {
+// Elements [e0, 8) (e0 = 4 when the c4 overlap is masked); ape(e) = this lane's ape quad of element e (staged in
+// shared memory, or loaded here with the elements). Split in a load phase and a math phase so that a caller can issue
+// other work (decode's row store) between them.
+template <typename ApeFn, typename LoadFn>
+__device__ __forceinline__ void LoadC4Window(int e0, ApeFn ape, LoadFn load, float4 (&kv)[8], float4 (&s)[8]) {
 #pragma unroll
   for (int e = 0; e < 8; ++e)
     if (e >= e0) load(e, kv[e], s[e]);
   CpAsyncWaitAll();  // the stage (first item only; a no-op after)
 #pragma unroll
   for (int e = 0; e < 8; ++e)
-    if (e >= e0) s[e] = Add4(s[e], apeL[e * 32]);
+    if (e >= e0) s[e] = Add4(s[e], ape(e));
 }
 __device__ __forceinline__ float4 PoolC4Window(int e0, const float4 (&kv)[8], const float4 (&s)[8]) {
   float4 m = kNegInf4;
@@ -57,10 +56,10 @@ __device__ __forceinline__ float4 PoolC4Window(int e0, const float4 (&kv)[8], co
     if (e >= e0) Accumulate4(sum, acc, s[e], kv[e], m);
   return Div4(acc, sum);
 }
-template <typename LoadFn>
-__device__ __forceinline__ float4 PoolC4Warp(int e0, const float4* apeL, LoadFn load) {
+template <typename ApeFn, typename LoadFn>
+__device__ __forceinline__ float4 PoolC4Warp(int e0, ApeFn ape, LoadFn load) {
   float4 kv[8], s[8];
-  LoadC4Window(e0, apeL, load, kv, s);
+  LoadC4Window(e0, ape, load, kv, s);
   return PoolC4Window(e0, kv, s);
 }
 
@@ -72,22 +71,15 @@ struct C128Scratch {
   float4 acc[kC128Threads / 32][8];
 };
 
-// This thread's elements e = g + 32 i (i < kC128PerThread); apeD = ape + the thread's channel offset.
-template <int HD>
-__device__ __forceinline__ void StageC128Ape(float4 (*apeB)[kC128Threads], const float* apeD) {
-  const int t = threadIdx.x, g = t >> 3;
-#pragma unroll
-  for (int i = 0; i < kC128PerThread; ++i) CpAsync16(&apeB[i][t], apeD + (g + i * (kC128Threads / 8)) * HD);
-}
-template <typename LoadFn>
-__device__ __forceinline__ void LoadC128Elements(const float4 (*apeB)[kC128Threads], LoadFn load,
-                                                 float4 (&kv)[kC128PerThread], float4 (&s)[kC128PerThread]) {
+// ape(i) = this thread's ape quad of element g + 32 i, loaded with the elements.
+template <typename ApeFn, typename LoadFn>
+__device__ __forceinline__ void LoadC128Elements(ApeFn ape, LoadFn load, float4 (&kv)[kC128PerThread],
+                                                 float4 (&s)[kC128PerThread]) {
   const int t = threadIdx.x, g = t >> 3;
 #pragma unroll
   for (int i = 0; i < kC128PerThread; ++i) load(g + i * (kC128Threads / 8), kv[i], s[i]);
-  CpAsyncWaitAll();  // the stage (first item only; a no-op after)
 #pragma unroll
-  for (int i = 0; i < kC128PerThread; ++i) s[i] = Add4(s[i], apeB[i][t]);
+  for (int i = 0; i < kC128PerThread; ++i) s[i] = Add4(s[i], ape(i));
 }
 // Every thread of the block must call it (two barriers). outD = out row + this thread's channel offset (slice + 4 q);
 // threads 0..7 (g = 0) store the entry quad.
@@ -127,11 +119,10 @@ __device__ __forceinline__ void ReduceC128Block(C128Scratch& sh, const float4 (&
     StoreOut4(outD, Div4(acc, sum));
   }
 }
-template <typename LoadFn>
-__device__ __forceinline__ void PoolC128Block(C128Scratch& sh, const float4 (*apeB)[kC128Threads], float* outD,
-                                              LoadFn load) {
+template <typename ApeFn, typename LoadFn>
+__device__ __forceinline__ void PoolC128Block(C128Scratch& sh, ApeFn ape, float* outD, LoadFn load) {
   float4 kv[kC128PerThread], s[kC128PerThread];
-  LoadC128Elements(apeB, load, kv, s);
+  LoadC128Elements(ape, load, kv, s);
   ReduceC128Block(sh, kv, s, outD);
 }
 

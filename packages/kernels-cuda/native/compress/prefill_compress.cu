@@ -54,19 +54,22 @@ __device__ __forceinline__ bool RowOk(const PrefillParams& p, const CompressRow&
 // ---- c4: grid = ceil(slots / kC4Warps) blocks of kC4Warps warps; warp slot o = warp * gridDim.x + block ----------
 // Lane j of slot o checks item o + (pass * 32 + j) * slots, so consecutive items (the slices of one row) land in
 // consecutive blocks, i.e. on different SMs. Per item a lane issues 16 loads of 16 bytes (8 elements x kv, score)
-// before its first use: 8 KB in flight per warp, and the grid holds every resident warp. The slot's ape slice is
-// staged in shared memory once (pool.cuh).
+// before its first use: 8 KB in flight per warp, and the grid holds every resident warp. The 8 ape quads of its
+// channels are loaded with them when every slot takes at most one item (a verify table), and staged in shared memory
+// once per slot otherwise (a long extend, pool.cuh): the faster choice for each in a same-run A/B (docs/benchmarks.md).
 constexpr int kC4Warps = 4;
 template <typename T, int HD>
-__global__ void __launch_bounds__(kC4Warps * 32) CompressC4Kernel(const PrefillParams p, int32_t slots) {
-  PdlLaunchDependents();  // the write kernel may start its loads; its griddepcontrol.wait still waits for this grid
-  PdlWait();              // launched as a programmatic dependent of whatever ran before (launch.cu)
+__global__ void __launch_bounds__(kC4Warps * 32) CompressC4Kernel(const PrefillParams p, int32_t slots, bool stageApe) {
+  // The write kernel may launch now and read its plan and input before its own wait. That is safe because this kernel
+  // is launched plainly (launch.cu), so it starts only after everything before it on the stream has completed; as a
+  // programmatic dependent it would have to wait before this trigger.
+  PdlLaunchDependents();
   constexpr int kSlices = HD / kC4SliceCh;
   __shared__ float4 sApe[kC4Warps][8][32];
+  bool staged = false;  // warp-uniform
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int slot = warp * gridDim.x + blockIdx.x;
   if (slot >= slots) return;
-  bool staged = false;  // warp-uniform
   const int64_t items = static_cast<int64_t>(p.numPlanC) * kSlices;
   for (int64_t base = slot; base < items; base += static_cast<int64_t>(slots) * 32) {
     const int64_t k = base + static_cast<int64_t>(lane) * slots;
@@ -81,11 +84,15 @@ __global__ void __launch_bounds__(kC4Warps * 32) CompressC4Kernel(const PrefillP
       const int64_t row = item / kSlices;
       const int slice = static_cast<int>(item % kSlices);
       if (!RowOk<4>(p, c, row, slice, lane == 0)) continue;
-      const int d = slice * kC4SliceCh + lane * 4;  // slice == slot % kSlices (slots % kSlices == 0)
-      if (!staged) StageC4Ape<HD>(sApe[warp], p.ape + d, lane), staged = true;
-      const float4 entry =
-          PoolC4Warp(MaskedPrefix<4>(c.seqLen), &sApe[warp][0][lane],
-                     [&](int e, float4& kv, float4& s) { LoadPrefillElement<4, T, HD>(p, c, e, d, kv, s); });
+      const int d = slice * kC4SliceCh + lane * 4;
+      const auto load = [&](int e, float4& kv, float4& s) { LoadPrefillElement<4, T, HD>(p, c, e, d, kv, s); };
+      float4 entry;
+      if (stageApe) {                                                             // grid-uniform
+        if (!staged) StageC4Ape<HD>(sApe[warp], p.ape + d, lane), staged = true;  // slice == slot % kSlices
+        entry = PoolC4Warp(MaskedPrefix<4>(c.seqLen), [&](int e) { return sApe[warp][e][lane]; }, load);
+      } else {
+        entry = PoolC4Warp(MaskedPrefix<4>(c.seqLen), [&](int e) { return LoadIn4(p.ape + e * HD + d); }, load);
+      }
       StoreOut4(p.out + row * HD + d, entry);
     }
   }
@@ -94,20 +101,18 @@ __global__ void __launch_bounds__(kC4Warps * 32) CompressC4Kernel(const PrefillP
 // ---- c128: grid = slots blocks of kC128Threads; block b owns items b + n * gridDim.x ------------------------------
 // Thread t checks item b + (pass * kC128Threads + t) * gridDim.x; the valid ones are compacted in shared memory (in
 // item order) and pooled one after the other by the whole block. Per item a thread issues 8 loads of 16 bytes
-// (4 elements x kv, score): 32 KB in flight per block. Four resident blocks per SM (64 registers) put the 512 items
-// of a 4,096-token chunk (32 events x 16 slices) in flight at once on 132 SMs; at three they would take two rounds.
+// (4 elements x kv, score) and 4 of ape: 32 KB in flight per block. Four resident blocks per SM (64 registers) put the
+// 512 items of a 4,096-token chunk (32 events x 16 slices) in flight at once on 132 SMs; at three they would take two
+// rounds. (A shared-memory ape stage cost 1.1 µs on that chunk, where every block pools one item: docs/benchmarks.md.)
 template <typename T, int HD>
 __global__ void __launch_bounds__(kC128Threads, 4) CompressC128Kernel(const PrefillParams p) {
-  PdlLaunchDependents();
-  PdlWait();
+  PdlLaunchDependents();  // as above (a plain launch)
   constexpr int kSlices = HD / kC128SliceCh;
   __shared__ uint4 sRow[kC128Threads];
   __shared__ int64_t sItem[kC128Threads];
   __shared__ int sWarpValid[kC128Threads / 32];
   __shared__ C128Scratch scratch;
-  __shared__ float4 sApe[kC128PerThread][kC128Threads];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  bool staged = false;  // block-uniform
   const int64_t items = static_cast<int64_t>(p.numPlanC) * kSlices;
   const int64_t stride = gridDim.x;
   for (int64_t base = blockIdx.x; base < items; base += stride * kC128Threads) {
@@ -136,10 +141,11 @@ __global__ void __launch_bounds__(kC128Threads, 4) CompressC128Kernel(const Pref
       const int64_t row = sItem[n] / kSlices;
       const int slice = static_cast<int>(sItem[n] % kSlices);
       if (!RowOk<128>(p, c, row, slice, t == 0)) continue;
-      const int d = slice * kC128SliceCh + (t & 7) * 4;  // slice == blockIdx.x % kSlices (gridDim.x % kSlices == 0)
-      if (!staged) StageC128Ape<HD>(sApe, p.ape + d), staged = true;
-      PoolC128Block(scratch, sApe, p.out + row * HD + d,
-                    [&](int e, float4& kv, float4& s) { LoadPrefillElement<128, T, HD>(p, c, e, d, kv, s); });
+      const int d = slice * kC128SliceCh + (t & 7) * 4;
+      const float* apeD = p.ape + (t >> 3) * HD + d;  // element g + 32 i of this thread's quad
+      PoolC128Block(
+          scratch, [&](int i) { return LoadIn4(apeD + i * (kC128Threads / 8) * HD); }, p.out + row * HD + d,
+          [&](int e, float4& kv, float4& s) { LoadPrefillElement<128, T, HD>(p, c, e, d, kv, s); });
     }
     __syncthreads();  // sRow / sItem / sWarpValid are rewritten by the next pass
   }
@@ -150,13 +156,17 @@ cudaError_t LaunchC4(const PrefillParams& p, cudaStream_t s) {
   constexpr auto kKernel = CompressC4Kernel<T, HD>;
   const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC4SliceCh);
   const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
-  return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots);
+  // A plain launch, as the c128 kernel: chained to the previous kernel (PDL) it was 0.3 µs slower on the benchmark's
+  // verify tables, and on its 4,096-token chunk it is faster only if it lets the write kernel launch before its own
+  // wait, which the write kernel's early reads rule out (the kernel's first lines; same run, docs/benchmarks.md).
+  return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, false, p, slots, items > slots);
 }
 template <typename T, int HD>
 cudaError_t LaunchC128(const PrefillParams& p, cudaStream_t s) {
   constexpr auto kKernel = CompressC128Kernel<T, HD>;
   const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC128SliceCh);
-  return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, true, p);
+  // A plain launch: chained to the previous kernel it was slower on every c128 case (same run, docs/benchmarks.md).
+  return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, false, p);
 }
 template <typename T, int HD>
 cudaError_t LaunchCrT(const PrefillParams& p, cudaStream_t s) {
