@@ -156,9 +156,9 @@ cudaError_t LaunchC4(const PrefillParams& p, cudaStream_t s) {
   constexpr auto kKernel = CompressC4Kernel<T, HD>;
   const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC4SliceCh);
   const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
-  // A plain launch, as the c128 kernel: chained to the previous kernel (PDL) it was 0.3 µs slower on the benchmark's
-  // verify tables, and on its 4,096-token chunk it is faster only if it lets the write kernel launch before its own
-  // wait, which the write kernel's early reads rule out (the kernel's first lines; same run, docs/benchmarks.md).
+  // A plain launch, as the c128 kernel: chained to the previous kernel (PDL) it was 0.2 to 0.5 µs slower on the
+  // benchmark's verify tables (same run, docs/benchmarks.md). A chained launch would also have to wait before it lets
+  // the write kernel launch (the kernel's first lines); that form is untried on long extends (docs/decisions.md D27).
   return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, false, p, slots, items > slots);
 }
 template <typename T, int HD>
