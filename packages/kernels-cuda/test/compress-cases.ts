@@ -154,8 +154,7 @@ export const ORDER_CASES = [
 ];
 /** The plan of an order case (one request, index 0, host path) and the write rows that hit slots it reads. */
 export function orderCase(L: Layout, seqLens: number[], extendLens: number[]): { c: PrefillCase; clobbered: number } {
-  const plan = planPrefill({ ...ring(L), seqLens, extendLens, reqPoolIndices: [0] });
-  const c: PrefillCase = { planC: plan.planC.records(), planW: plan.planW.records(), inputRows: extendLens[0]! };
+  const c = extendCase(L, seqLens, extendLens);
   const reads = ringReads(L.cr, c.planC);
   return { c, clobbered: c.planW.filter((w) => reads.has(w.writeLoc)).length };
 }

@@ -40,8 +40,8 @@ int BlocksPerSm(int threads) {
 
 // min(items, resident capacity) work slots (blocks or warps), rounded down to a multiple of `slices` (at least
 // `slices`): item k goes to slot k % slots, so a slot's items all have channel slice slot % slices (items are
-// row * slices + slice) and the kernels stage that slice's ape once. `slotsPerBlock` = warps per block for warp
-// kernels, 1 for block kernels.
+// row * slices + slice) and a c4 kernel that stages ape stages that slice's once (pool.cuh). `slotsPerBlock` =
+// warps per block for warp kernels, 1 for block kernels.
 template <auto Kernel>
 int32_t WorkSlots(int64_t items, int threads, int slotsPerBlock, int slices) {
   const int64_t capacity = static_cast<int64_t>(SmCount()) * BlocksPerSm<Kernel>(threads) * slotsPerBlock;
