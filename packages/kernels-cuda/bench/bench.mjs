@@ -3,12 +3,11 @@
 // `calls` launches, per call, median of `reps` after warm-up) plus the whole JS call for B=8 D=6.
 // Writes JSON to $BENCH_OUT (default bench/results.json) and a Markdown table to stdout.
 import { writeFileSync } from "node:fs";
-import { execSync } from "node:child_process";
 import { planPrefill, planDecode } from "@dsv4-kv/planner";
 import { raggedExtendLens } from "@dsv4-kv/planner/testing";
 import { probe, loadNative, getDefaultContext, planPrefillGpu } from "../dist/index.js";
 import { decodeNativeJob, prefillNativeJob } from "../dist/internal.js";
-import { requireGpu } from "./require-gpu.mjs";
+import { requireGpu, runMeta } from "./require-gpu.mjs";
 
 const p = probe();
 requireGpu(p);
@@ -185,18 +184,8 @@ if (typeof addon.planPrefillAsync === "function") {
   }
 }
 
-let driver = "unknown";
-try {
-  driver = execSync("nvidia-smi --query-gpu=driver_version --format=csv,noheader", { encoding: "utf8" }).trim();
-} catch {}
 const meta = {
-  date: new Date().toISOString(),
-  gpu: p.device?.name,
-  sm: p.device?.sm,
-  driver,
-  runtimeVersion: p.runtimeVersion,
-  driverVersion: p.driverVersion,
-  node: process.version,
+  ...runMeta(p),
   opts,
 };
 writeFileSync(

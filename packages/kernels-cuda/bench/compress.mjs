@@ -13,7 +13,6 @@
 // --dry builds every case's plans and prints the bytes per call against the issue's, without the addon (no GPU
 // needed; the online prefill rows print bench/compress-cases.mjs's mirror of the op's count). Without a usable GPU
 // the full run stops with the message bench.mjs prints (exit 0; 1 with BENCH_REQUIRE_GPU set).
-import { execSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {
@@ -26,7 +25,7 @@ import {
   compressCases,
   rowElemsOf,
 } from "./compress-cases.mjs";
-import { requireGpu } from "./require-gpu.mjs";
+import { requireGpu, runMeta } from "./require-gpu.mjs";
 
 /** The issue's measured device-to-device copy rate (read + write), the floor's denominator. */
 const COPY_GBPS = 4218;
@@ -379,29 +378,8 @@ for (const c of cases) {
   console.error(`${c.name}: graph ${f2(g)} µs${partsText}, eager ${f2(t.eager.usPerCall)} µs, rotate ${t.rotate}`);
 }
 
-let driver = "unknown";
-try {
-  driver = execSync("nvidia-smi --query-gpu=driver_version --format=csv,noheader", {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  }).trim();
-} catch {}
-let commit = "unknown";
-try {
-  commit = execSync("git rev-parse HEAD", { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-} catch {}
 const meta = {
-  date: new Date().toISOString(),
-  gpu: probeResult.device?.name,
-  sm: probeResult.device?.sm,
-  multiProcessorCount: probeResult.device?.multiProcessorCount,
-  memoryBytes: probeResult.device?.memoryBytes,
-  driver,
-  runtimeVersion: probeResult.runtimeVersion,
-  driverVersion: probeResult.driverVersion,
-  addon: probeResult.addon,
-  node: process.version,
-  commit,
+  ...runMeta(probeResult),
   method: {
     ...opts,
     stateType: "fp32",

@@ -7,6 +7,8 @@
 import {
   type CompressPlanRecord,
   type DecodePlanRecord,
+  INVALID_COMPRESS_PLAN,
+  INVALID_RAGGED_ID,
   INVALID_SEQ_LEN,
   planDecode,
   planPrefill,
@@ -171,6 +173,35 @@ export function extendCase(L: Layout, seqLens: number[], extendLens: number[]): 
 }
 /** Three requests extending 1,600 tokens each from prefixes off the chunk grid: 1,200 c4 compress rows. */
 export const LONG_EXTEND = { seqLens: [1621, 1607, 1630], extendLens: [1600, 1600, 1600] };
+
+/**
+ * A prefill whose write rows are all padding, then a decode on the same stream that writes ring rows the prefill's
+ * compressions read. The compress table holds `valid` variants of one compression that reads both ring pages (from
+ * the c4 order case), each with its own main page (the last `valid` pages), `spacing` rows apart with padding between:
+ * with `spacing` = the kernel's warp slots / 4 (SMs x 4 resident blocks on an H200), every valid item lands on the
+ * same four warps, which pool them one after another, each reading its page for the first time, while the rest of the
+ * grid has exited, so the write and decode kernels have room to run long before the last compression. Decode row m
+ * only writes (seqLen % 4 != 0), into the first row of compression m's main page. Stream order says every compression
+ * reads its page as it was before the decode.
+ */
+export function streamOrderCase(spacing: number, valid: number): { prefill: PrefillCase; planD: DecodePlanRecord[] } {
+  const base = extendCase(C4_PAGED, [21], [16]);
+  const reading = base.planC.find((r) => validC(r) && r.bufferLen > 4);
+  if (reading === undefined) throw new Error("the c4 order case lacks a compression that reads the main page");
+  const pageOf = (m: number) => C4_PAGED.stateRows / 4 - valid + m;
+  if (pageOf(0) <= reading.readPage0) throw new Error("the main pages would overlap the overlap page");
+  const planC = Array.from({ length: spacing * valid }, (_, i) =>
+    i % spacing === 0 ? { ...reading, readPage1: pageOf(i / spacing) } : INVALID_COMPRESS_PLAN,
+  );
+  const planW = Array.from({ length: 64 }, () => ({ raggedId: INVALID_RAGGED_ID, writeLoc: 0 }));
+  const planD = Array.from({ length: valid }, (_, m) => ({
+    seqLen: 6,
+    writeLoc: pageOf(m) * 4,
+    readPage0: 0,
+    readPage1: 0,
+  }));
+  return { prefill: { planC, planW, inputRows: base.inputRows }, planD };
+}
 
 // ---- bad plan rows ---------------------------------------------------------------------------------------------
 /** State rows the batch's compressions read from the ring. */

@@ -48,6 +48,7 @@ import {
   randomPrefill,
   refBatch,
   rowElemsOf,
+  streamOrderCase,
 } from "./compress-cases.js";
 import {
   type ErrWord,
@@ -307,6 +308,75 @@ describe("prefill order: every compression of a batch reads the pre-batch ring",
       });
     }
   }
+});
+
+describe("stream order: a decode after a prefill waits for the prefill's compressions", () => {
+  // The write kernel is a programmatic dependent of the compress kernel, and the c4 decode kernel a programmatic
+  // dependent of whatever precedes it: unless the write grid ends after the compress grid even with no row to write,
+  // the decode's stores land while compressions still read those rows.
+  gpuTest(
+    "c4 paged, headDim 512, fp32: 64 serial compressions, write rows all padding, then a decode",
+    ({ gpu: env }) => {
+      withBuffers(env, () => {
+        const g: Geometry = { cr: 4, headDim: 512, stateType: 0, stateRows: C4_PAGED.stateRows };
+        const sms = probe().device?.multiProcessorCount ?? 132;
+        const { prefill: c, planD } = streamOrderCase(sms * 4, 64);
+        const rng = new Rng(57);
+        const data = randomData(rng, g, c.inputRows);
+        const decodeInput = randomData(rng, g, planD.length).input;
+        const state = dev(env, data.bits);
+        const out = outBuffer(env, c.planC.length, g.headDim);
+        const err = dev(env, new Int32Array(4));
+        const shape = { stateRows: g.stateRows, cr: g.cr, headDim: g.headDim, stateType: g.stateType };
+        const ape = dev(env, data.ape);
+        env.nat.prefill(env.ctx, {
+          ...shape,
+          state,
+          input: dev(env, data.input),
+          ape,
+          planC: dev(env, CompressPlanTable.fromRecords(c.planC).bytes),
+          planW: dev(env, WritePlanTable.fromRecords(c.planW).bytes),
+          out,
+          err,
+          inputRows: c.inputRows,
+          numPlanC: c.planC.length,
+          numPlanW: c.planW.length,
+        });
+        const decodeErr = dev(env, new Int32Array(4));
+        env.nat.decode(env.ctx, {
+          ...shape,
+          state,
+          input: dev(env, decodeInput),
+          ape,
+          planD: dev(env, DecodePlanTable.fromRecords(planD).bytes),
+          out: outBuffer(env, planD.length, g.headDim),
+          err: decodeErr,
+          inputRows: planD.length,
+          batch: planD.length,
+        });
+        const got = readBack(g, state, out, err, c.planC.length);
+        const ref = refPrefill(refBatch(g, data, c.inputRows), c.planC, c.planW);
+        expect(got.err).toEqual([0, 0, 0, 0]);
+        expect(Array.from(decodeErr.download(new Int32Array(4)))).toEqual([0, 0, 0, 0]);
+        // Pooled from the post-decode ring the entries would differ: the test can tell the two orders apart.
+        const row = rowElemsOf(g);
+        const afterBits = ref.stateBits.slice();
+        const inputBits = new Uint32Array(decodeInput.buffer, decodeInput.byteOffset, decodeInput.length);
+        for (const [m, d] of planD.entries())
+          afterBits.set(inputBits.subarray(m * row, (m + 1) * row), d.writeLoc * row);
+        const after = refPrefill({ ...refBatch(g, data, c.inputRows), stateBits: afterBits }, c.planC, []);
+        expect(after.entries.filter((e, i) => e && e[0] !== ref.entries[i]![0]).length).toBe(planD.length);
+        expectEntries("compressions before the decode's stores", g, ref, got);
+        const stateF32 = new Float32Array(got.stateBits.buffer, got.stateBits.byteOffset, got.stateBits.length);
+        planD.forEach((d, m) => {
+          const stored = Array.from(stateF32.subarray(d.writeLoc * row, (d.writeLoc + 1) * row));
+          expect(stored, `decode row ${m} stored its input`).toEqual(
+            Array.from(decodeInput.subarray(m * row, (m + 1) * row)),
+          );
+        });
+      });
+    },
+  );
 });
 
 // ---- bad plan rows ---------------------------------------------------------------------------------------------

@@ -191,6 +191,15 @@ __device__ __forceinline__ void CpAsyncWaitAll() {
 #endif
 }
 
+// Brings the line of `p` into L2 without reading it into registers: no architectural effect on any value, so it is
+// safe before griddepcontrol.wait on memory the previous kernel is still writing (a later load reads L2, which every
+// write reaches). `p` must lie inside an allocation (the callers bound-check it).
+__device__ __forceinline__ void PrefetchL2(const void* p) {
+#ifdef __CUDA_ARCH__
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
+
 // PDL (programmatic dependent launch, sm_90): the primary lets the dependent grid start; the dependent waits for the
 // whole primary grid's completion and memory flush. Both are no-ops when the launch has no programmatic edge.
 #ifdef __CUDA_ARCH__

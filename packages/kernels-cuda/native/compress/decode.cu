@@ -72,15 +72,18 @@ constexpr int kC4Warps = 4;
 template <typename T, int HD>
 __global__ void __launch_bounds__(kC4Warps * 32) DecodeC4Kernel(const DecodeParams p, int32_t slots) {
   constexpr int kSlices = HD / kC4SliceCh;
-  PdlLaunchDependents();  // the next kernel may launch; it waits for this grid before touching memory
-  PdlWait();              // launched as a programmatic dependent of whatever ran before (launch.cu)
   constexpr int kRowElems = RowBlocksOf(4) * HD;
   __shared__ float4 sApe[kC4Warps][8][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int slot = warp * gridDim.x + blockIdx.x;
+  const int64_t items = static_cast<int64_t>(p.batch) * kSlices;
+  // While the previous kernel finishes: the slot's first plan row into L2 (a prefetch changes no value, so it is safe
+  // before the wait; the row is read after it).
+  if (lane == 0 && slot < slots && slot < items) PrefetchL2(p.planD + (slot / kSlices) * kDecodePlanBytes);
+  PdlLaunchDependents();  // the next kernel may launch; it waits for this grid before touching memory
+  PdlWait();              // launched as a programmatic dependent of whatever ran before (launch.cu)
   if (slot >= slots) return;
   bool staged = false;  // warp-uniform
-  const int64_t items = static_cast<int64_t>(p.batch) * kSlices;
   T* const state = static_cast<T*>(p.state);
   uint4 next = PlanOfItem<kSlices>(p, slot, items);
   for (int64_t k = slot; k < items; k += slots) {  // warp-uniform
@@ -131,8 +134,7 @@ __global__ void __launch_bounds__(kC4Warps * 32) DecodeC4Kernel(const DecodePara
 template <typename T, int HD>
 __global__ void __launch_bounds__(kC128Threads, 4) DecodeC128Kernel(const DecodeParams p) {
   constexpr int kSlices = HD / kC128SliceCh;
-  PdlLaunchDependents();
-  PdlWait();
+  PdlLaunchDependents();  // a plain launch (launch.cu): a chained next kernel may start; it waits before any access
   constexpr int kRowElems = RowBlocksOf(128) * HD;
   __shared__ C128Scratch scratch;
   const int t = threadIdx.x;
@@ -162,8 +164,7 @@ __global__ void __launch_bounds__(kC128Threads, 4) DecodeC128Kernel(const Decode
           sE = Vec4<T>::Load(src + HD);
         }
       };
-      const float* apeD = p.ape + (t >> 3) * HD + d;  // element g + 32 i of this thread's quad
-      LoadC128Elements([&](int i) { return LoadIn4(apeD + i * (kC128Threads / 8) * HD); }, load, kv, s);
+      LoadC128Elements(C128ApeWithElements<HD>(p.ape, d), load, kv, s);
     }
     if (t < 16) {
       const int col = (t >> 3) * HD;  // kv block, then score block
@@ -188,19 +189,16 @@ cudaError_t LaunchC128(const DecodeParams& p, cudaStream_t s) {
   // ape (same run, docs/benchmarks.md).
   return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, false, p);
 }
-template <typename T, int HD>
-cudaError_t LaunchCrT(const DecodeParams& p, cudaStream_t s) {
-  return p.cr == 4 ? LaunchC4<T, HD>(p, s) : LaunchC128<T, HD>(p, s);
-}
-template <typename T>
-cudaError_t LaunchHdT(const DecodeParams& p, cudaStream_t s) {
-  return p.headDim == 128 ? LaunchCrT<T, 128>(p, s) : LaunchCrT<T, 512>(p, s);
-}
-
 }  // namespace
 
 cudaError_t LaunchDecodeRows(const DecodeParams& p, cudaStream_t s) {
-  return p.stateType == kF32 ? LaunchHdT<float>(p, s) : LaunchHdT<__nv_bfloat16>(p, s);
+  return DispatchShape(p.stateType, p.headDim, p.cr, [&](auto t, auto hd, auto cr) {
+    using T = typename decltype(t)::type;
+    if constexpr (decltype(cr)::value == 4)
+      return LaunchC4<T, decltype(hd)::value>(p, s);
+    else
+      return LaunchC128<T, decltype(hd)::value>(p, s);
+  });
 }
 
 }  // namespace compress

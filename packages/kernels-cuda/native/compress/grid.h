@@ -2,12 +2,16 @@
 // device at once (every block loops over its items), from the SM count and each kernel's occupancy, both cached after
 // the first query (neither is a stream operation, so a launch inside stream capture stays capturable).
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
+
+#include "compress/compress_kernels.cuh"
 
 namespace dsv4kv {
 namespace compress {
@@ -47,6 +51,21 @@ int32_t WorkSlots(int64_t items, int threads, int slotsPerBlock, int slices) {
   const int64_t capacity = static_cast<int64_t>(SmCount()) * BlocksPerSm<Kernel>(threads) * slotsPerBlock;
   const int64_t slots = std::min(items, capacity) / slices * slices;
   return static_cast<int32_t>(std::max<int64_t>(slices, slots));
+}
+
+// The template instance of a launch shape: fn(TypeTag<T>{}, IntTag<headDim>{}, IntTag<cr>{}) with T the state
+// element type, for the values launch.cu has checked (ValidShape): one dispatch for every kernel file.
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+template <int V>
+using IntTag = std::integral_constant<int, V>;
+template <typename Fn>
+cudaError_t DispatchShape(int32_t stateType, int32_t headDim, int32_t cr, Fn&& fn) {
+  const auto byCr = [&](auto t, auto hd) { return cr == 4 ? fn(t, hd, IntTag<4>{}) : fn(t, hd, IntTag<128>{}); };
+  const auto byHd = [&](auto t) { return headDim == 128 ? byCr(t, IntTag<128>{}) : byCr(t, IntTag<512>{}); };
+  return stateType == kF32 ? byHd(TypeTag<float>{}) : byHd(TypeTag<__nv_bfloat16>{});
 }
 
 // Launches `kernel` on `s`; `pdl`: as a programmatic dependent of the previous kernel on the stream (it may start

@@ -42,11 +42,13 @@ bool DecodePrecondition(const DecodeParams& p) {
 // (the hazard is per column; a cluster barrier orders a slice's reads before its writes) was measured and was slower
 // on every case, and so was a write kernel that stores the rows no compression reads without waiting
 // (docs/decisions.md D27). The write kernel reads its plan and input before its wait, so it is a programmatic
-// dependent only of our compress kernel (which writes neither, and lets it launch only after its own start
-// conditions hold); with no compress rows it is launched plainly. The compress kernels and the c128 decode kernel are
-// launched plainly, the c4 decode kernel as a programmatic dependent of whatever precedes it (it executes
-// griddepcontrol.wait before any memory access): each choice is the faster one in a same-run A/B
-// (docs/benchmarks.md).
+// dependent only of our compress kernel, which writes neither and lets it launch only once everything before the
+// compress kernel has completed; with no compress rows it is launched plainly. One thread of the write kernel always
+// waits, so its grid never ends before the compress grid: a programmatic dependent of the write kernel (the c4 decode
+// kernel, the next call's c4 compress kernel) waits for the write grid only. The c4 compress and c4 decode kernels
+// are programmatic dependents of whatever precedes them (every thread executes griddepcontrol.wait before touching
+// memory; the c4 compress kernel triggers the write kernel only after it), the c128 kernels are launched plainly:
+// each choice is the faster one in a same-run A/B (docs/benchmarks.md, D27, D28).
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s) {
   if (!PrefillPrecondition(p)) return cudaErrorInvalidValue;
   if (p.numPlanC > 0) {

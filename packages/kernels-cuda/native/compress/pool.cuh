@@ -81,6 +81,14 @@ __device__ __forceinline__ void LoadC128Elements(ApeFn ape, LoadFn load, float4 
 #pragma unroll
   for (int i = 0; i < kC128PerThread; ++i) s[i] = Add4(s[i], ape(i));
 }
+// The ape source of the c128 kernels (prefill and decode): this thread's quad of element g + 32 i, loaded from global
+// memory with the elements (a shared-memory stage was slower on both, docs/benchmarks.md). d = slice + 4 q.
+template <int HD>
+__device__ __forceinline__ auto C128ApeWithElements(const float* ape, int d) {
+  const float* apeD = ape + (threadIdx.x >> 3) * HD + d;
+  return [apeD](int i) { return LoadIn4(apeD + i * (kC128Threads / 8) * HD); };
+}
+
 // Every thread of the block must call it (two barriers). outD = out row + this thread's channel offset (slice + 4 q);
 // threads 0..7 (g = 0) store the entry quad.
 __device__ __forceinline__ void ReduceC128Block(C128Scratch& sh, const float4 (&kv)[kC128PerThread],

@@ -60,9 +60,10 @@ __device__ __forceinline__ bool RowOk(const PrefillParams& p, const CompressRow&
 constexpr int kC4Warps = 4;
 template <typename T, int HD>
 __global__ void __launch_bounds__(kC4Warps * 32) CompressC4Kernel(const PrefillParams p, int32_t slots, bool stageApe) {
-  // The write kernel may launch now and read its plan and input before its own wait. That is safe because this kernel
-  // is launched plainly (launch.cu), so it starts only after everything before it on the stream has completed; as a
-  // programmatic dependent it would have to wait before this trigger.
+  // Launched as a programmatic dependent of the previous kernel (launch.cu): every thread waits for that grid before
+  // anything else, and only then lets the write kernel launch, which reads its plan and input before its own wait
+  // (so everything before this kernel on the stream must be complete by then).
+  PdlWait();
   PdlLaunchDependents();
   constexpr int kSlices = HD / kC4SliceCh;
   __shared__ float4 sApe[kC4Warps][8][32];
@@ -106,7 +107,8 @@ __global__ void __launch_bounds__(kC4Warps * 32) CompressC4Kernel(const PrefillP
 // rounds. (A shared-memory ape stage cost 1.1 µs on that chunk, where every block pools one item: docs/benchmarks.md.)
 template <typename T, int HD>
 __global__ void __launch_bounds__(kC128Threads, 4) CompressC128Kernel(const PrefillParams p) {
-  PdlLaunchDependents();  // as above (a plain launch)
+  // A plain launch (it starts after everything before it has completed), so the write kernel may launch at once.
+  PdlLaunchDependents();
   constexpr int kSlices = HD / kC128SliceCh;
   __shared__ uint4 sRow[kC128Threads];
   __shared__ int64_t sItem[kC128Threads];
@@ -142,10 +144,8 @@ __global__ void __launch_bounds__(kC128Threads, 4) CompressC128Kernel(const Pref
       const int slice = static_cast<int>(sItem[n] % kSlices);
       if (!RowOk<128>(p, c, row, slice, t == 0)) continue;
       const int d = slice * kC128SliceCh + (t & 7) * 4;
-      const float* apeD = p.ape + (t >> 3) * HD + d;  // element g + 32 i of this thread's quad
-      PoolC128Block(
-          scratch, [&](int i) { return LoadIn4(apeD + i * (kC128Threads / 8) * HD); }, p.out + row * HD + d,
-          [&](int e, float4& kv, float4& s) { LoadPrefillElement<128, T, HD>(p, c, e, d, kv, s); });
+      PoolC128Block(scratch, C128ApeWithElements<HD>(p.ape, d), p.out + row * HD + d,
+                    [&](int e, float4& kv, float4& s) { LoadPrefillElement<128, T, HD>(p, c, e, d, kv, s); });
     }
     __syncthreads();  // sRow / sItem / sWarpValid are rewritten by the next pass
   }
@@ -156,10 +156,9 @@ cudaError_t LaunchC4(const PrefillParams& p, cudaStream_t s) {
   constexpr auto kKernel = CompressC4Kernel<T, HD>;
   const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC4SliceCh);
   const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
-  // A plain launch, as the c128 kernel: chained to the previous kernel (PDL) it was 0.2 to 0.5 µs slower on the
-  // benchmark's verify tables (same run, docs/benchmarks.md). A chained launch would also have to wait before it lets
-  // the write kernel launch (the kernel's first lines); that form is untried on long extends (docs/decisions.md D27).
-  return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, false, p, slots, items > slots);
+  // Chained, waiting before it triggers: faster than a plain launch on the c4 verify and chunk rows in a same-run A/B,
+  // where the earlier chained form (trigger first) was slower than plain (docs/benchmarks.md, D28).
+  return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots, items > slots);
 }
 template <typename T, int HD>
 cudaError_t LaunchC128(const PrefillParams& p, cudaStream_t s) {
@@ -168,19 +167,16 @@ cudaError_t LaunchC128(const PrefillParams& p, cudaStream_t s) {
   // A plain launch: chained to the previous kernel it was slower on every c128 case (same run, docs/benchmarks.md).
   return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, false, p);
 }
-template <typename T, int HD>
-cudaError_t LaunchCrT(const PrefillParams& p, cudaStream_t s) {
-  return p.cr == 4 ? LaunchC4<T, HD>(p, s) : LaunchC128<T, HD>(p, s);
-}
-template <typename T>
-cudaError_t LaunchHdT(const PrefillParams& p, cudaStream_t s) {
-  return p.headDim == 128 ? LaunchCrT<T, 128>(p, s) : LaunchCrT<T, 512>(p, s);
-}
-
 }  // namespace
 
 cudaError_t LaunchCompressRows(const PrefillParams& p, cudaStream_t s) {
-  return p.stateType == kF32 ? LaunchHdT<float>(p, s) : LaunchHdT<__nv_bfloat16>(p, s);
+  return DispatchShape(p.stateType, p.headDim, p.cr, [&](auto t, auto hd, auto cr) {
+    using T = typename decltype(t)::type;
+    if constexpr (decltype(cr)::value == 4)
+      return LaunchC4<T, decltype(hd)::value>(p, s);
+    else
+      return LaunchC128<T, decltype(hd)::value>(p, s);
+  });
 }
 
 }  // namespace compress

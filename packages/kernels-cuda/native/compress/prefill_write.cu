@@ -92,6 +92,9 @@ __global__ void __launch_bounds__(kWriteWarps * 32) WriteRowsKernel(const Prefil
       FinishItem<T, kVec>(p, jb, lane, b);
     }
   }
+  // One thread always waits, so this grid never completes before the compress grid, even when no warp of it has a
+  // valid row: a programmatic dependent of this kernel waits for this grid only.
+  if (blockIdx.x == 0 && threadIdx.x == 0) PdlWait();
 }
 
 template <typename T, int kRowElems>
@@ -102,19 +105,13 @@ cudaError_t Launch(const PrefillParams& p, cudaStream_t s, bool afterCompress) {
       WorkSlots<kKernel>(static_cast<int64_t>(p.numPlanW) * kChunks, kWriteWarps * 32, kWriteWarps, 1);
   return LaunchOn(kKernel, (slots + kWriteWarps - 1) / kWriteWarps, kWriteWarps * 32, s, afterCompress, p, slots);
 }
-template <typename T, int HD>
-cudaError_t LaunchCrT(const PrefillParams& p, cudaStream_t s, bool a) {
-  return p.cr == 4 ? Launch<T, RowBlocksOf(4) * HD>(p, s, a) : Launch<T, RowBlocksOf(128) * HD>(p, s, a);
-}
-template <typename T>
-cudaError_t LaunchHdT(const PrefillParams& p, cudaStream_t s, bool a) {
-  return p.headDim == 128 ? LaunchCrT<T, 128>(p, s, a) : LaunchCrT<T, 512>(p, s, a);
-}
-
 }  // namespace
 
 cudaError_t LaunchWriteRows(const PrefillParams& p, cudaStream_t s, bool afterCompress) {
-  return p.stateType == kF32 ? LaunchHdT<float>(p, s, afterCompress) : LaunchHdT<__nv_bfloat16>(p, s, afterCompress);
+  return DispatchShape(p.stateType, p.headDim, p.cr, [&](auto t, auto hd, auto cr) {
+    using T = typename decltype(t)::type;
+    return Launch<T, RowBlocksOf(decltype(cr)::value) * decltype(hd)::value>(p, s, afterCompress);
+  });
 }
 
 }  // namespace compress
