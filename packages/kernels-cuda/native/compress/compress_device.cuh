@@ -1,12 +1,13 @@
 // Device helpers shared by the compress kernels (prefill_compress.cu, prefill_write.cu, decode.cu): 4-channel state
 // and input I/O for fp32 / bf16, plan-row decoding, the device re-check of a plan row against the buffers, the error
-// word, and the two-pass softmax pooling of a channel quad. Device code only.
+// word, and the two-pass softmax pooling of a channel quad (the PDL helpers are in pdl.cuh). Device code only.
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
 #include "compress/compress_kernels.cuh"
+#include "pdl.cuh"
 
 namespace dsv4kv {
 namespace compress {
@@ -190,27 +191,6 @@ __device__ __forceinline__ void CpAsyncWaitAll() {
   asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
-
-// Brings the line of `p` into L2 without reading it into registers: no architectural effect on any value, so it is
-// safe before griddepcontrol.wait on memory the previous kernel is still writing (a later load reads L2, which every
-// write reaches). `p` must lie inside an allocation (the callers bound-check it).
-__device__ __forceinline__ void PrefetchL2(const void* p) {
-#ifdef __CUDA_ARCH__
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
-
-// PDL (programmatic dependent launch, sm_90): the primary lets the dependent grid start; the dependent waits for the
-// whole primary grid's completion and memory flush. Both are no-ops when the launch has no programmatic edge.
-#ifdef __CUDA_ARCH__
-__device__ __forceinline__ void PdlLaunchDependents() {
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-__device__ __forceinline__ void PdlWait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-#else  // host-compiled emulation
-__device__ __forceinline__ void PdlLaunchDependents() {}
-__device__ __forceinline__ void PdlWait() {}
-#endif
 
 }  // namespace
 }  // namespace compress

@@ -5,31 +5,13 @@
 #include <cuda_bf16.h>
 
 #include "online_mtp/online_mtp_kernels.cuh"
+#include "pdl.cuh"
 
 namespace dsv4kv {
 namespace online_mtp {
 namespace {
 
-// Programmatic dependent launch (sm_90; no-ops where compiled for an older architecture, whose kernels the host
-// never launches chained: kPdl in online_mtp_kernels.cu).
-__device__ __forceinline__ void GridDependencyWait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void TriggerDependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-// Brings the line of `a` (inside an allocation) into L2. It changes no value, so it is safe before
-// GridDependencyWait on memory the previous kernel may still be writing.
-__device__ __forceinline__ void PrefetchL2(const void* a) {
-#ifdef __CUDA_ARCH__
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-#endif
-}
-// An int32 read before GridDependencyWait, only to aim prefetches: .cg keeps it out of L1, so the read after the wait
+// An int32 read before PdlWait (pdl.cuh), only to aim prefetches: .cg keeps it out of L1, so the read after the wait
 // cannot hit a stale L1 copy.
 __device__ __forceinline__ int32_t LoadI32Early(const int32_t* a) {
 #ifdef __CUDA_ARCH__

@@ -175,8 +175,8 @@ __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
       PrefetchL2(rowEarly + kHeadDim);
       PrefetchL2(rowEarly + 2 * kHeadDim);
     }
-    GridDependencyWait();
-    TriggerDependents();  // after the wait: a dependent that reads before its own wait finds all earlier work done
+    PdlWait();
+    PdlLaunchDependents();  // after the wait: a dependent that reads before its own wait finds all earlier work done
   }
   const int32_t L = __ldg(p.seqLens + b);
   const int32_t r = __ldg(p.reqPoolIdx + b);
@@ -421,19 +421,19 @@ __device__ __forceinline__ void PrefillSegment(const PrefillParams& p) {
   LoadBatch<kGroups, kBatch>(p, s, group, c, first);
   const Stored4 r = FoldSegment<kLanes, kGroups, kBatch>(p, s, lane, group, c, first, st);
   if (group != 0) return;
-  if constexpr (kPass == 1) GridDependencyWait();  // pass 0 has read every row it loads
+  if constexpr (kPass == 1) PdlWait();  // pass 0 has read every row it loads
   EmitOrStore<T>(p, i, s, c, r);
 }
 
 template <typename T, int kLanes, int kGroups, int kPass>
 __global__ void __launch_bounds__(kLanes* kGroups, MinBlocksOf<kLanes * kGroups>())
     PrefillKernel(const PrefillParams p) {
-  if constexpr (kPass == 0) TriggerDependents();  // pass 1 may start now; its state stores still wait for us
+  if constexpr (kPass == 0) PdlLaunchDependents();  // pass 1 may start now; its state stores still wait for us
   PrefillSegment<T, kLanes, kGroups, kPass>(p);
   // One thread of pass 1 always waits, so pass 1 never completes before pass 0 (what follows in the stream waits for
   // pass 1 only), even when no block of it stores.
   if constexpr (kPass == 1)
-    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) GridDependencyWait();
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) PdlWait();
 }
 
 // Fused path (numSegments <= kMaxFusedSegments, host-checked). The scan's loads go out behind the segment's own first
@@ -445,8 +445,8 @@ __global__ void __launch_bounds__(kLanes* kGroups, MinBlocksOf<kLanes * kGroups>
   const int i = blockIdx.x;
   if constexpr (kChained) {  // the segment's record into L2 while the previous kernel finishes (see DecodeKernel)
     if (threadIdx.x == 0) PrefetchL2(p.segments + static_cast<int64_t>(i) * 5);
-    GridDependencyWait();
-    TriggerDependents();
+    PdlWait();
+    PdlLaunchDependents();
   }
   const int lane = threadIdx.x % kLanes, group = threadIdx.x / kLanes;
   const int c = (blockIdx.y * kLanes + lane) * 4;
