@@ -12,7 +12,9 @@ export function requireGpu(probeResult) {
 /** The first line of `command`'s output, or "unknown" where it fails (no nvidia-smi, no git checkout). */
 function firstLine(command) {
   try {
-    return execSync(command, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return execSync(command, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      .split("\n")[0]
+      .trim();
   } catch {
     return "unknown";
   }

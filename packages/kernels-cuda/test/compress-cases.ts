@@ -179,10 +179,10 @@ export const LONG_EXTEND = { seqLens: [1621, 1607, 1630], extendLens: [1600, 160
  * compressions read. The compress table holds `valid` variants of one compression that reads both ring pages (from
  * the c4 order case), each with its own main page (the last `valid` pages), `spacing` rows apart with padding between:
  * with `spacing` = the kernel's warp slots / 4 (SMs x 4 resident blocks on an H200), every valid item lands on the
- * same four warps, which pool them one after another, each reading its page for the first time, while the rest of the
- * grid has exited, so the write and decode kernels have room to run long before the last compression. Decode row m
- * only writes (seqLen % 4 != 0), into the first row of compression m's main page. Stream order says every compression
- * reads its page as it was before the decode.
+ * same four warps (warp 0 of blocks 0 to 3, one per channel slice). They pool them one after another, each reading its
+ * page for the first time, while the rest of the grid has exited, so the write and decode kernels have room to run
+ * long before the last compression. Decode row m only writes (seqLen % 4 != 0), into the first row of compression m's
+ * main page. Stream order says every compression reads its page as it was before the decode.
  */
 export function streamOrderCase(spacing: number, valid: number): { prefill: PrefillCase; planD: DecodePlanRecord[] } {
   const base = extendCase(C4_PAGED, [21], [16]);

@@ -365,7 +365,10 @@ describe("stream order: a decode after a prefill waits for the prefill's compres
         for (const [m, d] of planD.entries())
           afterBits.set(inputBits.subarray(m * row, (m + 1) * row), d.writeLoc * row);
         const after = refPrefill({ ...refBatch(g, data, c.inputRows), stateBits: afterBits }, c.planC, []);
-        expect(after.entries.filter((e, i) => e && e[0] !== ref.entries[i]![0]).length).toBe(planD.length);
+        const moved = after.entries.filter((e, i) =>
+          e?.some((v, d) => Math.abs(v - ref.entries[i]![d]!) > 10 * entryTolerance(g.cr, ref.kvMax[i]![d]!)),
+        );
+        expect(moved.length, "every valid compression reads a row the decode writes").toBe(planD.length);
         expectEntries("compressions before the decode's stores", g, ref, got);
         const stateF32 = new Float32Array(got.stateBits.buffer, got.stateBits.byteOffset, got.stateBits.length);
         planD.forEach((d, m) => {

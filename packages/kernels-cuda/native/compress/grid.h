@@ -1,4 +1,4 @@
-// Host-side grid sizing and launch of the compress kernels: a bounded grid of at most the blocks that fit on the
+// Host-side grid sizing and shape dispatch of the compress kernels (their launch: LaunchOn in pdl.cuh): a bounded grid of at most the blocks that fit on the
 // device at once (every block loops over its items), from the SM count and each kernel's occupancy, both cached after
 // the first query (neither is a stream operation, so a launch inside stream capture stays capturable).
 #pragma once
@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "compress/compress_kernels.cuh"
+#include "pdl.cuh"
 
 namespace dsv4kv {
 namespace compress {
@@ -66,22 +67,6 @@ cudaError_t DispatchShape(int32_t stateType, int32_t headDim, int32_t cr, Fn&& f
   const auto byCr = [&](auto t, auto hd) { return cr == 4 ? fn(t, hd, IntTag<4>{}) : fn(t, hd, IntTag<128>{}); };
   const auto byHd = [&](auto t) { return headDim == 128 ? byCr(t, IntTag<128>{}) : byCr(t, IntTag<512>{}); };
   return stateType == kF32 ? byHd(TypeTag<float>{}) : byHd(TypeTag<__nv_bfloat16>{});
-}
-
-// Launches `kernel` on `s`; `pdl`: as a programmatic dependent of the previous kernel on the stream (it may start
-// before that one ends; it must execute griddepcontrol.wait before touching anything that kernel may write).
-template <typename... P, typename... A>
-cudaError_t LaunchOn(void (*kernel)(P...), int64_t blocks, int threads, cudaStream_t s, bool pdl, A&&... args) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(static_cast<unsigned>(threads));
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
 }
 
 }  // namespace compress

@@ -18,7 +18,8 @@ namespace compress {
 namespace {
 
 // Element e of a checked row at channel offset d (docs/reference/planner.md §8.1, §8.2). The state is read-only in
-// this kernel (the write kernel waits for it), so both sources use the read-only path.
+// this kernel (the write kernel waits for it, and every load here comes after the kernel's own wait), so both sources
+// use the read-only path.
 template <int CR, typename T, int HD>
 __device__ __forceinline__ void LoadPrefillElement(const PrefillParams& p, const CompressRow& c, int e, int d,
                                                    float4& kv, float4& s) {
@@ -156,8 +157,8 @@ cudaError_t LaunchC4(const PrefillParams& p, cudaStream_t s) {
   constexpr auto kKernel = CompressC4Kernel<T, HD>;
   const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC4SliceCh);
   const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
-  // Chained, waiting before it triggers: faster than a plain launch on the c4 verify and chunk rows in a same-run A/B,
-  // where the earlier chained form (trigger first) was slower than plain (docs/benchmarks.md, D28).
+  // Chained, waiting before it triggers: faster than a plain launch on the c4 chunk and equal on the verify tables in a
+  // same-run A/B, where the earlier chained form (trigger first) was slower than plain (docs/benchmarks.md, D28).
   return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots, items > slots);
 }
 template <typename T, int HD>

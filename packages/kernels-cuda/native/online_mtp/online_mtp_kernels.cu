@@ -12,42 +12,6 @@ namespace dsv4kv {
 namespace online_mtp {
 namespace {
 
-// Programmatic dependent launch needs griddepcontrol (sm_90) in every architecture the binary holds: a kernel compiled
-// without the wait must never be launched early.
-#if defined(__CUDA_ARCH_LIST__)
-constexpr int kArchList[] = {__CUDA_ARCH_LIST__};
-constexpr bool MinArchAtLeast(int arch, int k = 0) {
-  return k == static_cast<int>(sizeof(kArchList) / sizeof(kArchList[0]))
-             ? true
-             : kArchList[k] >= arch && MinArchAtLeast(arch, k + 1);
-}
-constexpr bool kPdl = MinArchAtLeast(900);
-#else
-constexpr bool kPdl = false;
-#endif
-
-// Launches `chained` as a programmatic dependent of the previous kernel on `s` (it may start before that one ends and
-// waits for it with griddepcontrol.wait); `plain` in stream order where the binary or the runtime has no PDL.
-template <typename P>
-cudaError_t LaunchChained(void (*chained)(P), void (*plain)(P), dim3 grid, dim3 block, cudaStream_t s, const P& p) {
-  if (kPdl) {
-    cudaLaunchAttribute attr[1] = {};
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, chained, p);
-    if (e != cudaErrorNotSupported) return e;
-    (void)cudaGetLastError();  // a runtime that refuses the attribute: launch in plain stream order
-  }
-  plain<<<grid, block, 0, s>>>(p);
-  return cudaGetLastError();
-}
-
 // ---- writePrefix (docs/reference/online-mtp.md §8.1): grid = (batch, split), block = 512/split threads ------------
 // One thread per channel (the recurrence is instruction-issue bound, so more warps with shorter streams win; D18), a
 // request's 512 channels over `split` blocks, and D a template parameter: the loops unroll to exactly D steps, with
@@ -156,12 +120,12 @@ __global__ void ResetSlotsKernel(const ResetSlotsParams p) {
 // state row read unconditionally (row r + off < N + off <= rows always exists; used only when pos != 0), so the only
 // dependent chain is index -> state / ape -> update -> store. The math is Update (expf, IEEE division): the same
 // operations as the first decode kernel (kWpLegacy, now benchmark-only), so its results are unchanged.
-template <typename T, bool kChained>
+template <typename T>
 __global__ void __launch_bounds__(kHeadDim) DecodeKernel(const DecodeParams p) {
   const int b = blockIdx.x;
   const int d = blockIdx.y * blockDim.x + threadIdx.x;  // < split·(512/split) = 512
-  if constexpr (kChained) {
-    // While the previous kernel finishes: this thread's input, and the state row named by a pool index read early,
+  {
+    // While the previous kernel finishes (a chained launch; in a plain one the wait is a no-op): this thread's input, and the state row named by a pool index read early,
     // into L2. The index may be stale (the previous kernel may be writing it): it only aims prefetches, bound-checked
     // like the work's (SkipRequest), and is read again after the wait. A prefetch changes no value.
     const int32_t rEarly = LoadI32Early(p.reqPoolIdx + b);
@@ -438,12 +402,12 @@ __global__ void __launch_bounds__(kLanes* kGroups, MinBlocksOf<kLanes * kGroups>
 
 // Fused path (numSegments <= kMaxFusedSegments, host-checked). The scan's loads go out behind the segment's own first
 // batch, so the verify shape waits for one round trip of rows and records together.
-template <typename T, int kLanes, int kGroups, bool kChained>
+template <typename T, int kLanes, int kGroups>
 __global__ void __launch_bounds__(kLanes* kGroups, MinBlocksOf<kLanes * kGroups>())
     PrefillFusedKernel(const PrefillParams p) {
   constexpr int kThreads = kLanes * kGroups, kBatch = BatchOf<kThreads>(), kWords = kMaxFusedSegments / 32;
   const int i = blockIdx.x;
-  if constexpr (kChained) {  // the segment's record into L2 while the previous kernel finishes (see DecodeKernel)
+  {  // the segment's record into L2 while the previous kernel finishes (see DecodeKernel)
     if (threadIdx.x == 0) PrefetchL2(p.segments + static_cast<int64_t>(i) * 5);
     PdlWait();
     PdlLaunchDependents();
@@ -628,9 +592,8 @@ cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s) {
   const dim3 grid(p.batch, p.split), block(kHeadDim / p.split);  // batch <= 2^31 − 1, split <= 16
   // Chained, with its loads aimed into L2 before the wait: 0.3 to 0.6 µs faster than a plain launch (same run,
   // docs/benchmarks.md, D28).
-  return p.stateType == kF32
-             ? LaunchChained(DecodeKernel<float, true>, DecodeKernel<float, false>, grid, block, s, p)
-             : LaunchChained(DecodeKernel<__nv_bfloat16, true>, DecodeKernel<__nv_bfloat16, false>, grid, block, s, p);
+  return p.stateType == kF32 ? LaunchOn(DecodeKernel<float>, grid, block, s, true, p)
+                             : LaunchOn(DecodeKernel<__nv_bfloat16>, grid, block, s, true, p);
 }
 
 namespace {
@@ -641,18 +604,15 @@ cudaError_t LaunchPrefillShape(const PrefillParams& p, cudaStream_t s) {
   PrefillKernel<T, kLanes, kGroups, 0><<<grid, block, 0, s>>>(p);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
-  return LaunchChained(PrefillKernel<T, kLanes, kGroups, 1>, PrefillKernel<T, kLanes, kGroups, 1>, grid, block, s, p);
+  return LaunchOn(PrefillKernel<T, kLanes, kGroups, 1>, grid, block, s, true, p);
 }
 
 // The fused single kernel (the verify shape; docs/reference/online-mtp.md §6.2 tables of up to kMaxFusedSegments).
 cudaError_t LaunchPrefillFused(const PrefillParams& p, cudaStream_t s) {
   const dim3 grid(p.numSegments, 1), block(128);
   // Chained, its record prefetched before the wait: 0.1 µs faster on the verify rows (same run, docs/benchmarks.md).
-  if (p.stateType == kF32)
-    return LaunchChained(PrefillFusedKernel<float, 128, 1, true>, PrefillFusedKernel<float, 128, 1, false>, grid, block,
-                         s, p);
-  return LaunchChained(PrefillFusedKernel<__nv_bfloat16, 128, 1, true>,
-                       PrefillFusedKernel<__nv_bfloat16, 128, 1, false>, grid, block, s, p);
+  return p.stateType == kF32 ? LaunchOn(PrefillFusedKernel<float, 128, 1>, grid, block, s, true, p)
+                             : LaunchOn(PrefillFusedKernel<__nv_bfloat16, 128, 1>, grid, block, s, true, p);
 }
 
 // Shape by the mean tokens per segment (input rows / segments: the lengths themselves are on the device). A verify
