@@ -174,32 +174,27 @@ __global__ void __launch_bounds__(kC128Threads, 4) DecodeC128Kernel(const Decode
   }
 }
 
-template <typename T, int HD>
-cudaError_t LaunchC4(const DecodeParams& p, cudaStream_t s) {
-  constexpr auto kKernel = DecodeC4Kernel<T, HD>;
-  const int64_t items = static_cast<int64_t>(p.batch) * (HD / kC4SliceCh);
-  const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
-  return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots);
-}
-template <typename T, int HD>
-cudaError_t LaunchC128(const DecodeParams& p, cudaStream_t s) {
-  constexpr auto kKernel = DecodeC128Kernel<T, HD>;
-  const int64_t items = static_cast<int64_t>(p.batch) * (HD / kC128SliceCh);
-  // A plain launch and the ape loaded with the elements: 0.8 to 1.5 µs faster at B = 256 than chained with a staged
-  // ape (same run, docs/benchmarks.md).
-  return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, false, p);
-}
+// The launches DispatchRing (grid.h) picks from.
+struct Launch {
+  template <typename T, int HD>
+  static cudaError_t C4(const DecodeParams& p, cudaStream_t s) {
+    constexpr auto kKernel = DecodeC4Kernel<T, HD>;
+    const int64_t items = static_cast<int64_t>(p.batch) * (HD / kC4SliceCh);
+    const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
+    return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots);
+  }
+  template <typename T, int HD>
+  static cudaError_t C128(const DecodeParams& p, cudaStream_t s) {
+    constexpr auto kKernel = DecodeC128Kernel<T, HD>;
+    const int64_t items = static_cast<int64_t>(p.batch) * (HD / kC128SliceCh);
+    // A plain launch and the ape loaded with the elements: 0.8 to 1.5 µs faster at B = 256 than chained with a staged
+    // ape (same run, docs/benchmarks.md).
+    return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, false, p);
+  }
+};
 }  // namespace
 
-cudaError_t LaunchDecodeRows(const DecodeParams& p, cudaStream_t s) {
-  return DispatchShape(p.stateType, p.headDim, p.cr, [&](auto t, auto hd, auto cr) {
-    using T = typename decltype(t)::type;
-    if constexpr (decltype(cr)::value == 4)
-      return LaunchC4<T, decltype(hd)::value>(p, s);
-    else
-      return LaunchC128<T, decltype(hd)::value>(p, s);
-  });
-}
+cudaError_t LaunchDecodeRows(const DecodeParams& p, cudaStream_t s) { return DispatchRing<Launch>(p, s); }
 
 }  // namespace compress
 }  // namespace dsv4kv

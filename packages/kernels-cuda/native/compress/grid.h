@@ -68,6 +68,18 @@ cudaError_t DispatchShape(int32_t stateType, int32_t headDim, int32_t cr, Fn&& f
   const auto byHd = [&](auto t) { return headDim == 128 ? byCr(t, IntTag<128>{}) : byCr(t, IntTag<512>{}); };
   return stateType == kF32 ? byHd(TypeTag<float>{}) : byHd(TypeTag<__nv_bfloat16>{});
 }
+// The ring kernels' launch for a shape: L::C4<T, headDim> for cr 4, L::C128<T, headDim> for cr 128 (decode.cu and
+// prefill_compress.cu each define their L).
+template <typename L, typename P>
+cudaError_t DispatchRing(const P& p, cudaStream_t s) {
+  return DispatchShape(p.stateType, p.headDim, p.cr, [&](auto t, auto hd, auto cr) {
+    using T = typename decltype(t)::type;
+    if constexpr (decltype(cr)::value == 4)
+      return L::template C4<T, decltype(hd)::value>(p, s);
+    else
+      return L::template C128<T, decltype(hd)::value>(p, s);
+  });
+}
 
 }  // namespace compress
 }  // namespace dsv4kv

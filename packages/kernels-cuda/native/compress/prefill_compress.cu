@@ -152,33 +152,28 @@ __global__ void __launch_bounds__(kC128Threads, 4) CompressC128Kernel(const Pref
   }
 }
 
-template <typename T, int HD>
-cudaError_t LaunchC4(const PrefillParams& p, cudaStream_t s) {
-  constexpr auto kKernel = CompressC4Kernel<T, HD>;
-  const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC4SliceCh);
-  const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
-  // Chained, waiting before it triggers: faster than a plain launch on the c4 chunk and equal on the verify tables in a
-  // same-run A/B, where the earlier chained form (trigger first) was slower than plain (docs/benchmarks.md, D28).
-  return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots, items > slots);
-}
-template <typename T, int HD>
-cudaError_t LaunchC128(const PrefillParams& p, cudaStream_t s) {
-  constexpr auto kKernel = CompressC128Kernel<T, HD>;
-  const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC128SliceCh);
-  // A plain launch: chained to the previous kernel it was slower on every c128 case (same run, docs/benchmarks.md).
-  return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, false, p);
-}
+// The launches DispatchRing (grid.h) picks from.
+struct Launch {
+  template <typename T, int HD>
+  static cudaError_t C4(const PrefillParams& p, cudaStream_t s) {
+    constexpr auto kKernel = CompressC4Kernel<T, HD>;
+    const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC4SliceCh);
+    const int32_t slots = WorkSlots<kKernel>(items, kC4Warps * 32, kC4Warps, HD / kC4SliceCh);
+    // Chained, waiting before it triggers: faster than a plain launch on the c4 chunk and equal on the verify tables in a
+    // same-run A/B, where the earlier chained form (trigger first) was slower than plain (docs/benchmarks.md, D28).
+    return LaunchOn(kKernel, (slots + kC4Warps - 1) / kC4Warps, kC4Warps * 32, s, true, p, slots, items > slots);
+  }
+  template <typename T, int HD>
+  static cudaError_t C128(const PrefillParams& p, cudaStream_t s) {
+    constexpr auto kKernel = CompressC128Kernel<T, HD>;
+    const int64_t items = static_cast<int64_t>(p.numPlanC) * (HD / kC128SliceCh);
+    // A plain launch: chained to the previous kernel it was slower on every c128 case (same run, docs/benchmarks.md).
+    return LaunchOn(kKernel, WorkSlots<kKernel>(items, kC128Threads, 1, HD / kC128SliceCh), kC128Threads, s, false, p);
+  }
+};
 }  // namespace
 
-cudaError_t LaunchCompressRows(const PrefillParams& p, cudaStream_t s) {
-  return DispatchShape(p.stateType, p.headDim, p.cr, [&](auto t, auto hd, auto cr) {
-    using T = typename decltype(t)::type;
-    if constexpr (decltype(cr)::value == 4)
-      return LaunchC4<T, decltype(hd)::value>(p, s);
-    else
-      return LaunchC128<T, decltype(hd)::value>(p, s);
-  });
-}
+cudaError_t LaunchCompressRows(const PrefillParams& p, cudaStream_t s) { return DispatchRing<Launch>(p, s); }
 
 }  // namespace compress
 }  // namespace dsv4kv
