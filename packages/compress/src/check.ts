@@ -2,7 +2,7 @@
  * Argument checks of this package: each throws a `CompressError` naming the field, the value given and the rule;
  * nothing is coerced (a string is never a number or a boolean).
  */
-import { type FieldChecks, closestMatch, fieldChecks, typeOf } from "@dsv4-kv/errors";
+import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors";
 import { CompressError } from "./errors.js";
 
 // One const per check: an assertion function must be declared with an explicit type (TS2775).
@@ -14,19 +14,10 @@ export const checkBoolean: FieldChecks["checkBoolean"] = checks.checkBoolean;
 /** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
 export const checkKeys: FieldChecks["checkKeys"] = checks.checkKeys;
 export const checkMethods: FieldChecks["checkMethods"] = checks.checkMethods;
-
-/** An integer in [lo, hi] (a number out of range: INVALID_ARGUMENT; a non-number: INVALID_TYPE). */
-export function checkInt(
-  value: unknown,
-  lo: number,
-  hi: number,
-  field: string,
-  rule?: string,
-): asserts value is number {
-  checkNumber(value, field);
-  const ok = Number.isInteger(value) && value >= lo && value <= hi;
-  check(ok, "INVALID_ARGUMENT", field, value, rule ?? `must be an integer in [${lo}, ${hi}]`, { min: lo, max: hi });
-}
+/** An integer in [lo, hi] (out of range: `code`, INVALID_ARGUMENT unless given; a non-number: INVALID_TYPE). */
+export const checkInt: FieldChecks["checkInt"] = checks.checkInt;
+/** One of `known` (compared exactly), suggesting the closest for a misspelt string. */
+export const checkOneOf: FieldChecks["checkOneOf"] = checks.checkOneOf;
 
 /** A finite number >= 0. */
 export function checkNonNegative(value: unknown, field: string): asserts value is number {
@@ -37,21 +28,6 @@ export function checkNonNegative(value: unknown, field: string): asserts value i
 export function checkObject(value: unknown, field: string): asserts value is Record<string, unknown> {
   const ok = typeof value === "object" && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
   check(ok, "INVALID_TYPE", field, value, `must be an object (got ${typeOf(value)})`);
-}
-
-/** One of `known` (compared exactly), suggesting the closest for a misspelt string. */
-export function checkOneOf<T extends string | number>(
-  value: unknown,
-  known: readonly T[],
-  field: string,
-): asserts value is T {
-  if (known.includes(value as T)) return;
-  const names = known.map(String);
-  // Only a misspelt name gets a suggestion: for numeric choices the closest "name" of the string "4" is "4" itself.
-  const suggestion = typeof value === "string" && typeof known[0] === "string" ? closestMatch(value, names) : null;
-  const params = suggestion === null ? { known } : { known, suggestion };
-  const code = typeof value === typeof known[0] ? "INVALID_ARGUMENT" : "INVALID_TYPE";
-  throw new CompressError(code, field, value, `must be one of ${names.join(", ")}`, params);
 }
 
 /** A Float32Array (other arrays are refused, never converted). */

@@ -34,6 +34,28 @@ export interface FieldChecks {
   checkKeys(obj: object, known: readonly string[], field: string): void;
   /** Each of `names` is a function on `obj`; else INVALID_TYPE at `field.name`, the value its type, `rule`. */
   checkMethods(obj: object, names: readonly string[], field: string, rule: string): void;
+  /**
+   * An integer in [lo, hi]: a non-number is INVALID_TYPE; any other number outside is `code` (INVALID_ARGUMENT unless
+   * given), with `rule` (default "must be an integer in [lo, hi]") and params `{ min, max }`.
+   */
+  checkInt(
+    value: unknown,
+    lo: number,
+    hi: number,
+    field: string,
+    rule?: string,
+    code?: ErrorCode,
+  ): asserts value is number;
+  /**
+   * One of `known` (compared exactly); else `code`, or without one INVALID_ARGUMENT for a value of the choices' type and
+   * INVALID_TYPE for another, with params `{ known }`, plus the closest as `suggestion` for a misspelt string name.
+   */
+  checkOneOf<T extends string | number>(
+    value: unknown,
+    known: readonly T[],
+    field: string,
+    code?: ErrorCode,
+  ): asserts value is T;
 }
 
 /** The checks of `FieldChecks`, throwing `ErrorClass`. */
@@ -41,11 +63,12 @@ export function fieldChecks(ErrorClass: FieldErrorClass): FieldChecks {
   const check: FieldChecks["check"] = (ok, code, field, value, rule, params) => {
     if (!ok) throw new ErrorClass(code, field, value, rule, params);
   };
+  const checkNumber: FieldChecks["checkNumber"] = (value, field) => {
+    check(typeof value === "number", "INVALID_TYPE", field, value, `must be a number (got ${typeOf(value)})`);
+  };
   return {
     check,
-    checkNumber(value, field) {
-      check(typeof value === "number", "INVALID_TYPE", field, value, `must be a number (got ${typeOf(value)})`);
-    },
+    checkNumber,
     checkBoolean(value, field) {
       check(typeof value === "boolean", "INVALID_TYPE", field, value, `must be true or false (got ${typeOf(value)})`);
     },
@@ -63,6 +86,20 @@ export function fieldChecks(ErrorClass: FieldErrorClass): FieldChecks {
         const fn = (obj as Record<string, unknown>)[name];
         check(typeof fn === "function", "INVALID_TYPE", `${field}.${name}`, typeOf(fn), rule);
       }
+    },
+    checkInt(value, lo, hi, field, rule, code = "INVALID_ARGUMENT") {
+      checkNumber(value, field);
+      const ok = Number.isInteger(value) && value >= lo && value <= hi;
+      check(ok, code, field, value, rule ?? `must be an integer in [${lo}, ${hi}]`, { min: lo, max: hi });
+    },
+    checkOneOf(value, known, field, code) {
+      if (known.includes(value as (typeof known)[number])) return;
+      const names = known.map(String);
+      // Only a misspelt name gets a suggestion: for numeric choices the closest "name" of the string "4" is "4" itself.
+      const suggestion = typeof value === "string" && typeof known[0] === "string" ? closestMatch(value, names) : null;
+      const params = suggestion === null ? { known } : { known, suggestion };
+      const byType = typeof value === typeof known[0] ? "INVALID_ARGUMENT" : "INVALID_TYPE";
+      throw new ErrorClass(code ?? byType, field, value, `must be one of ${names.join(", ")}`, params);
     },
   };
 }

@@ -71,6 +71,45 @@ describe("fieldChecks: checks that throw the package's error class", () => {
     });
   });
 
+  test("checkInt: a non-number is INVALID_TYPE, a number outside [lo, hi] or not an integer the code given", () => {
+    expect(refusal(() => kit.checkInt(3, 0, 3, "n"))).toBe("no error");
+    expect(refusal(() => kit.checkInt("3", 0, 3, "n"))).toMatchObject({ code: "INVALID_TYPE", field: "n" });
+    expect(refusal(() => kit.checkInt(4, 0, 3, "n"))).toEqual({
+      code: "INVALID_ARGUMENT",
+      field: "n",
+      value: 4,
+      rule: "must be an integer in [0, 3]",
+      params: { min: 0, max: 3 },
+    });
+    expect(refusal(() => kit.checkInt(1.5, 0, 3, "n", "must be a slot", "REQ_INDEX"))).toEqual({
+      code: "REQ_INDEX",
+      field: "n",
+      value: 1.5,
+      rule: "must be a slot",
+      params: { min: 0, max: 3 },
+    });
+  });
+
+  test("checkOneOf: the code by the value's type unless given; a suggestion only for a misspelt name", () => {
+    expect(refusal(() => kit.checkOneOf("bf16", ["fp32", "bf16"], "dtype"))).toBe("no error");
+    expect(refusal(() => kit.checkOneOf("bf61", ["fp32", "bf16"], "dtype"))).toEqual({
+      code: "INVALID_ARGUMENT",
+      field: "dtype",
+      value: "bf61",
+      rule: "must be one of fp32, bf16",
+      params: { known: ["fp32", "bf16"], suggestion: "bf16" },
+    });
+    expect(refusal(() => kit.checkOneOf("4", [4, 128], "ratio"))).toEqual({
+      code: "INVALID_TYPE",
+      field: "ratio",
+      value: "4",
+      rule: "must be one of 4, 128",
+      params: { known: [4, 128] },
+    });
+    expect(refusal(() => kit.checkOneOf(8, [4, 128], "ratio"))).toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(refusal(() => kit.checkOneOf(8, ["a"], "kind", "STATE_DTYPE"))).toMatchObject({ code: "STATE_DTYPE" });
+  });
+
   test("typeOf names null, arrays and typed arrays apart from typeof", () => {
     expect([null, [], new Float32Array(1), 1, "s", undefined].map(typeOf)).toEqual([
       "null",

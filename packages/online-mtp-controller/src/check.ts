@@ -3,7 +3,7 @@
  * `OnlineMtpError` naming the field, the value given and the rule; nothing is coerced (a string is never a number
  * or a boolean).
  */
-import { type FieldChecks, closestMatch, fieldChecks, typeOf } from "@dsv4-kv/errors";
+import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors";
 import { OnlineMtpError, type OnlineMtpErrorCode } from "./errors.js";
 
 export const I32_MAX = 0x7fffffff;
@@ -28,9 +28,7 @@ export function checkInt(
   field: string,
   rule?: string,
 ): asserts value is number {
-  checkNumber(value, field);
-  const ok = Number.isInteger(value) && value >= lo && value <= hi;
-  check(ok, code, field, value, rule ?? `must be an integer in [${lo}, ${hi}]`, { min: lo, max: hi });
+  checks.checkInt(value, lo, hi, field, rule, code);
 }
 
 export function checkFinite(value: unknown, field: string): asserts value is number {
@@ -52,17 +50,14 @@ export function checkSameLength(length: number, expected: number, field: string,
   check(length === expected, "SHAPE", field, length, `must equal ${expectedField} = ${expected}`);
 }
 
-/** One of `known` (compared exactly), suggesting the closest for a misspelt string. */
+/** One of `known` (compared exactly), refused with `code`, suggesting the closest for a misspelt string. */
 export function checkOneOf<T extends string>(
   value: unknown,
   known: readonly T[],
   code: OnlineMtpErrorCode,
   field: string,
 ): asserts value is T {
-  if (known.includes(value as T)) return;
-  const suggestion = typeof value === "string" ? closestMatch(value, known) : null;
-  const params = suggestion === null ? { known } : { known, suggestion };
-  throw new OnlineMtpError(code, field, value, `must be one of ${known.join(", ")}`, params);
+  checks.checkOneOf(value, known, field, code);
 }
 
 type TypedArrayCtor = Int32ArrayConstructor | Float32ArrayConstructor;

@@ -19,10 +19,10 @@ import {
   type OnlineMtpBackend,
   SEGMENT_FIELDS,
 } from "@dsv4-kv/online-mtp-controller";
-import { check } from "../check.js";
+import { check, checkInt } from "../check.js";
 import { type SegmentPlan, appendSegments } from "./segments.js";
 import type { OnlineC128DriverOptions, OnlineEntry, OnlineRequestStep } from "./types.js";
-import { type CheckedRequest, checkIntAs, validateOptions, validateStep } from "./validate.js";
+import { type CheckedRequest, validateOptions, validateStep } from "./validate.js";
 
 /** Input rows of a batch, request after request (ragged for extend; b·D + i for verify; row b for decode). */
 function concatRows(batch: readonly CheckedRequest[]): Float32Array {
@@ -87,7 +87,7 @@ export class OnlineC128Driver {
   resetSlot(slot: number): void {
     this.checkLive("resetSlot");
     const n = this.controller.numReqSlots;
-    checkIntAs(slot, 1, n - 1, "REQ_INDEX", "slot", `must be a request slot in [1, ${n - 1}] (0 is the padding slot)`);
+    checkInt(slot, 1, n - 1, "slot", `must be a request slot in [1, ${n - 1}] (0 is the padding slot)`, "REQ_INDEX");
     this.controller.onRequestSlotsAssigned([slot]);
     this.committed.set(slot, null);
   }

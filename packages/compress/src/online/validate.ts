@@ -2,21 +2,19 @@
  * Argument checks of the online c128 driver: every input of a step is checked before anything is launched, so a
  * refused step changes no state. Each refusal is a `CompressError` naming the field, the value and the rule.
  */
-import { closestMatch, typeOf } from "@dsv4-kv/errors";
+import { typeOf } from "@dsv4-kv/errors";
 import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, MAX_VERIFY_TOKENS } from "@dsv4-kv/online-mtp-controller";
 import {
   check,
   checkFiniteElements,
   checkFloat32Array,
+  checkInt,
   checkKeys,
   checkMethods,
-  checkNumber,
   checkObject,
+  checkOneOf,
 } from "../check.js";
-import type { CompressErrorCode } from "../errors.js";
 import type { OnlineC128DriverOptions, OnlineRequestStep, OnlineStepKind } from "./types.js";
-
-type Code = CompressErrorCode;
 
 const I32_MAX = 0x7fffffff;
 const OPTION_KEYS = ["backend", "numReqSlots", "maxDraftTokens", "stateDtype", "ape"];
@@ -39,21 +37,6 @@ export interface CheckedRequest {
   advance: number;
 }
 
-/** An integer in [lo, hi], refused with `code` when out of range (a non-number: INVALID_TYPE). */
-export function checkIntAs(value: unknown, lo: number, hi: number, code: Code, field: string, rule?: string) {
-  checkNumber(value, field);
-  const ok = Number.isInteger(value) && value >= lo && value <= hi;
-  check(ok, code, field, value, rule ?? `must be an integer in [${lo}, ${hi}]`, { min: lo, max: hi });
-}
-
-/** One of `known`, refused with `code` (a misspelt string gets a suggestion). */
-function checkOneOfAs(value: unknown, known: readonly string[], code: Code, field: string): void {
-  if (known.includes(value as string)) return;
-  const suggestion = typeof value === "string" ? closestMatch(value, known) : null;
-  const params = suggestion === null ? { known } : { known, suggestion };
-  check(false, code, field, value, `must be one of ${known.join(", ")}`, params);
-}
-
 /** A Float32Array of finite values, `rows × cols` long (`rows` free when null: any positive multiple of cols). */
 function checkRows(value: unknown, cols: number, rows: number | null, field: string): number {
   checkFloat32Array(value, field);
@@ -71,9 +54,9 @@ export function validateOptions(opts: OnlineC128DriverOptions): void {
   checkObject(opts.backend, "backend");
   checkMethods(opts.backend, BACKEND_METHODS, "backend", "must be a method (an OnlineMtpBackend)");
   const slotsRule = "must be an integer in [2, 2^31 − 1] (slot 0 is the padding slot; requests use 1 .. N − 1)";
-  checkIntAs(opts.numReqSlots, 2, I32_MAX, "REQ_INDEX", "numReqSlots", slotsRule);
-  checkIntAs(opts.maxDraftTokens, 1, MAX_VERIFY_TOKENS, "DRAFT_TOKENS", "maxDraftTokens");
-  checkOneOfAs(opts.stateDtype, DTYPES, "STATE_DTYPE", "stateDtype");
+  checkInt(opts.numReqSlots, 2, I32_MAX, "numReqSlots", slotsRule, "REQ_INDEX");
+  checkInt(opts.maxDraftTokens, 1, MAX_VERIFY_TOKENS, "maxDraftTokens", undefined, "DRAFT_TOKENS");
+  checkOneOf(opts.stateDtype, DTYPES, "stateDtype", "STATE_DTYPE");
   checkRows(opts.ape, HEAD_DIM, CHUNK_TOKENS, "ape");
 }
 
@@ -82,16 +65,9 @@ function checkRequest(r: OnlineRequestStep, i: number, numReqSlots: number, maxV
   const at = `requests[${i}]`;
   checkObject(r, at);
   checkKeys(r, STEP_KEYS, at);
-  checkOneOfAs(r.kind, KINDS, "INVALID_ARGUMENT", `${at}.kind`);
-  checkIntAs(
-    r.slot,
-    1,
-    numReqSlots - 1,
-    "REQ_INDEX",
-    `${at}.slot`,
-    `must be a request slot in [1, ${numReqSlots - 1}]`,
-  );
-  checkIntAs(r.prefix, 0, I32_MAX, "INVALID_ARGUMENT", `${at}.prefix`, "must be a committed length: an int32 >= 0");
+  checkOneOf(r.kind, KINDS, `${at}.kind`, "INVALID_ARGUMENT");
+  checkInt(r.slot, 1, numReqSlots - 1, `${at}.slot`, `must be a request slot in [1, ${numReqSlots - 1}]`, "REQ_INDEX");
+  checkInt(r.prefix, 0, I32_MAX, `${at}.prefix`, "must be a committed length: an int32 >= 0");
   const rows = checkRows(r.tokens, KV_SCORE_COLS, r.kind === "decode" ? 1 : null, `${at}.tokens`);
   check(r.prefix + rows <= I32_MAX, "INVALID_ARGUMENT", `${at}.prefix`, r.prefix, "must leave prefix + E <= 2^31 − 1");
   if (r.kind !== "verify") {
@@ -101,7 +77,7 @@ function checkRequest(r: OnlineRequestStep, i: number, numReqSlots: number, maxV
   }
   const dRule = `must be D, the draft tokens, in [1, min(8, maxDraftTokens)] = [1, ${maxVerify}] rows`;
   check(rows <= maxVerify, "DRAFT_TOKENS", `${at}.tokens.length`, r.tokens.length, dRule, { rows, max: maxVerify });
-  checkIntAs(r.accept, 1, rows, "DRAFT_TOKENS", `${at}.accept`, `must be the tokens kept, in [1, E] = [1, ${rows}]`);
+  checkInt(r.accept, 1, rows, `${at}.accept`, `must be the tokens kept, in [1, E] = [1, ${rows}]`, "DRAFT_TOKENS");
   const a = r.accept as number;
   return { slot: r.slot, prefix: r.prefix, rows, tokens: r.tokens, accept: a, advance: a };
 }
