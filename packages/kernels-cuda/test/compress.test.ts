@@ -25,6 +25,7 @@ import {
   type GpuContext,
   getDefaultContext,
   KernelsCudaError,
+  onlineMtpNative,
   probe,
   probeCompress,
 } from "../src/index.js";
@@ -310,10 +311,13 @@ describe("prefill order: every compression of a batch reads the pre-batch ring",
   }
 });
 
+const STREAM_BLOCKER_BYTES = 4 * 2 ** 30;
 describe("stream order: a decode after a prefill waits for the prefill's compressions", () => {
   // The write kernel is a programmatic dependent of the compress kernel, and the c4 decode kernel a programmatic
   // dependent of whatever precedes it: unless the write grid ends after the compress grid even with no row to write,
-  // the decode's stores land while compressions still read those rows.
+  // the decode's stores could land while compressions still read those rows. On the H200 this test has passed on the
+  // build before that fix and on a mutant whose decode never waits (docs/decisions.md D29): it checks a prefill and a
+  // decode queued back to back, and is not shown to detect a broken order.
   gpuTest(
     "c4 paged, headDim 512, fp32: 64 serial compressions, write rows all padding, then a decode",
     ({ gpu: env }) => {
@@ -328,8 +332,10 @@ describe("stream order: a decode after a prefill waits for the prefill's compres
         const out = outBuffer(env, c.planC.length, g.headDim);
         const err = dev(env, new Int32Array(4));
         const shape = { stateRows: g.stateRows, cr: g.cr, headDim: g.headDim, stateType: g.stateType };
+        // Every buffer is made before the launches: an upload synchronises the device, and one between the prefill and
+        // the decode would order them whatever the kernels do.
         const ape = dev(env, data.ape);
-        env.nat.prefill(env.ctx, {
+        const prefillArgs = {
           ...shape,
           state,
           input: dev(env, data.input),
@@ -341,9 +347,9 @@ describe("stream order: a decode after a prefill waits for the prefill's compres
           inputRows: c.inputRows,
           numPlanC: c.planC.length,
           numPlanW: c.planW.length,
-        });
+        };
         const decodeErr = dev(env, new Int32Array(4));
-        env.nat.decode(env.ctx, {
+        const decodeArgs = {
           ...shape,
           state,
           input: dev(env, decodeInput),
@@ -353,7 +359,13 @@ describe("stream order: a decode after a prefill waits for the prefill's compres
           err: decodeErr,
           inputRows: planD.length,
           batch: planD.length,
-        });
+        };
+        const blocker = alloc(env, STREAM_BLOCKER_BYTES);
+        // The host's launch gap (tens of µs) would still order the two calls: a 4 GiB memset on the same stream holds
+        // the GPU (about 1.5 ms) until the compress, write and decode kernels are all queued behind it.
+        onlineMtpNative().fill(env.ctx, blocker, 0);
+        env.nat.prefill(env.ctx, prefillArgs);
+        env.nat.decode(env.ctx, decodeArgs);
         const got = readBack(g, state, out, err, c.planC.length);
         const ref = refPrefill(refBatch(g, data, c.inputRows), c.planC, c.planW);
         expect(got.err).toEqual([0, 0, 0, 0]);
