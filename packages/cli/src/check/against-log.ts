@@ -10,7 +10,8 @@ import { basename } from "node:path";
 import { type ParsedSglangLog, type SglangFlag, parseSglangLog, sglangFlag } from "@dsv4-kv/server-config";
 import { InputError, UsageError } from "../commands/args.js";
 import { flagValueFromData } from "../commands/flags.js";
-import { readTextFileBounded } from "../commands/input.js";
+import { readTextInput } from "../commands/input.js";
+import type { InputStream } from "../commands/registry.js";
 import { ALL_FLAGS } from "./flags.js";
 import {
   type IgnoredSetting,
@@ -39,8 +40,8 @@ export interface LogInput {
 }
 
 /** Reads and parses FILE; a log server-config refuses keeps its code (SGLANG_LOG) and names the file. */
-export async function readAgainstLog(path: string): Promise<LogInput> {
-  const text = await readTextFileBounded(FLAG, path);
+export async function readAgainstLog(path: string, stdin?: InputStream): Promise<LogInput> {
+  const text = await readTextInput(FLAG, path, stdin);
   const parsed = parseSglangLog(text);
   const input: LogInput = { path, parsed, values: {}, ignored: [], env: {}, budgetBytes: null, summary: [] };
   if (parsed.serverArgs !== null) await readServerArgs(input, parsed.serverArgs);

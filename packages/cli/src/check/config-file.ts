@@ -7,7 +7,8 @@ import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-
 import { parse as parseYaml } from "yaml";
 import { InputError, UsageError } from "../commands/args.js";
 import { flagValueFromData } from "../commands/flags.js";
-import { readTextFileBounded } from "../commands/input.js";
+import { readTextInput } from "../commands/input.js";
+import type { InputStream } from "../commands/registry.js";
 import { ALL_FLAGS } from "./flags.js";
 import { type IgnoredSetting, type Values, dsv4FlagOf, effectOf } from "./launch.js";
 
@@ -31,8 +32,9 @@ export interface ConfigFileValues {
   ignored: IgnoredSetting[];
 }
 
-export async function readConfigFile(path: string): Promise<ConfigFileValues> {
-  const text = await readTextFileBounded("--config", path);
+/** `path` may be `-` (standard input, read as YAML, which also reads JSON). */
+export async function readConfigFile(path: string, stdin?: InputStream): Promise<ConfigFileValues> {
+  const text = await readTextInput("--config", path, stdin);
   const isJson = /\.json$/i.test(path);
   let raw: unknown;
   try {

@@ -4,10 +4,11 @@
  * the CLI turns that value into a ModelPreset. A path that exists wins over a name, as SGLang loads a local
  * folder before it asks the Hub; the file reading is here, the parsing in server-config.
  */
-import { readFile, stat } from "node:fs/promises";
+import { lstat, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type ModelPreset, modelFromConfigJson, resolveModelName } from "@dsv4-kv/server-config";
 import { InputError } from "../commands/args.js";
+import { STDIN_PATH, readInputBytes } from "../commands/read-input.js";
 
 export interface ModelSource {
   model: ModelPreset;
@@ -22,20 +23,19 @@ const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 export async function loadModel(spec: string, flag: string): Promise<ModelSource> {
   const kind = await pathKind(spec);
   if (kind === "dir") return fromConfigFile(join(spec, "config.json"), flag, basename(spec) || spec);
-  if (kind === "file") return fromConfigFile(spec, flag, basename(dirname(spec)) || spec);
+  // anything else that exists (a device, a FIFO, a socket) is refused by the reader, by what it is
+  if (kind === "other") return fromConfigFile(spec, flag, basename(dirname(spec)) || spec);
   if (looksLikePath(spec))
     throw new InputError(flag, spec, "names no folder or file: give a checkpoint folder, a config.json path or a name");
   const match = resolveModelName(spec, flag);
   return { model: match.preset, resolvedAs: match.resolvedAs };
 }
 
-async function pathKind(path: string): Promise<"dir" | "file" | null> {
-  try {
-    const s = await stat(path);
-    return s.isDirectory() ? "dir" : s.isFile() ? "file" : null;
-  } catch {
-    return null;
-  }
+/** stat only: it never opens the path, so a FIFO cannot block it. A link that leads nowhere (a loop) exists too. */
+async function pathKind(path: string): Promise<"dir" | "other" | null> {
+  const s = await stat(path).catch(() => lstat(path).catch(() => null));
+  if (s === null) return null;
+  return s.isDirectory() ? "dir" : "other";
 }
 
 /** A Hugging Face id has exactly one `/` and no leading `.`, `/` or `~`; anything else is meant as a path. */
@@ -55,19 +55,18 @@ async function fromConfigFile(path: string, flag: string, name: string): Promise
 }
 
 async function readConfigText(path: string, flag: string): Promise<string> {
+  const at = path === STDIN_PATH ? `./${path}` : path; // a model path is a file, never standard input
   try {
-    const s = await stat(path);
-    if (s.size > MAX_CONFIG_BYTES)
-      throw new InputError(flag, path, `is larger than ${MAX_CONFIG_BYTES} bytes: not a config.json`, {
-        bytes: s.size,
-      });
-    return await readFile(path, "utf8");
+    return (await readInputBytes({ field: flag, path: at, maxBytes: MAX_CONFIG_BYTES })).toString("utf8");
   } catch (error) {
-    if (InputError.isInstance(error)) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
-    const rule =
-      code === "ENOENT" ? "has no config.json: a checkpoint folder holds one" : `cannot read the file (${code})`;
-    throw new InputError(flag, path, rule, { errno: code });
+    if (!InputError.isInstance(error)) throw error;
+    if (error.params?.errno === "ENOENT")
+      throw new InputError(flag, path, "has no config.json: a checkpoint folder holds one", { errno: "ENOENT" });
+    if (error.params?.maxBytes !== undefined)
+      throw new InputError(flag, path, `is larger than ${MAX_CONFIG_BYTES} bytes: not a config.json`, {
+        ...error.params,
+      });
+    throw error;
   }
 }
 

@@ -13,7 +13,8 @@ import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
-import { readTextFileBounded } from "./input.js";
+import { readTextInput } from "./input.js";
+import { STDIN_PATH } from "./read-input.js";
 import { paintFor } from "../colour.js";
 import { type CommandSpec, renderHelp } from "./help.js";
 import type { CommandIO } from "./registry.js";
@@ -99,10 +100,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
 
 async function check(input: CheckInput, io: CommandIO): Promise<number> {
   const { flags } = input;
+  refuseStdinTwice(flags);
   const ignored = [...input.ignored];
   // Precedence: defaults < env (the launch command's assignments over the process's, or over the log's) < the
   // log's server_args < config file < flags. A log's environment replaces this process's: it is the server's.
-  const log = typeof flags["against-log"] === "string" ? await readAgainstLog(flags["against-log"]) : null;
+  const log = typeof flags["against-log"] === "string" ? await readAgainstLog(flags["against-log"], io.stdin) : null;
   const merged: Values = {};
   for (const [envName, flag] of Object.entries(ENV_SWITCHES)) {
     const raw = input.env[envName] ?? (log ? log.env : io.env)[envName];
@@ -114,7 +116,7 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
     ignored.unshift(...log.ignored);
   }
   if (typeof flags.config === "string") {
-    const file = await readConfigFile(flags.config);
+    const file = await readConfigFile(flags.config, io.stdin);
     Object.assign(merged, file.values);
     ignored.unshift(...file.ignored);
   }
@@ -124,7 +126,7 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
   let model: ModelPreset;
   let modelResolvedAs: string;
   if (typeof merged["model-config"] === "string") {
-    model = await readModelFile(merged["model-config"]);
+    model = await readModelFile(merged["model-config"], io.stdin);
     modelResolvedAs = `${merged["model-config"]} (--model-config)`;
     if (merged.model !== undefined)
       throw new UsageError("--model", merged.model, "cannot be combined with --model-config: give a preset or a file");
@@ -180,8 +182,8 @@ function ignoredSection(ignored: readonly IgnoredSetting[]): string {
   return text;
 }
 
-async function readModelFile(path: string): Promise<ModelPreset> {
-  const text = await readTextFileBounded("--model-config", path);
+async function readModelFile(path: string, stdin: CommandIO["stdin"]): Promise<ModelPreset> {
+  const text = await readTextInput("--model-config", path, stdin);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -195,4 +197,12 @@ async function readModelFile(path: string): Promise<ModelPreset> {
     });
   }
   return result.model;
+}
+
+/** Standard input can be read once: at most one file flag may be `-`. */
+function refuseStdinTwice(flags: Values): void {
+  const fromStdin = ["against-log", "config", "model-config"].filter((f) => flags[f] === STDIN_PATH);
+  if (fromStdin.length > 1) {
+    throw new UsageError(`--${fromStdin[1]}`, STDIN_PATH, `cannot read standard input: --${fromStdin[0]} already does`);
+  }
 }

@@ -1,9 +1,9 @@
 /**
- * Reading a JSON input (a file or stdin) with bounds checked before anything recursive touches it: its size
- * before it is read in full, its nesting depth by an iterative scan before `JSON.parse`.
+ * Reading a JSON input (a file or stdin, through read-input.ts) with bounds checked before anything recursive
+ * touches it: its size while it is read, its nesting depth by an iterative scan before `JSON.parse`.
  */
-import { readFile, stat } from "node:fs/promises";
 import { InputError } from "./args.js";
+import { STDIN_PATH, readInputBytes } from "./read-input.js";
 import type { InputStream } from "./registry.js";
 
 /**
@@ -26,7 +26,7 @@ export const INPUT_LIMITS: InputLimits = { maxBytes: MAX_INPUT_BYTES, maxDepth: 
 export interface InputSource {
   /** How the user named it: `--input` or `stdin`. */
   field: string;
-  /** The path, for a file. */
+  /** The path, for a file (`-`: standard input); none: standard input. */
   path?: string;
 }
 
@@ -37,10 +37,7 @@ export async function readJsonInput(
   limits: InputLimits = INPUT_LIMITS,
 ): Promise<unknown> {
   const at = source.path;
-  const bytes =
-    source.path === undefined
-      ? await readStream(stdin, limits.maxBytes)
-      : await readFileBounded(source.field, source.path, limits.maxBytes);
+  const bytes = await readInputBytes({ field: source.field, path: at ?? STDIN_PATH, maxBytes: limits.maxBytes }, stdin);
   const tooDeep = firstTooDeep(bytes, limits.maxDepth);
   if (tooDeep >= 0) {
     throw new InputError(source.field, at, `nests deeper than ${limits.maxDepth} levels (at byte ${tooDeep})`, {
@@ -57,42 +54,17 @@ export async function readJsonInput(
   }
 }
 
-function tooLarge(field: string, at: string | undefined, bytes: number, maxBytes: number): InputError {
-  const mib = (maxBytes / 2 ** 20).toFixed(0);
-  return new InputError(field, at, `holds more than ${maxBytes} bytes (${mib} MiB), the most that is read`, {
-    maxBytes,
-    bytesSeen: bytes,
-  });
-}
-
-/** A text file a flag names (a config file, a log), refused like a JSON input when it passes `maxBytes`. */
-export async function readTextFileBounded(field: string, path: string, maxBytes = MAX_INPUT_BYTES): Promise<string> {
-  return (await readFileBounded(field, path, maxBytes)).toString("utf8");
-}
-
-async function readFileBounded(field: string, path: string, maxBytes: number): Promise<Buffer> {
-  try {
-    const size = (await stat(path)).size;
-    if (size > maxBytes) throw tooLarge(field, path, size, maxBytes);
-    return await readFile(path);
-  } catch (error) {
-    if (InputError.isInstance(error)) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
-    throw new InputError(field, path, `cannot read the file (${code})`, { errno: code });
-  }
-}
-
-/** Reads a stream to its end, refusing it as soon as it passes the limit. */
-export async function readStream(stream: InputStream, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    const buf = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
-    total += buf.length;
-    if (total > maxBytes) throw tooLarge("stdin", undefined, total, maxBytes);
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks);
+/**
+ * A text file a flag names (a config file, a log, a config.json), or standard input for `-`, refused like a JSON
+ * input when it passes `maxBytes`.
+ */
+export async function readTextInput(
+  field: string,
+  path: string,
+  stdin?: InputStream,
+  maxBytes = MAX_INPUT_BYTES,
+): Promise<string> {
+  return (await readInputBytes({ field, path, maxBytes }, stdin)).toString("utf8");
 }
 
 const QUOTE = 0x22;
