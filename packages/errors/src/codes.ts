@@ -279,8 +279,12 @@ const cli = block("@dsv4-kv/cli", {
     "See `dsv4-kv <command> --help`.",
   ],
   INPUT: [
-    "Input the CLI could not read: not JSON, too deep, too large, or a missing file.",
-    "Pass the input format the command's help describes.",
+    "Input the CLI could not read: not JSON, too deep, too large, a missing file, or not a regular file (a device, FIFO, socket, directory or link loop).",
+    "Pass a regular file in the format the command's help describes, or `-` to read standard input.",
+  ],
+  WORK_LIMIT: [
+    "A run whose estimated state space, time or memory, known before it starts, is beyond the bound it allows.",
+    "Raise the flag the message names (--max-states, --time-limit, --max-memory-gib) or give a smaller run.",
   ],
 });
 

@@ -48,6 +48,11 @@ export interface SimulationOptions {
   /** Called after every step with (steps done, steps): for a progress display. */
   onProgress?: (done: number, total: number) => void;
   /**
+   * Asked before every step: true ends the run there (a time limit). The final check of the active requests
+   * still runs; the report's `steps` says how many ran.
+   */
+  stop?: () => boolean;
+  /**
    * An allclose tolerance for every state element and emitted entry instead of the dtype's check (fp32: the stated
    * `STATE_TOLERANCE.fp32`; bf16: the bound derived from each row's roundings).
    */
@@ -156,6 +161,7 @@ const OPTION_KEYS = [
   "extendProbability",
   "finishProbability",
   "onProgress",
+  "stop",
   "maxViolationsListed",
   "tolerance",
 ];
@@ -192,6 +198,9 @@ function checkSimulationOptions(opts: SimulationOptions): void {
   if (opts.onProgress !== undefined) {
     const ok = typeof opts.onProgress === "function";
     check(ok, "INVALID_TYPE", "onProgress", opts.onProgress, "must be a function (done, total) => void");
+  }
+  if (opts.stop !== undefined) {
+    check(typeof opts.stop === "function", "INVALID_TYPE", "stop", opts.stop, "must be a function () => boolean");
   }
   if (opts.tolerance !== undefined) {
     checkObject(opts.tolerance, "tolerance");
@@ -511,6 +520,7 @@ export function runSimulation(opts: SimulationOptions): SimulationReport {
   };
 
   for (let step = 0; step < opts.steps; step++) {
+    if (opts.stop?.() === true) break;
     if (active.length === 0 || (freeSlots.length > 0 && rng.next() < extendP)) doExtend();
     else doVerify();
     report.steps++;

@@ -22,6 +22,18 @@ export class InputError extends FieldError {
   }
 }
 
+/**
+ * A run refused before it starts because its estimate (states, seconds, bytes) passes a bound (code WORK_LIMIT);
+ * `field` is the flag that raises the bound, or the flag whose value makes the run that large.
+ */
+export class LimitError extends FieldError {
+  static override readonly kind: string = "LimitError";
+
+  constructor(field: string, value: unknown, rule: string, params?: Readonly<Record<string, unknown>>) {
+    super("WORK_LIMIT" satisfies ErrorCode, field, value, rule, params);
+  }
+}
+
 const DECIMAL_INT = /^-?\d+$/;
 const DECIMAL_NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?$/;
 

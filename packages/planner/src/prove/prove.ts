@@ -16,6 +16,13 @@ import {
 
 export interface ResidencyProof {
   proved: boolean;
+  /**
+   * False when the options' deadline stopped the search: nothing is proved, but every batch sequence of at most
+   * `depth` batches was checked and none loses a committed position.
+   */
+  complete: boolean;
+  /** Breadth-first levels explored in full (batches per sequence checked). */
+  depth: number;
   /** Canonical states reached (each is every concrete state with the same observable future). */
   states: number;
   /** Successor computations (one per batch and accept length per state). */
@@ -46,6 +53,8 @@ export function proveResidency(o: ResidencyProofOptions): ResidencyProof {
   const counterexample = r.path === null ? null : concretizePath({ ...ring, writePad: r.writePad }, r.path);
   return {
     proved: r.proved,
+    complete: r.complete,
+    depth: r.depth,
     states: r.states,
     transitions: r.transitions,
     seconds: (performance.now() - started) / 1000,
@@ -67,6 +76,11 @@ export interface MaxDraftTokens {
   failure: ResidencyProof;
   /** Proofs run. */
   proofs: number;
+  /**
+   * False when the deadline stopped a proof: `failure` is that incomplete proof, and `maxDraftTokens` the largest
+   * D proved before it (a lower bound).
+   */
+  complete: boolean;
   seconds: number;
 }
 
@@ -90,20 +104,30 @@ export function findMaxDraftTokens(
     onProof?.(p);
     return p;
   };
+  const result = (max: number, proof: ResidencyProof | null, failure: ResidencyProof): MaxDraftTokens => ({
+    maxDraftTokens: max,
+    proof,
+    failure,
+    proofs,
+    seconds: elapsed(started),
+    complete: failure.complete,
+  });
   let d = Math.max(1, resolvePad(base));
   let cur = at(d);
+  if (!cur.complete) return result(0, null, cur);
   if (cur.proved) {
     for (;;) {
       const next = at(d + 1);
-      if (!next.proved) return { maxDraftTokens: d, proof: cur, failure: next, proofs, seconds: elapsed(started) };
+      if (!next.proved) return result(d, cur, next);
       d++;
       cur = next;
     }
   }
   for (;;) {
-    if (d === 1) return { maxDraftTokens: 0, proof: null, failure: cur, proofs, seconds: elapsed(started) };
+    if (d === 1) return result(0, null, cur);
     const prev = at(d - 1);
-    if (prev.proved) return { maxDraftTokens: d - 1, proof: prev, failure: cur, proofs, seconds: elapsed(started) };
+    if (!prev.complete) return result(0, null, prev);
+    if (prev.proved) return result(d - 1, prev, cur);
     d--;
     cur = prev;
   }

@@ -22,6 +22,11 @@ export interface ResidencyProofOptions extends ProofRing {
   maxStates?: number;
   /** Called every few thousand states (progress bars). */
   onProgress?: (p: ProofProgress) => void;
+  /**
+   * Stop when `performance.now()` reaches this (a time limit): the result is then incomplete (`complete: false`),
+   * with every batch sequence of at most `depth` batches checked.
+   */
+  deadline?: number;
   /** Plan effects to reuse across proofs of the same ring and pad (e.g. several draft counts). */
   cache?: ProofCache;
 }
@@ -69,6 +74,8 @@ export type AbstractStep =
 
 export interface SearchResult {
   proved: boolean;
+  /** False when the deadline stopped the search: `proved` is then false and `path` null. */
+  complete: boolean;
   states: number;
   transitions: number;
   depth: number;
@@ -209,6 +216,8 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
   const draftCounts = adaptive ? Array.from({ length: draft }, (_, i) => i + 1) : [draft];
   const maxChunk = chunkBound(g, pad);
   const started = performance.now();
+  const deadline = deadlineOf(o.deadline);
+  const pastDeadline = (): boolean => deadline !== Number.POSITIVE_INFINITY && performance.now() >= deadline;
 
   const cache = o.cache ?? sharedCache(cacheKey(o, pad));
   if (cache.key !== cacheKey(o, pad)) {
@@ -236,7 +245,10 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
     if (e === undefined) {
       const w = new WindowSlots(g, g.representative(c));
       const chunks: BatchEffect[] = [];
-      for (let t = 1; t <= maxChunk; t++) chunks.push(prefillEffect(w, t, pad));
+      for (let t = 1; t <= maxChunk; t++) {
+        if ((t & 15) === 0 && pastDeadline()) throw STOPPED;
+        chunks.push(prefillEffect(w, t, pad));
+      }
       e = { window: w, chunks, verifies: new Map(), decode: decodeEffect(w) };
       effects[c] = e;
       planned++;
@@ -302,38 +314,49 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
 
   let levelStart = 0;
   let levelEnd = 1;
-  search: while (levelStart < levelEnd) {
-    for (let s = levelStart; s < levelEnd; s++) {
-      explored = s;
-      if ((s & 255) === 0) report();
-      const c = states[s]!.canonical;
-      const eff = effectsOf(c);
-      for (let t = 1; t <= maxChunk; t++) {
-        if (!apply(s, eff.chunks[t - 1]!, 0, TRANSITION_PREFILL, t)) {
-          violationAt = { state: s, step: { kind: "prefill", tokens: t } };
+  let complete = true;
+  try {
+    search: while (levelStart < levelEnd) {
+      for (let s = levelStart; s < levelEnd; s++) {
+        explored = s;
+        if ((s & 255) === 0) {
+          report();
+          if (pastDeadline()) throw STOPPED;
+        }
+        const c = states[s]!.canonical;
+        const eff = effectsOf(c);
+        for (let t = 1; t <= maxChunk; t++) {
+          if (!apply(s, eff.chunks[t - 1]!, 0, TRANSITION_PREFILL, t)) {
+            violationAt = { state: s, step: { kind: "prefill", tokens: t } };
+            break search;
+          }
+        }
+        if (s === 0) continue; // the first batch of a request is a prefill
+        for (const d of draftCounts) {
+          if (!apply(s, eff.verifies.get(d)!, d, TRANSITION_VERIFY, d)) {
+            violationAt = { state: s, step: { kind: "verify", draftTokens: d, accept: 1 } };
+            break search;
+          }
+        }
+        if (!apply(s, eff.decode, 0, TRANSITION_DECODE, 1)) {
+          violationAt = { state: s, step: { kind: "decode" } };
           break search;
         }
-      }
-      if (s === 0) continue; // the first batch of a request is a prefill
-      for (const d of draftCounts) {
-        if (!apply(s, eff.verifies.get(d)!, d, TRANSITION_VERIFY, d)) {
-          violationAt = { state: s, step: { kind: "verify", draftTokens: d, accept: 1 } };
-          break search;
+        if (g.paged && c >= g.swaPageSize) {
+          transitions++;
+          addState(resumeSuccessor(g, states[s]!), s, TRANSITION_RESUME, 0, 0);
         }
       }
-      if (!apply(s, eff.decode, 0, TRANSITION_DECODE, 1)) {
-        violationAt = { state: s, step: { kind: "decode" } };
-        break search;
-      }
-      if (g.paged && c >= g.swaPageSize) {
-        transitions++;
-        addState(resumeSuccessor(g, states[s]!), s, TRANSITION_RESUME, 0, 0);
-      }
+      if (tailCandidate !== null) break;
+      depth++;
+      levelStart = levelEnd;
+      levelEnd = states.length;
     }
-    if (tailCandidate !== null) break;
-    depth++;
-    levelStart = levelEnd;
-    levelEnd = states.length;
+  } catch (error) {
+    if (error !== STOPPED) throw error;
+    complete = false;
+    violationAt = null;
+    tailCandidate = null;
   }
 
   const pathTo = (s: number): AbstractStep[] => {
@@ -348,7 +371,8 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
     path = [...pathTo(tc.state), tc.step, { kind: "radixResumeTo", end: tc.end }, { kind: "prefill", tokens: g.cr }];
   }
   return {
-    proved: path === null,
+    proved: complete && path === null,
+    complete,
     states: states.length,
     transitions,
     depth,
@@ -357,6 +381,17 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
     chunkLengths: maxChunk,
   };
 }
+
+function deadlineOf(deadline: unknown): number {
+  if (deadline === undefined) return Number.POSITIVE_INFINITY;
+  if (typeof deadline !== "number" || Number.isNaN(deadline)) {
+    throw new PlannerError("INVALID_TYPE", "deadline", deadline, "must be a performance.now() instant in ms");
+  }
+  return deadline;
+}
+
+/** Thrown inside the search when the deadline passes; caught by searchResidency alone. */
+const STOPPED = Symbol("deadline");
 
 function stepOf(kind: number, a: number, b: number): AbstractStep {
   switch (kind) {
