@@ -70,7 +70,13 @@ export {
 } from "./prove/prove.js";
 export { type ResidencyProofOptions, type ProofProgress, ProofCache, proofCacheFor } from "./prove/search.js";
 export { type ResidencyProofEstimate, estimateResidencyProof } from "./prove/estimate.js";
-export { type ResidencyBatch, type ReplayResult, replayResidency, describeBatches } from "./prove/replay.js";
+export {
+  type ResidencyBatch,
+  type ReplayControl,
+  type ReplayResult,
+  replayResidency,
+  describeBatches,
+} from "./prove/replay.js";
 export { type ShippedResidencyProof, SHIPPED_RESIDENCY_PROOFS, shippedResidencyProof } from "./prove/table.js";
 export { type ResidencyProofStatus, LIVE_PROOF_PLAN_BUDGET, residencyProofStatus } from "./prove/status.js";
 export {

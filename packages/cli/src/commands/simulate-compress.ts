@@ -7,14 +7,29 @@ import type { PadFormula } from "@dsv4-kv/planner";
 import { Dsv4KvError } from "@dsv4-kv/errors";
 import type { CompressScenarioOptions, CompressScenarioReport, RingCompressBackend } from "@dsv4-kv/compress";
 import type { OnlineMtpBackend } from "@dsv4-kv/online-mtp-controller";
-import { UsageError } from "./args.js";
+import { LimitError, UsageError } from "./args.js";
 import { paintFor } from "../colour.js";
 import { loadGpuBackend, requireKernelsCuda } from "../gpu.js";
 import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
 import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio } from "./residency-flags.js";
-import { finiteOrName, progressReporter } from "./simulate-online-mtp.js";
+import {
+  Deadline,
+  EXIT_PARTIAL,
+  Progress,
+  QUIET_FLAG,
+  completionJson,
+  count,
+  partialLine,
+  timeLimitFlag,
+} from "./progress.js";
+import { finiteOrName } from "./simulate-online-mtp.js";
+
+/** The --max-memory-gib default: what a 4 GB address limit, or a small CI machine, leaves a run. */
+export const DEFAULT_MAX_MEMORY_GIB = 4;
+/** The longest typed array Node allocates (elements of one state pool or its garbage fill). */
+const MAX_TYPED_ARRAY_ELEMENTS = 2 ** 32 - 1;
 
 const FLAGS = {
   ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", required: true, help: "compression ratio" },
@@ -44,6 +59,17 @@ const FLAGS = {
   "req-ring": { type: "bool", help: "c4: use the request ring instead of the paged SWA ring" },
   "head-dim": { type: "int", min: 128, max: 512, choices: [128, 512], arg: "128|512", default: 512, help: "head dim" },
   "state-dtype": choice(["fp32", "bf16"], "fp32 or bf16 ring state", "fp32"),
+  "max-memory-gib": {
+    type: "number",
+    min: 0,
+    minExclusive: true,
+    max: 1024,
+    arg: "GIB",
+    default: DEFAULT_MAX_MEMORY_GIB,
+    help: "refuse before the run starts when its state pool and host buffers need more (GiB of 2^30 bytes)",
+  },
+  "time-limit": timeLimitFlag(600),
+  quiet: QUIET_FLAG,
   json: {
     type: "bool",
     help: "print {ok, entries, wrongEntries, maxAbsError, maxRelError, firstWrong, ringRowsChecked, wrongRingRows, ...}",
@@ -52,7 +78,7 @@ const FLAGS = {
 
 export const spec: CommandSpec = {
   usage: [
-    "--ratio 4|128 --draft-tokens D [--online] [--adaptive] [--backend cpu|gpu]\n[--pad-formula derived|pre-fix-device|pre-fix-host | --pad N]\n[--steps N] [--seed N] [--requests N] [--ring-size N] [--swa-page-size N]\n[--req-ring] [--head-dim 128|512] [--state-dtype fp32|bf16] [--json]",
+    "--ratio 4|128 --draft-tokens D [--online] [--adaptive] [--backend cpu|gpu]\n[--pad-formula derived|pre-fix-device|pre-fix-host | --pad N]\n[--steps N] [--seed N] [--requests N] [--ring-size N] [--swa-page-size N]\n[--req-ring] [--head-dim 128|512] [--state-dtype fp32|bf16]\n[--max-memory-gib GIB] [--time-limit SECONDS] [--quiet] [--json]",
   ],
   description: `Proves the compress path on data. A seeded scenario of up to --requests concurrent requests (arriving,
 finishing, their slots reused) runs one batch per step: chunked prefills (some longer than a window, some
@@ -64,13 +90,20 @@ position is committed is compared with the float64 offline compression of the co
 bitwise. Token rows differ per attempt, so a rejected draft left in the ring shows as a wrong entry: with
 --pad-formula pre-fix-device or pre-fix-host this is the upstream bug on data. --online (c128) runs the same
 tokens through the online c128 driver and requires the same entries. The first wrong entry is explained: which
-window positions the ring did not hold, and what it held instead. On a terminal, stderr shows progress with an
-ETA.`,
+window positions the ring did not hold, and what it held instead.
+
+Before it starts, the memory the run needs (its state pool: state rows × row elements, and the host buffer that
+fills it) is checked against --max-memory-gib (default ${DEFAULT_MAX_MEMORY_GIB}): a larger run is refused (WORK_LIMIT) naming the
+flags that size it and the bytes. Then stderr shows the work (steps × requests, the state rows) and progress
+with an ETA: a rewritten line on a terminal, a plain line every 2 s otherwise (--quiet: none). --time-limit
+(default 600 s) stops the run after the batch it is in, with a partial result marked as such ("complete": false
+in --json, exit 3 when nothing failed so far).`,
   flags: FLAGS,
   exitCodes: [
     [0, "every entry right, every ring row intact (and, with --online, the online entries equal)"],
     [1, "otherwise"],
-    [2, "bad input, or --backend gpu without kernels-cuda or a GPU"],
+    [2, "bad input, a run larger than --max-memory-gib, or --backend gpu without kernels-cuda or a GPU"],
+    [EXIT_PARTIAL, "stopped at --time-limit before a wrong entry (partial)"],
   ],
 };
 
@@ -171,6 +204,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   } catch (err) {
     throw asUsage(err);
   }
+  const rowElems = compress.rowBlocks(options.compressRatio) * (options.headDim ?? 512);
+  const memory = checkMemory(options, { stateRows, rowElems }, values.backend ?? "cpu", values["max-memory-gib"]);
   const backends =
     values.backend === "gpu" ? await gpuBackends(options, stateRows) : await cpuBackends(options, stateRows);
   if (typeof backends === "string") {
@@ -180,21 +215,79 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     );
     return 2;
   }
-  const onStep = values.json ? undefined : progressReporter(io.stderr, undefined, undefined, "simulate compress");
+  const steps = options.steps ?? 40;
+  const timeLimit = values["time-limit"] ?? 600;
+  const progress = new Progress(io.stderr, { label: "simulate compress", unit: "steps", quiet: values.quiet });
+  progress.note(
+    `${count(steps)} steps of up to ${options.requests ?? 4} requests; ${count(stateRows)} state rows, ` +
+      `${(memory / 2 ** 20).toFixed(0)} MiB; time limit ${timeLimit} s (--time-limit)`,
+  );
+  const deadline = new Deadline(timeLimit);
   let r: CompressScenarioReport;
   try {
-    r = compress.runCompressScenario({ ...options, ...(onStep ? { onStep } : {}) }, backends.ring, backends.online);
+    const onStep = (done: number, total: number) => progress.update(done, total);
+    const run = new compress.CompressScenarioRun({ ...options, onStep }, backends);
+    try {
+      while (!deadline.expired() && run.advance(1));
+      r = run.report();
+    } finally {
+      run.dispose();
+    }
   } finally {
+    progress.clear();
     backends.ring.dispose();
     backends.online?.dispose?.();
   }
+  const complete = r.steps === steps;
   const ok = r.wrongEntries === 0 && r.wrongRingRows === 0 && (r.onlineMismatches ?? 0) === 0;
   if (values.json) {
-    io.stdout.write(`${JSON.stringify({ ok, ...ringFieldsThatApply(r) }, finiteOrName)}\n`);
+    const body = { ok, ...ringFieldsThatApply(r), ...completionJson(complete, timeLimit) };
+    io.stdout.write(`${JSON.stringify(body, finiteOrName)}\n`);
   } else {
-    io.stdout.write(textReport(r, ok, paintFor(io.stdout, io.env), compress));
+    const partial = complete ? "" : `${partialLine(timeLimit, `${count(r.steps)} of ${count(steps)} steps`)}\n`;
+    io.stdout.write(`${partial}${textReport(r, ok, paintFor(io.stdout, io.env), compress, complete)}`);
   }
-  return ok ? 0 : 1;
+  if (!ok) return 1;
+  return complete ? 0 : EXIT_PARTIAL;
+}
+
+/**
+ * Bytes the run allocates before its first batch: the state pool (fp32 4 B, bf16 2 B an element; on the device
+ * for gpu) and the fp32 host buffer of garbage that fills it. Refused past --max-memory-gib, or past the longest
+ * typed array, naming the flags that size the pool. Returns the host and device bytes together.
+ */
+function checkMemory(
+  options: CompressScenarioOptions,
+  { stateRows, rowElems }: { stateRows: number; rowElems: number },
+  backend: string,
+  maxGib?: number,
+): number {
+  const elements = stateRows * rowElems;
+  const stateBytes = elements * (options.stateDtype === "bf16" ? 2 : 4);
+  const bytes = stateBytes + elements * 4;
+  const limitGib = maxGib ?? DEFAULT_MAX_MEMORY_GIB;
+  const sizing = "--requests, --ring-size, --swa-page-size, --head-dim";
+  const params = { stateRows, rowElements: rowElems, stateBytes, bytes, maxMemoryGib: limitGib, backend };
+  if (bytes > limitGib * 2 ** 30) {
+    throw new LimitError(
+      "--max-memory-gib",
+      limitGib,
+      `is less than the run needs: ${count(bytes)} bytes (${(bytes / 2 ** 30).toFixed(1)} GiB: ${count(stateRows)} ` +
+        `state rows × ${rowElems} elements, the pool${backend === "gpu" ? " on the device" : ""} and its fp32 fill on ` +
+        `the host); lower ${sizing}, or raise --max-memory-gib`,
+      params,
+    );
+  }
+  if (elements > MAX_TYPED_ARRAY_ELEMENTS) {
+    throw new LimitError(
+      "--requests",
+      options.requests ?? 4,
+      `with these ${sizing}, the state pool has ${count(elements)} elements (${count(stateRows)} rows × ${rowElems}), ` +
+        `more than the ${count(MAX_TYPED_ARRAY_ELEMENTS)} one buffer holds (${count(bytes)} bytes in all); lower ${sizing}`,
+      params,
+    );
+  }
+  return bytes;
 }
 
 /**
@@ -213,6 +306,7 @@ function textReport(
   ok: boolean,
   paint: ReturnType<typeof paintFor>,
   describe: Pick<typeof import("@dsv4-kv/compress"), "describeWrongEntry" | "describeWrongRingRow">,
+  complete = true,
 ): string {
   const ring = r.compressRatio === 4 && !r.useReqRing ? `paged, SWA page ${r.swaPageSize}` : "request ring";
   const b = r.batches;
@@ -243,6 +337,6 @@ function textReport(
         (m.kind === "values" ? ` (channel ${m.channel}: online ${m.online}, ring ${m.ring})` : ""),
     );
   }
-  lines.push(ok ? paint.ok("OK") : paint.bad("FAILED: wrong compressed KV"), "");
+  lines.push(ok ? paint.ok(complete ? "OK" : "OK so far") : paint.bad("FAILED: wrong compressed KV"), "");
   return lines.join("\n");
 }

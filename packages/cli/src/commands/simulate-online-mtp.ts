@@ -7,6 +7,16 @@ import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
 import type { GpuBackend as GpuBackendClass } from "@dsv4-kv/online-mtp-controller/gpu";
 import { loadGpuBackend } from "../gpu.js";
+import {
+  Deadline,
+  EXIT_PARTIAL,
+  Progress,
+  QUIET_FLAG,
+  completionJson,
+  count,
+  partialLine,
+  timeLimitFlag,
+} from "./progress.js";
 
 const FLAGS = {
   requests: { type: "int", min: 1, max: 4096, required: true, help: "concurrent request slots" },
@@ -33,6 +43,8 @@ const FLAGS = {
     "hardened",
   ),
   "max-violations": { type: "int", min: 0, max: 10_000, default: 20, help: "violations listed (all are counted)" },
+  "time-limit": timeLimitFlag(600),
+  quiet: QUIET_FLAG,
   json: {
     type: "bool",
     help: "print {ok, reason, steps, verifies, commits, lostCommits, maxAbsError, maxRelError, violationCount, violations}",
@@ -41,7 +53,7 @@ const FLAGS = {
 
 export const spec: CommandSpec = {
   usage: [
-    "--requests N --steps N --draft-tokens D [--adaptive] [--seed N]\n[--backend cpu|gpu] [--state-dtype fp32|bf16] [--lifecycle hardened|upstream]\n[--max-violations N] [--json]",
+    "--requests N --steps N --draft-tokens D [--adaptive] [--seed N]\n[--backend cpu|gpu] [--state-dtype fp32|bf16] [--lifecycle hardened|upstream]\n[--max-violations N] [--time-limit SECONDS] [--quiet] [--json]",
   ],
   description: `Runs the online c128 MTP controller (state banks, pending markers, lazy commit) through a seeded scenario:
 target verifies of random subsets of the running requests with random accept lengths (chunk crossings included),
@@ -52,12 +64,16 @@ With a bf16 state each row is checked against the bound derived from its roundin
 rounds where the kernels round (docs/reference/online-mtp.md §5.4). On failure the output says why: --json gives
 "reason" and up to --max-violations entries of "violations" ({kind, layer, request, row, length, position,
 roundings, element, channel, actual, expected, error, bound}) with "violationCount"; a non-finite number is written
-as the string "Infinity", "-Infinity" or "NaN". On a terminal, stderr shows progress with an ETA.`,
+as the string "Infinity", "-Infinity" or "NaN". Before it starts, stderr shows the work (steps × requests × draft
+tokens), then progress with an ETA: a rewritten line on a terminal, a plain line every 2 s otherwise (--quiet:
+none). --time-limit (default 600 s) stops the run after the step it is in, checks the requests still running, and
+prints a partial result marked as such ("complete": false in --json, exit 3 when nothing failed so far).`,
   flags: FLAGS,
   exitCodes: [
     [0, "no lost commit and every error within its tolerance (fp32) or derived bound (bf16)"],
     [1, "otherwise"],
     [2, "bad input"],
+    [EXIT_PARTIAL, "stopped at --time-limit before a failure (partial)"],
   ],
 };
 
@@ -83,6 +99,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   } else {
     backend = new mtp.CpuBackend();
   }
+  const timeLimit = values["time-limit"] ?? 600;
+  const progress = new Progress(io.stderr, { label: "simulate online-mtp", unit: "steps", quiet: values.quiet });
+  progress.note(
+    `${count(steps)} steps of up to ${count(requests)} requests × ${draftTokens} draft tokens ` +
+      `(${backendName} backend); time limit ${timeLimit} s (--time-limit)`,
+  );
+  const deadline = new Deadline(timeLimit);
   const r = mtp.runSimulation({
     backend,
     requests,
@@ -93,8 +116,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     stateDtype,
     lifecycle,
     maxViolationsListed: values["max-violations"] ?? 20,
-    ...progressOption(io),
+    onProgress: (done, total) => progress.update(done, total),
+    stop: () => deadline.expired(),
   });
+  progress.clear();
+  const complete = r.steps === steps;
   (backend as { dispose?: () => void }).dispose?.();
   const ok = r.ok;
   const paint = paintFor(io.stdout, io.env);
@@ -110,6 +136,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       maxRelError: r.maxRelError,
       violationCount: r.violations + r.lostCommits,
       violations: r.violationDetails,
+      ...completionJson(complete, timeLimit),
     };
     io.stdout.write(`${JSON.stringify(out, finiteOrName)}\n`);
   } else {
@@ -125,12 +152,14 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
           : `  tolerance      |x - ref| <= ${r.tolerance.atol} + ${r.tolerance.rtol}·|ref|: ${r.violations} violations`,
         `  emitted entries ${r.emittedEntries} vs offline pooling: max abs error ${r.maxEmittedAbsError.toExponential(3)}`,
         ...violationLines(r.violationDetails, r.violations + r.lostCommits),
-        ok ? paint.ok("OK") : paint.bad(`FAILED: ${r.reason}`),
+        ...(complete ? [] : [paint.bad(partialLine(timeLimit, `${count(r.steps)} of ${count(steps)} steps`))]),
+        ok ? paint.ok(complete ? "OK" : "OK so far") : paint.bad(`FAILED: ${r.reason}`),
         "",
       ].join("\n"),
     );
   }
-  return ok ? 0 : 1;
+  if (!ok) return 1;
+  return complete ? 0 : EXIT_PARTIAL;
 }
 
 type Violation = Awaited<
@@ -151,44 +180,4 @@ function violationLines(list: readonly Violation[], count: number): string[] {
 /** JSON has no ±∞ or NaN (JSON.stringify writes null): such numbers are written as their names. */
 export function finiteOrName(_key: string, value: unknown): unknown {
   return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
-}
-
-/** `12/200 steps (6.0%), 3 s elapsed, ETA 47 s` for a progress line. */
-export function formatProgress(done: number, total: number, elapsedSeconds: number): string {
-  const pct = total > 0 ? (100 * done) / total : 100;
-  const eta = done > 0 ? formatDuration((elapsedSeconds * (total - done)) / done) : "unknown";
-  return `${done}/${total} steps (${pct.toFixed(1)}%), ${formatDuration(elapsedSeconds)} elapsed, ETA ${eta}`;
-}
-
-export function formatDuration(s: number): string {
-  if (s < 60) return `${Math.round(s)} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${String(Math.round(s % 60)).padStart(2, "0")} s`;
-  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
-}
-
-/** Progress on stderr, only on a terminal, at most every `everyMs`; the line is cleared when the run ends. */
-export function progressReporter(
-  stderr: CommandIO["stderr"],
-  now: () => number = () => performance.now(),
-  everyMs = 500,
-  label = "simulate online-mtp",
-): ((done: number, total: number) => void) | undefined {
-  if (stderr.isTTY !== true) return undefined;
-  const started = now();
-  let last = started;
-  return (done, total) => {
-    if (done >= total) {
-      stderr.write("\r\x1b[K");
-      return;
-    }
-    const t = now();
-    if (t - last < everyMs) return;
-    last = t;
-    stderr.write(`\r\x1b[K${label}: ${formatProgress(done, total, (t - started) / 1000)}`);
-  };
-}
-
-function progressOption(io: CommandIO): { onProgress?: (done: number, total: number) => void } {
-  const onProgress = progressReporter(io.stderr);
-  return onProgress ? { onProgress } : {};
 }

@@ -26,6 +26,16 @@ import {
 import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import { readJsonInput } from "./input.js";
+import {
+  Deadline,
+  EXIT_PARTIAL,
+  Progress,
+  QUIET_FLAG,
+  completionJson,
+  count,
+  partialLine,
+  timeLimitFlag,
+} from "./progress.js";
 import type { CommandIO } from "./registry.js";
 import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
 
@@ -51,7 +61,9 @@ const FLAGS = {
   seed: { type: "int", min: 0, max: 0xffffffff, default: 1, help: "random seed" },
   pad: { type: "int", min: 0, max: 2 ** 31 - 1, help: "force the write pad" },
   "pad-formula": { ...PAD_FORMULA_FLAG, arg: "F" },
-  replay: { type: "string", arg: "FILE", help: "replay a `prove residency --json` counterexample" },
+  replay: { type: "string", arg: "FILE", help: "replay a `prove residency --json` counterexample (- for stdin)" },
+  "time-limit": timeLimitFlag(600),
+  quiet: QUIET_FLAG,
   json: { type: "bool", help: "print {steps, verifies, violations, firstViolation, ...} per ring" },
   html: {
     type: "string",
@@ -62,8 +74,8 @@ const FLAGS = {
 
 export const spec: CommandSpec = {
   usage: [
-    "--ratio 4|128 --ring N --swa-page N --draft-tokens D\n[--req-ring] [--adaptive] [--steps N] [--seed N]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host] [--json] [--html FILE]",
-    "--replay FILE [--json] [--html FILE]",
+    "--ratio 4|128 --ring N --swa-page N --draft-tokens D\n[--req-ring] [--adaptive] [--steps N] [--seed N]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host]\n[--time-limit SECONDS] [--quiet] [--json] [--html FILE]",
+    "--replay FILE [--time-limit SECONDS] [--quiet] [--json] [--html FILE]",
   ],
   description: `Drives one request's compress-state ring through an initial prefill, then speculative verifies of D draft
 tokens with random accept lengths, mixed with plain chunks, decode steps and (paged c4) radix resumes, using
@@ -71,8 +83,11 @@ the real planner. Every compression must read the committed value of every posit
 violation is explained (position, slot, what the slot held, which write clobbered it).
 
 With no ring flags it checks DeepSeek-V4's speculative rings at their limits: c4 ring 16 at 10 draft tokens
-and c128 ring 256 at 130 (SWA page 256). Memory stays O(ring + window) however many batches run; on a terminal
-a progress bar shows the ETA, and Ctrl-C stops the run and prints the summary so far.
+and c128 ring 256 at 130 (SWA page 256). Memory stays O(ring + window) however many batches run. Before it
+starts, stderr shows the work (rings × batches; for --replay, its batches and the tokens they plan), then
+progress with an ETA: a rewritten line on a terminal, a plain line every 2 s otherwise (--quiet: none). Ctrl-C
+stops the run and prints the summary so far; --time-limit (default 600 s) stops it with a partial result,
+marked as such ("complete": false in --json, exit 3 when nothing failed so far).
 
 --replay FILE runs the batch sequence of a \`dsv4-kv prove residency --json\` counterexample (its ring and pad
 come from the file) and explains its violation.
@@ -86,6 +101,7 @@ position it destroyed; with no violation, the page says so and draws the last ba
     [0, "no violation"],
     [1, "a violation"],
     [2, "bad input"],
+    [EXIT_PARTIAL, "stopped at --time-limit before a violation (partial)"],
     [130, "interrupted (Ctrl-C) before a violation"],
   ],
 };
@@ -122,34 +138,14 @@ function defaultRuns(steps: number, seed: number): RingRun[] {
   ];
 }
 
-function progressBar(io: CommandIO, label: string): ((step: number, total: number) => void) | undefined {
-  if (!io.stderr.isTTY) return undefined;
-  let last = -1;
-  const started = performance.now();
-  return (step, total) => {
-    const pct = Math.floor((step / total) * 100);
-    if (pct === last && step !== total) return;
-    last = pct;
-    const filled = Math.round(pct / 4);
-    const elapsed = (performance.now() - started) / 1000;
-    const eta = step > 0 ? `ETA ${formatSeconds((elapsed * (total - step)) / step)}` : "";
-    io.stderr.write(
-      `\r${label} [${"#".repeat(filled)}${".".repeat(25 - filled)}] ${String(pct).padStart(3)}% ` +
-        `${step}/${total} ${eta}\x1b[K`,
-    );
-    if (step === total) io.stderr.write("\r\x1b[K");
-  };
-}
+/** Batches per slice: between slices the event loop runs, so Ctrl-C is seen, and the time limit is checked. */
+const SLICE_BATCHES = 200;
 
-function formatSeconds(s: number): string {
-  return s < 60 ? `${s.toFixed(0)} s` : `${Math.floor(s / 60)} min ${(s % 60).toFixed(0).padStart(2, "0")} s`;
-}
+/** How a sliced run ended. */
+type RunEnd = "done" | "interrupted" | "time-limit";
 
-/** Batches per slice: between slices the event loop runs, so Ctrl-C is seen. */
-const SLICE_BATCHES = 5000;
-
-/** Runs a scenario in slices; a SIGINT stops it after the current slice. Returns whether it was interrupted. */
-async function runSliced(run: ResidencyScenarioRun): Promise<boolean> {
+/** Runs a scenario in slices; a SIGINT or the deadline stops it after the current slice. */
+async function runSliced(run: ResidencyScenarioRun, deadline: Deadline): Promise<RunEnd> {
   let interrupted = false;
   const onSigint = () => {
     interrupted = true;
@@ -158,12 +154,20 @@ async function runSliced(run: ResidencyScenarioRun): Promise<boolean> {
   try {
     while (run.advance(SLICE_BATCHES)) {
       await new Promise((resolve) => setImmediate(resolve));
-      if (interrupted) return true;
+      if (interrupted) return "interrupted";
+      if (deadline.expired()) return "time-limit";
     }
-    return false;
+    return "done";
   } finally {
     process.off("SIGINT", onSigint);
   }
+}
+
+/** Tokens a batch plans (a radix resume plans none): the replay's unit of work. */
+function batchTokens(b: ResidencyBatch): number {
+  if (b.kind === "prefill") return typeof b.tokens === "number" ? b.tokens : 0;
+  if (b.kind === "verify") return typeof b.draftTokens === "number" ? b.draftTokens : 0;
+  return b.kind === "decode" ? 1 : 0;
 }
 
 /** The batches of a prove residency --json file (a proof or a --find-max failure) and the ring they ran on. */
@@ -189,24 +193,63 @@ function replayInput(doc: unknown, path: string): { config: ResidencyScenario; b
   return { config, batches: cx.batches as ResidencyBatch[] };
 }
 
-function replayLines(config: ResidencyScenario, batches: ResidencyBatch[], r: ReplayResult, paint: Paint): string[] {
+/** Batches a text replay lists one by one; a longer replay shows its first and last ones. */
+const LISTED_BATCHES = 200;
+
+function replayLines(
+  config: ResidencyScenario,
+  batches: ResidencyBatch[],
+  r: ReplayResult,
+  paint: Paint,
+  timeLimit: number,
+): string[] {
   const lines = [`replay on ${ringLabel(config)}, write pad ${config.writePad}:`];
-  for (const [i, b] of describeBatches(batches).entries()) lines.push(`  ${i + 1}. ${b}`);
-  lines.push(`result: ${r.firstViolation === null ? paint.ok("clean") : paint.bad(r.firstViolation.message)}`);
+  const described = describeBatches(batches.slice(0, r.complete ? batches.length : r.steps));
+  for (const [i, b] of described.entries()) {
+    if (described.length <= LISTED_BATCHES || i < LISTED_BATCHES / 2 || i >= described.length - LISTED_BATCHES / 2) {
+      lines.push(`  ${i + 1}. ${b}`);
+    } else if (i === LISTED_BATCHES / 2) lines.push(`  … ${described.length - LISTED_BATCHES} batches …`);
+  }
+  if (!r.complete)
+    lines.push(paint.bad(partialLine(timeLimit, `${count(r.steps)} of ${count(batches.length)} batches`)));
+  const clean = r.complete ? paint.ok("clean") : "no violation so far";
+  lines.push(`result: ${r.firstViolation === null ? clean : paint.bad(r.firstViolation.message)}`);
   return lines;
 }
 
-async function replay(
-  path: string,
-  json: boolean,
-  html: string | undefined,
-  argv: readonly string[],
-  io: CommandIO,
-): Promise<number> {
+interface ReplayFlags {
+  json: boolean;
+  html: string | undefined;
+  timeLimit: number;
+  quiet: boolean;
+}
+
+async function replay(path: string, flags: ReplayFlags, argv: readonly string[], io: CommandIO): Promise<number> {
+  const { json, html, timeLimit } = flags;
   const { config, batches } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin), path);
-  const r = replayResidency(config, batches);
+  const weights = batches.map(batchTokens);
+  const totalTokens = weights.reduce((a, b) => a + b, 0);
+  const progress = new Progress(io.stderr, {
+    label: "simulate residency --replay",
+    unit: "tokens",
+    quiet: flags.quiet,
+  });
+  progress.note(
+    `${count(batches.length)} batches planning ${count(totalTokens)} tokens on ${ringLabel(config)}; ` +
+      `time limit ${timeLimit} s (--time-limit)`,
+  );
+  const deadline = new Deadline(timeLimit);
+  let tokensDone = 0;
+  const r = replayResidency(config, batches, {
+    onBatch: (done) => {
+      tokensDone += weights[done - 1]!;
+      progress.update(tokensDone, totalTokens, `${count(done)}/${count(batches.length)} batches`);
+    },
+    stop: () => deadline.expired(),
+  });
+  progress.clear();
   if (html !== undefined) {
-    const plain = replayLines(config, batches, r, NO_PAINT);
+    const plain = replayLines(config, batches, r, NO_PAINT, timeLimit);
     const view = ringView({
       label: ringLabel(config),
       inputs: {
@@ -232,11 +275,14 @@ async function replay(
     );
   }
   if (json) {
-    io.stdout.write(`${JSON.stringify({ ...r, batches: batches.length }, null, 2)}\n`);
+    const { complete: _complete, ...rest } = r;
+    const body = { ...rest, ...completionJson(r.complete, timeLimit), batches: batches.length };
+    io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
-    io.stdout.write(`${replayLines(config, batches, r, paintFor(io.stdout, io.env)).join("\n")}\n`);
+    io.stdout.write(`${replayLines(config, batches, r, paintFor(io.stdout, io.env), timeLimit).join("\n")}\n`);
   }
-  return r.violations === 0 ? 0 : 1;
+  if (r.violations > 0) return 1;
+  return r.complete ? 0 : EXIT_PARTIAL;
 }
 
 function ringInputs(s: ResidencyScenario): ResidencyInputs {
@@ -310,10 +356,17 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values, rest } = parseFlags(argv, FLAGS);
   refuseRest(rest);
   if (values.replay !== undefined) {
-    const other = Object.keys(values).find((k) => k !== "replay" && k !== "json" && k !== "html");
+    const withReplay = ["replay", "json", "html", "time-limit", "quiet"];
+    const other = Object.keys(values).find((k) => !withReplay.includes(k));
     if (other !== undefined) throw new UsageError(`--${other}`, undefined, "cannot be combined with --replay");
     if (values.html !== undefined) await requireWritableReportHtml(values.html);
-    return replay(values.replay, values.json ?? false, values.html, argv, io);
+    const flags = {
+      json: values.json ?? false,
+      html: values.html,
+      timeLimit: values["time-limit"] ?? 600,
+      quiet: values.quiet ?? false,
+    };
+    return replay(values.replay, flags, argv, io);
   }
   const steps = values.steps ?? 300;
   const seed = values.seed ?? 1;
@@ -355,22 +408,34 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
 
   if (values.html !== undefined) await requireWritableReportHtml(values.html);
+  const timeLimit = values["time-limit"] ?? 600;
+  const progress = new Progress(io.stderr, { label: "simulate residency", unit: "batches", quiet: values.quiet });
+  const rings = runs.length === 1 ? "1 ring" : `${runs.length} rings`;
+  progress.note(
+    `${rings} × ${count(steps)} batches after the initial prefill = ${count(runs.length * steps)} batches; ` +
+      `time limit ${timeLimit} s (--time-limit)`,
+  );
+  const deadline = new Deadline(timeLimit);
   const reports: Array<{ run: RingRun; report: ResidencyReport }> = [];
-  let interrupted = false;
+  let end: RunEnd = "done";
   for (const r of runs) {
-    const onStep = values.json || steps < 2000 ? undefined : progressBar(io, r.label);
+    const before = reports.length * steps; // the ETA covers every ring
+    const onStep = (done: number) => progress.update(before + done, runs.length * steps, r.label);
     const scenarioRun = new ResidencyScenarioRun({ ...r.scenario, onStep });
-    interrupted = await runSliced(scenarioRun);
+    end = await runSliced(scenarioRun, deadline);
     reports.push({ run: r, report: scenarioRun.report() });
-    if (interrupted) {
-      if (io.stderr.isTTY) io.stderr.write("\r\x1b[K");
+    progress.clear();
+    if (end === "interrupted") {
       io.stderr.write(`interrupted after ${scenarioRun.done} of ${scenarioRun.total} batches; the summary so far:\n`);
-      break;
     }
+    if (end !== "done") break;
   }
+  const complete = end === "done";
+  const ran = `${count(reports.reduce((n, r) => n + r.report.steps, 0))} of ${count(runs.length * steps)} batches`;
   const violations = reports.reduce((n, r) => n + r.report.violations, 0);
   if (values.html !== undefined) {
     const lines = reports.flatMap((r) => describeRun(r.run, r.report, NO_PAINT).split("\n"));
+    if (end === "time-limit") lines.push(partialLine(timeLimit, ran));
     const verdict = { lines, result: resultLine(violations, NO_PAINT), clean: violations === 0 };
     await writeResidencyPage(values.html, argv, verdict, reports.map(scenarioView));
   }
@@ -391,13 +456,18 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       violations: x.report.violations,
       firstViolation: x.report.firstViolation,
     });
-    const body = reports.length === 1 ? one(reports[0]!) : { rings: reports.map(one), violations };
+    const done =
+      end === "interrupted" ? { complete: false, stoppedBy: "interrupted" } : completionJson(complete, timeLimit);
+    const body =
+      runs.length === 1 ? { ...one(reports[0]!), ...done } : { rings: reports.map(one), violations, ...done };
     io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
     const paint = paintFor(io.stdout, io.env);
     io.stdout.write(`${reports.map((r) => describeRun(r.run, r.report, paint)).join("\n")}\n`);
+    if (end === "time-limit") io.stdout.write(`${paint.bad(partialLine(timeLimit, ran))}\n`);
     io.stdout.write(`${resultLine(violations, paint)}\n`);
   }
-  if (interrupted) return violations === 0 ? 130 : 1;
-  return violations === 0 ? 0 : 1;
+  if (violations > 0) return 1;
+  if (end === "interrupted") return 130;
+  return end === "time-limit" ? EXIT_PARTIAL : 0;
 }

@@ -17,6 +17,8 @@ export type ResidencyBatch =
 export interface ReplayResult {
   /** Batches run (a radix resume is not a batch of its own). */
   steps: number;
+  /** False when `control.stop` ended the replay before its last batch. */
+  complete: boolean;
   finalPrefix: number;
   violations: number;
   firstViolation: ResidencyViolation | null;
@@ -65,20 +67,37 @@ function runBatch(sim: RingResidencySimulator, b: ResidencyBatch, i: number): vo
   else sim.radixResume(requireInteger(`batches[${i}].prefix`, b.prefix, 0, sim.prefix));
 }
 
+/** What a long replay is driven by: progress after each batch, and a stop asked before each (a time limit). */
+export interface ReplayControl {
+  onBatch?: (done: number, total: number) => void;
+  stop?: () => boolean;
+}
+
 /** Runs a batch sequence on an empty ring in the residency simulator. */
-export function replayResidency(config: ResidencyConfig, batches: readonly ResidencyBatch[]): ReplayResult {
+export function replayResidency(
+  config: ResidencyConfig,
+  batches: readonly ResidencyBatch[],
+  control: ReplayControl = {},
+): ReplayResult {
   if (!Array.isArray(batches)) {
     throw new PlannerError("INVALID_TYPE", "batches", batches, "must be an array of batches");
   }
   const sim = new RingResidencySimulator(config);
-  batches.forEach((b, i) => {
+  let complete = true;
+  for (const [i, b] of batches.entries()) {
+    if (control.stop?.() === true) {
+      complete = false;
+      break;
+    }
     if (typeof b !== "object" || b === null) {
       throw new PlannerError("INVALID_TYPE", `batches[${i}]`, b, "must be a batch object");
     }
     runBatch(sim, b, i);
-  });
+    control.onBatch?.(i + 1, batches.length);
+  }
   return {
     steps: sim.step,
+    complete,
     finalPrefix: sim.prefix,
     violations: sim.violationCount,
     firstViolation: sim.firstViolation,
