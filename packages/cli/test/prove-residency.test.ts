@@ -21,7 +21,9 @@ describe("dsv4-kv prove residency", () => {
     expect(r.stdout).toMatch(
       /proved: no batch sequence loses a committed position \(\d+ canonical states, \d+ transitions, [\d.]+ s\)/,
     );
-    expect(r.stderr).toBe(""); // no progress bar when piped
+    // piped: the estimate and plain progress lines, never a terminal's control codes
+    expect(r.stderr).toMatch(/^prove residency: c4 ring 16 \(request ring\): \d+ canonical prefixes/);
+    expect(r.stderr).not.toMatch(/[\r\x1b]/);
   });
 
   test("pad + 1: exit 1, a shortest counterexample in words and as JSON, which --replay replays", () => {

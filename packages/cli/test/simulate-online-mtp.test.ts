@@ -1,6 +1,7 @@
 // `dsv4-kv simulate online-mtp` end to end: a spawned process, JSON out, exit codes.
 import { describe, expect, test } from "vitest";
-import { finiteOrName, formatDuration, formatProgress, progressReporter } from "../src/commands/simulate-online-mtp.js";
+import { Progress, formatDuration, formatProgress } from "../src/commands/progress.js";
+import { finiteOrName } from "../src/commands/simulate-online-mtp.js";
 import { cli } from "./cli-helpers.js";
 import { flagArgs } from "./helpers.js";
 
@@ -14,6 +15,7 @@ describe("dsv4-kv simulate online-mtp", () => {
     const out = JSON.parse(r.stdout);
     expect(Object.keys(out).sort()).toEqual([
       "commits",
+      "complete",
       "lostCommits",
       "maxAbsError",
       "maxRelError",
@@ -28,7 +30,8 @@ describe("dsv4-kv simulate online-mtp", () => {
     expect(out.reason).toBeNull();
     expect(out.violationCount).toBe(0);
     expect(out.violations).toEqual([]);
-    expect(r.stderr).toBe(""); // stderr is a pipe here: no progress line
+    expect(r.stderr).toMatch(/^simulate online-mtp: \d+ steps of up to/); // the estimate
+    expect(r.stderr).not.toMatch(/[\r\x1b]/); // stderr is a pipe here: plain lines only
     expect(out.steps).toBe(30);
     expect(out.verifies).toBeGreaterThan(0);
     expect(out.commits).toBeGreaterThan(0);
@@ -134,19 +137,40 @@ describe("simulate online-mtp output helpers", () => {
     expect(formatDuration(59.4)).toBe("59 s");
   });
 
-  test("progress goes to a terminal only, at most every 0.5 s, and the line is cleared at the end", () => {
+  test("on a terminal: a rewritten line at most every 0.5 s, cleared at the end", () => {
     const writes: string[] = [];
-    const pipe = { isTTY: false, write: (s: string) => writes.push(s) > 0 };
-    expect(progressReporter(pipe)).toBeUndefined();
     let t = 0;
     const tty = { isTTY: true, write: (s: string) => writes.push(s) > 0 };
-    const report = progressReporter(tty, () => t)!;
+    const progress = new Progress(tty, { label: "simulate online-mtp", now: () => t });
     for (let step = 1; step <= 10; step++) {
       t += 200; // a step every 0.2 s: a line at 0.6 s, 1.2 s, 1.8 s
-      report(step, 10);
+      progress.update(step, 10);
     }
+    progress.clear();
     expect(writes.length).toBe(4);
     expect(writes[0]).toBe("\r\x1b[Ksimulate online-mtp: 3/10 steps (30.0%), 1 s elapsed, ETA 1 s");
     expect(writes[3]).toBe("\r\x1b[K");
+  });
+
+  test("through a pipe: plain lines every 2 s (issue 23: a log file shows the run is alive); --quiet: none", () => {
+    const writes: string[] = [];
+    let t = 0;
+    const pipe = { isTTY: false, write: (s: string) => writes.push(s) > 0 };
+    const progress = new Progress(pipe, { label: "simulate online-mtp", now: () => t });
+    for (let step = 1; step <= 30; step++) {
+      t += 200; // 6 s in all: lines at 2, 4 and 6 s
+      progress.update(step, 30);
+    }
+    progress.clear();
+    expect(writes).toEqual([
+      "simulate online-mtp: 10/30 steps (33.3%), 2 s elapsed, ETA 4 s\n",
+      "simulate online-mtp: 20/30 steps (66.7%), 4 s elapsed, ETA 2 s\n",
+      "simulate online-mtp: 30/30 steps (100.0%), 6 s elapsed, ETA 0 s\n",
+    ]);
+    const quiet = new Progress(pipe, { label: "x", quiet: true, now: () => t });
+    t += 10_000;
+    quiet.note("estimate");
+    quiet.update(1, 2);
+    expect(writes.length).toBe(3);
   });
 });

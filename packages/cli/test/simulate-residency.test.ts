@@ -66,9 +66,11 @@ describe("dsv4-kv simulate residency", () => {
     expect(cli(["simulate", "residency", "--pad", "3", "--pad-formula", "derived"]).code).toBe(2);
   });
 
-  test("no progress bar when piped", () => {
+  test("piped: the estimate and plain lines, no progress bar; --quiet: nothing on stderr", () => {
     const r = cli(c4Ring16(10, { steps: 2500 }));
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("");
+    expect(r.stderr).toMatch(/^simulate residency: 1 ring × 2,500 batches after the initial prefill/);
+    expect(r.stderr).not.toMatch(/[\r\x1b]/);
+    expect(cli(c4Ring16(10, { steps: 2500, quiet: true })).stderr).toBe("");
   });
 });
