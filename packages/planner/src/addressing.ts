@@ -91,9 +91,19 @@ export function slotMapGeometry(compressRatio: number, useReqRing: boolean, maps
   return { requestStyle, stride, rows, reqToToken: data, fullToState, fullToStateLength: fullToState?.length ?? 0 };
 }
 
+/** A row length of `reqToToken`: at least 1, and at most int32 (locations are int32, so a longer row has no room). */
 function requirePositive(field: string, value: number): number {
   if (!Number.isInteger(value) || value < 1) {
     throw new PlannerError("INVALID_ARGUMENT", field, value, "must be a positive integer");
+  }
+  if (value > INT32_MAX) {
+    throw new PlannerError(
+      "INT32_OVERFLOW",
+      field,
+      value,
+      `must be at most ${INT32_MAX}: reqToToken holds int32 full-pool locations, so not one row of ${value} fits`,
+      { max: INT32_MAX },
+    );
   }
   return value;
 }

@@ -101,13 +101,25 @@ const TYPE_RULES: Readonly<Record<string, string>> = {
   number: "must be a number",
   int: "must be an integer",
   int32: "must be an integer",
-  boolean: "must be true or false (a string is not a boolean)",
+  boolean: "must be true or false",
   array: "must be an array",
   object: "must be an object",
   string: "must be a string",
 };
 
 const NUMERIC_TYPES: ReadonlySet<string> = new Set(["number", "int", "int32"]);
+
+/** What a JSON value is, in words, for a type refusal: `1` is "a number", `"false"` "a string". */
+function typeWord(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function article(expected: string): string {
+  const word = expected === "int" || expected === "int32" ? "integer" : expected;
+  return /^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`;
+}
 
 type PathKey = PropertyKey;
 
@@ -185,7 +197,8 @@ function issueError(input: unknown, kind: string, issue: z.core.$ZodIssue): Plan
         if (!Number.isFinite(value)) return new PlannerError("INVALID_CASE", field, value, "must be a finite number");
         return new PlannerError("INVALID_CASE", field, value, "must be an integer");
       }
-      return new PlannerError("INVALID_TYPE", field, value, TYPE_RULES[issue.expected] ?? `must be ${issue.expected}`);
+      const rule = TYPE_RULES[issue.expected] ?? `must be ${issue.expected}`;
+      return new PlannerError("INVALID_TYPE", field, value, `${rule} (${typeWord(value)} is not ${article(issue.expected)})`);
     }
     case "too_big":
     case "too_small":

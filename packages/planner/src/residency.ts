@@ -21,6 +21,9 @@ import { planPrefill } from "./prefill.js";
 import type { ResidencyBatch } from "./prove/replay.js";
 import { SeededRandom } from "./random.js";
 
+/** The most tokens one prefill batch of the residency simulator plans (the planner's uint16 lengths). */
+export const MAX_PREFILL_TOKENS = 65535;
+
 export interface ResidencyConfig {
   compressRatio: number;
   ringSize: number;
@@ -153,7 +156,7 @@ export class RingResidencySimulator {
 
   /** A plain prefill or chunk of `tokens` tokens, all committed. */
   prefill(tokens: number): void {
-    requireInteger("tokens", tokens, 1, 65535);
+    requireInteger("tokens", tokens, 1, MAX_PREFILL_TOKENS);
     this.extend(tokens, tokens, `prefill of ${tokens} token${tokens === 1 ? "" : "s"} at prefix ${this.prefix}`);
   }
 
@@ -429,7 +432,10 @@ export interface ResidencyScenario extends ResidencyConfig {
   /** Batches after the initial prefill; default 300. */
   steps?: number;
   seed?: number;
-  /** Length of the initial prefill; default random in [1, 2 * swaPageSize]. */
+  /**
+   * Length of the initial prefill; default random in [1, 2 * swaPageSize]. Past MAX_PREFILL_TOKENS it runs as
+   * chunks of at most that many tokens (a batch plans at most that many).
+   */
   initialPrefill?: number;
   /** Mix in plain chunks, decode steps and (paged c4) radix resumes; default true. */
   mixBatches?: boolean;
@@ -470,7 +476,14 @@ export class ResidencyScenarioRun {
     this.mix = s.mixBatches === undefined || optionalBoolean("mixBatches", s.mixBatches);
     this.adaptive = optionalBoolean("adaptive", s.adaptive);
     this.paged = s.compressRatio === 4 && !s.useReqRing;
-    this.runBatch({ kind: "prefill", tokens: s.initialPrefill ?? this.rng.int(1, 2 * s.swaPageSize) });
+    const initial =
+      s.initialPrefill === undefined
+        ? this.rng.int(1, 2 * s.swaPageSize)
+        : requireInteger("initialPrefill", s.initialPrefill, 1, 2 ** 31 - 1);
+    // a large SWA page's initial prefix is more than one batch can plan: chunked, as a server chunks a long prompt
+    for (let left = initial; left > 0; left -= MAX_PREFILL_TOKENS) {
+      this.runBatch({ kind: "prefill", tokens: Math.min(left, MAX_PREFILL_TOKENS) });
+    }
   }
 
   private runBatch(batch: ResidencyBatch): void {

@@ -9,6 +9,7 @@ import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-
 import { UsageError } from "../commands/args.js";
 import { type FlagSpec, flagValueFromText } from "../commands/flags.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "./flags.js";
+import { normaliseCommandText, normaliseWords } from "./invisible.js";
 
 export type Value = string | boolean | number | number[];
 export type Values = Record<string, Value | undefined>;
@@ -59,7 +60,8 @@ const FLOAT = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?$/;
  * Parses flags (dsv4-kv's and SGLang's, `--flag value`, `--flag=value`, switches, `--no-X` for SGLang's
  * optional booleans). A later occurrence wins, as in argparse.
  */
-export function parseCheckWords(words: readonly string[]): ParsedWords {
+export function parseCheckWords(given: readonly string[]): ParsedWords {
+  const words = normaliseWords("flags", given);
   const values: Values = {};
   const ignored: IgnoredSetting[] = [];
   const spelling: Record<string, string> = {};
@@ -150,7 +152,8 @@ const PYTHON = /^python[0-9.]*$/;
  * holding blanks is a pasted command and is tokenised here.
  */
 export function splitLaunchCommand(rest: readonly string[]): LaunchCommand | null {
-  const words = rest.length === 1 && /\s/.test(rest[0]!) ? tokenizeCommand(rest[0]!) : [...rest];
+  const words =
+    rest.length === 1 && /[\s\u00a0]/.test(rest[0]!) ? tokenizeCommand(rest[0]!) : normaliseWords(FIELD, rest);
   if (words.length === 0 || isFlagWord(words[0]!)) return null;
   const env: Record<string, string> = {};
   let i = 0;
@@ -200,7 +203,8 @@ const SPECIAL = new Set(["|", "&", ";", "<", ">", "(", ")", "`"]);
  * backslash-newline continues the line, `#` at a word's start comments to the end of the line. What needs a shell
  * to run (expansions, substitutions, pipes, redirections, lists) is refused, naming the token.
  */
-export function tokenizeCommand(text: string): string[] {
+export function tokenizeCommand(pasted: string): string[] {
+  const text = normaliseCommandText(FIELD, pasted);
   const words: string[] = [];
   let word = "";
   let inWord = false;
