@@ -58,7 +58,10 @@ const READERS: ReadonlyArray<readonly [string, (path: string) => string[]]> = [
   ["check --config", (p) => ["check", "--config", p]],
   ["check --model-config", (p) => ["check", "--model-config", p]],
   ["check --model-path", (p) => ["check", "--model-path", p]],
-  ["check -- <launch command> --model-path", (p) => ["check", "--", "python3", "-m", "sglang.launch_server", "--model-path", p]],
+  [
+    "check -- <launch command> --model-path",
+    (p) => ["check", "--", "python3", "-m", "sglang.launch_server", "--model-path", p],
+  ],
   ["plan --input", (p) => ["plan", "--input", p]],
   ["simulate residency --replay", (p) => ["simulate", "residency", "--replay", p]],
 ];
@@ -97,21 +100,28 @@ describe.each(READERS)("%s", (_name, args) => {
   });
 });
 
-test.skipIf(!hasFifo)("--model-path: a checkpoint folder whose config.json is a FIFO (also in a pasted launch command)", () => {
-  for (const args of [
-    ["check", "--model-path", checkpoint],
-    ["check", "--", "python3", "-m", "sglang.launch_server", "--model-path", checkpoint, "--tp", "8"],
-  ]) {
-    const r = run(args);
-    expect(r.timedOut).toBe(false);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`"${join(checkpoint, "config.json")}": is a FIFO (named pipe)`);
-  }
-});
+test.skipIf(!hasFifo)(
+  "--model-path: a checkpoint folder whose config.json is a FIFO (also in a pasted launch command)",
+  () => {
+    for (const args of [
+      ["check", "--model-path", checkpoint],
+      ["check", "--", "python3", "-m", "sglang.launch_server", "--model-path", checkpoint, "--tp", "8"],
+    ]) {
+      const r = run(args);
+      expect(r.timedOut).toBe(false);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`"${join(checkpoint, "config.json")}": is a FIFO (named pipe)`);
+    }
+  },
+);
 
 test("a file over the limit is refused (JSON inputs, config files, logs: 256 MiB; a config.json: 4 MiB)", () => {
   const big = fileOver(MAX_INPUT_BYTES, "big.yaml");
-  for (const args of [["plan", "--input", big], ["check", "--config", big], ["check", "--against-log", big]]) {
+  for (const args of [
+    ["plan", "--input", big],
+    ["check", "--config", big],
+    ["check", "--against-log", big],
+  ]) {
     const r = run(args);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`holds more than ${MAX_INPUT_BYTES} bytes (256 MiB), the most that is read`);

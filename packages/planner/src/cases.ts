@@ -198,7 +198,12 @@ function issueError(input: unknown, kind: string, issue: z.core.$ZodIssue): Plan
         return new PlannerError("INVALID_CASE", field, value, "must be an integer");
       }
       const rule = TYPE_RULES[issue.expected] ?? `must be ${issue.expected}`;
-      return new PlannerError("INVALID_TYPE", field, value, `${rule} (${typeWord(value)} is not ${article(issue.expected)})`);
+      return new PlannerError(
+        "INVALID_TYPE",
+        field,
+        value,
+        `${rule} (${typeWord(value)} is not ${article(issue.expected)})`,
+      );
     }
     case "too_big":
     case "too_small":

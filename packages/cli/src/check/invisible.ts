@@ -22,7 +22,8 @@ const NAMED: Readonly<Record<number, string>> = {
   0x2060: "WORD JOINER",
   0xfeff: "BYTE ORDER MARK",
 };
-const INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/;
+const INVISIBLE =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/;
 
 function refuseInvisible(field: string, text: string): void {
   const m = INVISIBLE.exec(text);
@@ -34,7 +35,8 @@ function refuseInvisible(field: string, text: string): void {
   throw new UsageError(
     field,
     around,
-    `holds an invisible character, ${hex} (${name}), at character ${m.index + 1}: delete it and paste the command again`,
+    `holds an invisible character, ${hex} (${name}), at character ${m.index + 1}: ` +
+      "delete it and paste the command again",
     { codePoint: hex, index: m.index },
   );
 }

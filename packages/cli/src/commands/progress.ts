@@ -137,7 +137,8 @@ export class Deadline {
 
 /** What a partial result says, in text: which limit stopped it, what ran, how to run it all. */
 export function partialLine(seconds: number, ran: string): string {
-  return `PARTIAL: stopped at the time limit (--time-limit ${seconds} s) after ${ran}; raise --time-limit to run it all`;
+  const limit = `--time-limit ${seconds} s`;
+  return `PARTIAL: stopped at the time limit (${limit}) after ${ran}; raise --time-limit to run it all`;
 }
 
 /** The fields a --json result carries: `complete`, and why it stopped when it is not. */

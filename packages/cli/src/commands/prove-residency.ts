@@ -134,8 +134,9 @@ function checkEstimate(e: ResidencyProofEstimate, maxStates: number, timeLimit: 
     throw new LimitError(
       "memory",
       e.effectBytes,
-      `bytes are needed for the kept plans (${count(e.plans)} batches, estimated), more than the ${count(free)} bytes this Node ` +
-        "process may still use (its heap limit: NODE_OPTIONS=--max-old-space-size=MIB raises it); prove a smaller ring or SWA page",
+      `bytes are needed for the kept plans (${count(e.plans)} batches, estimated), more than the ${count(free)} ` +
+        "bytes this Node process may still use (its heap limit: NODE_OPTIONS=--max-old-space-size=MIB raises it); " +
+        "prove a smaller ring or SWA page",
       { ...params, heapBytesFree: free },
     );
   }

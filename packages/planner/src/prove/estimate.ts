@@ -44,7 +44,8 @@ export function estimateResidencyProof(o: ResidencyProofOptions): ResidencyProof
     draftCounts,
     plans: canonicalPrefixes * (chunkLengths + draftCounts),
     plannedTokens: canonicalPrefixes * perPrefixTokens,
-    effectBytes: canonicalPrefixes * (chunkLengths + draftCounts) * (EFFECT_OVERHEAD_BYTES + EFFECT_BIT_SETS * windowBytes),
+    effectBytes:
+      canonicalPrefixes * (chunkLengths + draftCounts) * (EFFECT_OVERHEAD_BYTES + EFFECT_BIT_SETS * windowBytes),
     writePad,
   };
 }
