@@ -62,18 +62,7 @@ describe("simulate residency on large SWA pages: no refusal of a value the user 
     ["--ring 1048576 --swa-page 1048576", ["--ring", "1048576", "--swa-page", "1048576"]],
     ["--swa-page 65536", ["--ring", "16", "--swa-page", "65536"]],
   ])("%s runs (its initial prefill is chunked)", (_name, flags) => {
-    const r = cli([
-      "simulate",
-      "residency",
-      "--ratio",
-      "4",
-      ...flags,
-      "--draft-tokens",
-      "4",
-      "--steps",
-      "50",
-      "--quiet",
-    ]);
+    const r = cli(["simulate", "residency", "--ratio", "4", ...flags, "--draft-tokens", "4", "--steps", "50"]);
     expect(r.stderr).not.toMatch(/tokens = \d+: must be in \[1, 65535\]/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/result: clean/);

@@ -20,6 +20,9 @@ export const QUIET_FLAG = {
   help: "print no estimate and no progress on stderr",
 } as const satisfies FlagSpec;
 
+/** The --time-limit default of every long command: ten minutes, past the documented examples, short of a CI job. */
+export const DEFAULT_TIME_LIMIT_SECONDS = 600;
+
 /** Seven days: the longest --time-limit (a typo of minutes as seconds still ends). */
 export const MAX_TIME_LIMIT_SECONDS = 7 * 86_400;
 

@@ -18,6 +18,7 @@ import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
 import {
+  DEFAULT_TIME_LIMIT_SECONDS,
   Deadline,
   EXIT_PARTIAL,
   Progress,
@@ -34,8 +35,6 @@ import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from 
 export const DEFAULT_MAX_STATES = 20_000_000;
 /** The most --max-states takes. */
 const MAX_MAX_STATES = 1e9;
-/** The --time-limit default, in seconds. */
-export const PROVE_TIME_LIMIT_SECONDS = 600;
 /**
  * Planned tokens per second the estimate assumes: 6-13 million measured on one core of the development machine
  * (c4 ring 16 SWA page 256, c128 ring 256, c4 ring 32 SWA page 512); the estimate is an order of magnitude, the
@@ -66,7 +65,7 @@ const FLAGS = {
     default: DEFAULT_MAX_STATES,
     help: "refuse beyond this many canonical states (before the proof starts when the estimate passes it)",
   },
-  "time-limit": timeLimitFlag(PROVE_TIME_LIMIT_SECONDS),
+  "time-limit": timeLimitFlag(DEFAULT_TIME_LIMIT_SECONDS),
   quiet: QUIET_FLAG,
   json: { type: "bool", help: "print {proved, complete, states, seconds, ring, draftTokens, counterexample, ...}" },
 } as const satisfies FlagTable;
@@ -86,7 +85,7 @@ Before it starts, the proof's cost is estimated from the ring (canonical prefixe
 tokens those plans cover, the time and memory they take) and printed on stderr; a proof whose prefixes alone
 pass --max-states (default ${count(DEFAULT_MAX_STATES)}), or whose kept plans pass this process's heap, is refused
 then (WORK_LIMIT), naming the estimate and the flag. While it runs, stderr shows progress with an ETA (a plain
-line every 2 s when it is not a terminal; --quiet for none). At --time-limit (default ${PROVE_TIME_LIMIT_SECONDS} s)
+line every 2 s when it is not a terminal; --quiet for none). At --time-limit (default ${DEFAULT_TIME_LIMIT_SECONDS} s)
 the proof stops with a partial result, marked as such (\`complete: false\` in --json, exit 3): every batch
 sequence up to the depth it reached was checked.`,
   flags: FLAGS,
@@ -209,7 +208,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       findMax ? "cannot be combined with --draft-tokens: give one" : "is required (or --find-max)",
     );
   }
-  const timeLimit = values["time-limit"] ?? PROVE_TIME_LIMIT_SECONDS;
+  const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   const maxStates = values["max-states"] ?? DEFAULT_MAX_STATES;
   const options: ResidencyProofOptions = {
     compressRatio: ratio,

@@ -15,6 +15,7 @@ import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
 import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio } from "./residency-flags.js";
 import {
+  DEFAULT_TIME_LIMIT_SECONDS,
   Deadline,
   EXIT_PARTIAL,
   Progress,
@@ -68,7 +69,7 @@ const FLAGS = {
     default: DEFAULT_MAX_MEMORY_GIB,
     help: "refuse before the run starts when its state pool and host buffers need more (GiB of 2^30 bytes)",
   },
-  "time-limit": timeLimitFlag(600),
+  "time-limit": timeLimitFlag(DEFAULT_TIME_LIMIT_SECONDS),
   quiet: QUIET_FLAG,
   json: {
     type: "bool",
@@ -96,7 +97,7 @@ Before it starts, the memory the run needs (its state pool: state rows × row el
 fills it) is checked against --max-memory-gib (default ${DEFAULT_MAX_MEMORY_GIB}): a larger run is refused (WORK_LIMIT) naming the
 flags that size it and the bytes. Then stderr shows the work (steps × requests, the state rows) and progress
 with an ETA: a rewritten line on a terminal, a plain line every 2 s otherwise (--quiet: none). --time-limit
-(default 600 s) stops the run after the batch it is in, with a partial result marked as such ("complete": false
+(default ${DEFAULT_TIME_LIMIT_SECONDS} s) stops the run after the batch it is in, with a partial result marked as such ("complete": false
 in --json, exit 3 when nothing failed so far).`,
   flags: FLAGS,
   exitCodes: [
@@ -216,7 +217,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     return 2;
   }
   const steps = options.steps ?? 40;
-  const timeLimit = values["time-limit"] ?? 600;
+  const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   const progress = new Progress(io.stderr, { label: "simulate compress", unit: "steps", quiet: values.quiet });
   progress.note(
     `${count(steps)} steps of up to ${options.requests ?? 4} requests; ${count(stateRows)} state rows, ` +

@@ -8,6 +8,7 @@ import type { CommandIO } from "./registry.js";
 import type { GpuBackend as GpuBackendClass } from "@dsv4-kv/online-mtp-controller/gpu";
 import { loadGpuBackend } from "../gpu.js";
 import {
+  DEFAULT_TIME_LIMIT_SECONDS,
   Deadline,
   EXIT_PARTIAL,
   Progress,
@@ -43,7 +44,7 @@ const FLAGS = {
     "hardened",
   ),
   "max-violations": { type: "int", min: 0, max: 10_000, default: 20, help: "violations listed (all are counted)" },
-  "time-limit": timeLimitFlag(600),
+  "time-limit": timeLimitFlag(DEFAULT_TIME_LIMIT_SECONDS),
   quiet: QUIET_FLAG,
   json: {
     type: "bool",
@@ -66,7 +67,7 @@ rounds where the kernels round (docs/reference/online-mtp.md §5.4). On failure 
 roundings, element, channel, actual, expected, error, bound}) with "violationCount"; a non-finite number is written
 as the string "Infinity", "-Infinity" or "NaN". Before it starts, stderr shows the work (steps × requests × draft
 tokens), then progress with an ETA: a rewritten line on a terminal, a plain line every 2 s otherwise (--quiet:
-none). --time-limit (default 600 s) stops the run after the step it is in, checks the requests still running, and
+none). --time-limit (default ${DEFAULT_TIME_LIMIT_SECONDS} s) stops the run after the step it is in, checks the requests still running, and
 prints a partial result marked as such ("complete": false in --json, exit 3 when nothing failed so far).`,
   flags: FLAGS,
   exitCodes: [
@@ -99,7 +100,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   } else {
     backend = new mtp.CpuBackend();
   }
-  const timeLimit = values["time-limit"] ?? 600;
+  const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   const progress = new Progress(io.stderr, { label: "simulate online-mtp", unit: "steps", quiet: values.quiet });
   progress.note(
     `${count(steps)} steps of up to ${count(requests)} requests × ${draftTokens} draft tokens ` +

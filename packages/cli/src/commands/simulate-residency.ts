@@ -27,6 +27,7 @@ import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import { readJsonInput } from "./input.js";
 import {
+  DEFAULT_TIME_LIMIT_SECONDS,
   Deadline,
   EXIT_PARTIAL,
   Progress,
@@ -62,7 +63,7 @@ const FLAGS = {
   pad: { type: "int", min: 0, max: 2 ** 31 - 1, help: "force the write pad" },
   "pad-formula": { ...PAD_FORMULA_FLAG, arg: "F" },
   replay: { type: "string", arg: "FILE", help: "replay a `prove residency --json` counterexample (- for stdin)" },
-  "time-limit": timeLimitFlag(600),
+  "time-limit": timeLimitFlag(DEFAULT_TIME_LIMIT_SECONDS),
   quiet: QUIET_FLAG,
   json: { type: "bool", help: "print {steps, verifies, violations, firstViolation, ...} per ring" },
   html: {
@@ -86,7 +87,7 @@ With no ring flags it checks DeepSeek-V4's speculative rings at their limits: c4
 and c128 ring 256 at 130 (SWA page 256). Memory stays O(ring + window) however many batches run. Before it
 starts, stderr shows the work (rings × batches; for --replay, its batches and the tokens they plan), then
 progress with an ETA: a rewritten line on a terminal, a plain line every 2 s otherwise (--quiet: none). Ctrl-C
-stops the run and prints the summary so far; --time-limit (default 600 s) stops it with a partial result,
+stops the run and prints the summary so far; --time-limit (default ${DEFAULT_TIME_LIMIT_SECONDS} s) stops it with a partial result,
 marked as such ("complete": false in --json, exit 3 when nothing failed so far).
 
 --replay FILE runs the batch sequence of a \`dsv4-kv prove residency --json\` counterexample (its ring and pad
@@ -201,17 +202,17 @@ function replayLines(
   batches: ResidencyBatch[],
   r: ReplayResult,
   paint: Paint,
-  timeLimit: number,
+  limit: { seconds: number; total: number },
 ): string[] {
   const lines = [`replay on ${ringLabel(config)}, write pad ${config.writePad}:`];
-  const described = describeBatches(batches.slice(0, r.complete ? batches.length : r.steps));
+  const described = describeBatches(batches);
   for (const [i, b] of described.entries()) {
     if (described.length <= LISTED_BATCHES || i < LISTED_BATCHES / 2 || i >= described.length - LISTED_BATCHES / 2) {
       lines.push(`  ${i + 1}. ${b}`);
     } else if (i === LISTED_BATCHES / 2) lines.push(`  … ${described.length - LISTED_BATCHES} batches …`);
   }
   if (!r.complete)
-    lines.push(paint.bad(partialLine(timeLimit, `${count(r.steps)} of ${count(batches.length)} batches`)));
+    lines.push(paint.bad(partialLine(limit.seconds, `${count(batches.length)} of ${count(limit.total)} batches`)));
   const clean = r.complete ? paint.ok("clean") : "no violation so far";
   lines.push(`result: ${r.firstViolation === null ? clean : paint.bad(r.firstViolation.message)}`);
   return lines;
@@ -226,8 +227,8 @@ interface ReplayFlags {
 
 async function replay(path: string, flags: ReplayFlags, argv: readonly string[], io: CommandIO): Promise<number> {
   const { json, html, timeLimit } = flags;
-  const { config, batches } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin), path);
-  const weights = batches.map(batchTokens);
+  const { config, batches: all } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin), path);
+  const weights = all.map(batchTokens);
   const totalTokens = weights.reduce((a, b) => a + b, 0);
   const progress = new Progress(io.stderr, {
     label: "simulate residency --replay",
@@ -235,21 +236,25 @@ async function replay(path: string, flags: ReplayFlags, argv: readonly string[],
     quiet: flags.quiet,
   });
   progress.note(
-    `${count(batches.length)} batches planning ${count(totalTokens)} tokens on ${ringLabel(config)}; ` +
+    `${count(all.length)} batches planning ${count(totalTokens)} tokens on ${ringLabel(config)}; ` +
       `time limit ${timeLimit} s (--time-limit)`,
   );
   const deadline = new Deadline(timeLimit);
   let tokensDone = 0;
-  const r = replayResidency(config, batches, {
+  let ran = 0;
+  const r = replayResidency(config, all, {
     onBatch: (done) => {
+      ran = done;
       tokensDone += weights[done - 1]!;
-      progress.update(tokensDone, totalTokens, `${count(done)}/${count(batches.length)} batches`);
+      progress.update(tokensDone, totalTokens, `${count(done)}/${count(all.length)} batches`);
     },
     stop: () => deadline.expired(),
   });
   progress.clear();
+  // what ran is what the page and the text show: a partial replay stops at the batch the limit came in
+  const batches = all.slice(0, ran);
   if (html !== undefined) {
-    const plain = replayLines(config, batches, r, NO_PAINT, timeLimit);
+    const plain = replayLines(config, batches, r, NO_PAINT, { seconds: timeLimit, total: all.length });
     const view = ringView({
       label: ringLabel(config),
       inputs: {
@@ -276,10 +281,12 @@ async function replay(path: string, flags: ReplayFlags, argv: readonly string[],
   }
   if (json) {
     const { complete: _complete, ...rest } = r;
-    const body = { ...rest, ...completionJson(r.complete, timeLimit), batches: batches.length };
+    const body = { ...rest, ...completionJson(r.complete, timeLimit), batches: all.length };
     io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
-    io.stdout.write(`${replayLines(config, batches, r, paintFor(io.stdout, io.env), timeLimit).join("\n")}\n`);
+    io.stdout.write(
+      `${replayLines(config, batches, r, paintFor(io.stdout, io.env), { seconds: timeLimit, total: all.length }).join("\n")}\n`,
+    );
   }
   if (r.violations > 0) return 1;
   return r.complete ? 0 : EXIT_PARTIAL;
@@ -363,7 +370,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     const flags = {
       json: values.json ?? false,
       html: values.html,
-      timeLimit: values["time-limit"] ?? 600,
+      timeLimit: values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS,
       quiet: values.quiet ?? false,
     };
     return replay(values.replay, flags, argv, io);
@@ -408,7 +415,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
 
   if (values.html !== undefined) await requireWritableReportHtml(values.html);
-  const timeLimit = values["time-limit"] ?? 600;
+  const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   const progress = new Progress(io.stderr, { label: "simulate residency", unit: "batches", quiet: values.quiet });
   const rings = runs.length === 1 ? "1 ring" : `${runs.length} rings`;
   progress.note(
