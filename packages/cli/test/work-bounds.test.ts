@@ -145,6 +145,16 @@ describe("simulate residency, online-mtp, compress at their documented maxima", 
     expect(JSON.parse(r.stdout).rings).toHaveLength(1); // the ring it was in when the limit came
   });
 
+  test("simulate residency on a ring of 2^30: the ring state it may hold is refused up front, not a RangeError", () => {
+    for (const ratio of ["4", "128"]) {
+      const args = ["simulate", "residency", "--ratio", ratio, "--ring", "1073741824", "--swa-page", "1073741824"];
+      const r = run([...args, "--draft-tokens", "4", "--steps", "10"]);
+      expect(refusal(r)).toMatch(
+        /--ring = 1073741824: with --swa-page 1073741824 and --steps 10, the run may hold [\d,]+ ring slots \(more than/,
+      );
+    }
+  });
+
   test("simulate online-mtp --steps 1000000: estimate, plain progress lines, partial at --time-limit", () => {
     const r = run([
       "simulate",

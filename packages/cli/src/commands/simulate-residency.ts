@@ -11,8 +11,10 @@ import {
   type ResidencyBatch,
   type ResidencyReport,
   type ResidencyScenario,
+  windowSize,
 } from "@dsv4-kv/planner";
-import { UsageError } from "./args.js";
+import { getHeapStatistics } from "node:v8";
+import { LimitError, UsageError } from "./args.js";
 import { NO_PAINT, type Paint, paintFor } from "../colour.js";
 import { renderReportHtml, requireWritableReportHtml, writeReportHtml } from "../report-html/render.js";
 import {
@@ -162,6 +164,43 @@ async function runSliced(run: ResidencyScenarioRun, deadline: Deadline): Promise
   } finally {
     process.off("SIGINT", onSigint);
   }
+}
+
+/** A JS Map holds at most 2^24 entries; the simulator keeps one per ring slot it has written. */
+const MAX_MAP_ENTRIES = 2 ** 24;
+/** Pages of a paged ring whose slots the simulator can hold at once, at most (the window spans two; one spare). */
+const LIVE_PAGES = 3;
+/** Bytes one slot entry of the simulator takes (key, object, strings shared), measured and rounded up. */
+const SLOT_ENTRY_BYTES = 160;
+
+/**
+ * The ring slots a scenario may hold at once: every slot of its live ring(s), or every position it can write (the
+ * initial prefill of up to 2 × the SWA page, then at most the longest batch per step), whichever is fewer. Refused
+ * (WORK_LIMIT) past a Map's size or this process's heap, naming the flags that size it.
+ */
+function checkScenarioMemory(s: ResidencyScenario): { slots: number; bytes: number } {
+  const longestBatch = Math.max(s.draftTokens, 2 * windowSize(s.compressRatio) + 3);
+  const positions = 2 * s.swaPageSize + (s.steps ?? 300) * longestBatch;
+  // a request ring reuses its slots; a paged ring drops a page's slots once no batch can read them (a few live)
+  const ringSlots = s.ringSize * (s.compressRatio === 4 && !s.useReqRing ? LIVE_PAGES : 1);
+  const slots = Math.min(positions, ringSlots);
+  const bytes = slots * SLOT_ENTRY_BYTES;
+  const heap = getHeapStatistics();
+  const free = heap.heap_size_limit - heap.used_heap_size;
+  if (slots >= MAX_MAP_ENTRIES || bytes > free) {
+    const why =
+      slots >= MAX_MAP_ENTRIES
+        ? `more than the ${count(MAX_MAP_ENTRIES - 1)} one map of the simulator holds`
+        : `${count(bytes)} bytes, more than the ${count(free)} this process may still use`;
+    throw new LimitError(
+      "--ring",
+      s.ringSize,
+      `with --swa-page ${s.swaPageSize} and --steps ${s.steps ?? 300}, the run may hold ${count(slots)} ring slots ` +
+        `(${why}); lower --ring, --swa-page or --steps`,
+      { slots, bytes, heapBytesFree: free, maxEntries: MAX_MAP_ENTRIES - 1 },
+    );
+  }
+  return { slots, bytes };
 }
 
 /** Tokens a batch plans (a radix resume plans none): the replay's unit of work. */
@@ -418,9 +457,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   const progress = new Progress(io.stderr, { label: "simulate residency", unit: "batches", quiet: values.quiet });
   const rings = runs.length === 1 ? "1 ring" : `${runs.length} rings`;
+  const memory = Math.max(...runs.map((r) => checkScenarioMemory(r.scenario).bytes));
   progress.note(
-    `${rings} × ${count(steps)} batches after the initial prefill = ${count(runs.length * steps)} batches; ` +
-      `time limit ${timeLimit} s (--time-limit)`,
+    `${rings} × ${count(steps)} batches after the initial prefill = ${count(runs.length * steps)} batches, ` +
+      `at most ${(memory / 2 ** 20).toFixed(0)} MiB of ring state; time limit ${timeLimit} s (--time-limit)`,
   );
   const deadline = new Deadline(timeLimit);
   const reports: Array<{ run: RingRun; report: ResidencyReport }> = [];
