@@ -190,3 +190,15 @@ describe("the reader itself", () => {
     expect(r.stderr).toContain('--config = "-": cannot read standard input: --against-log already does');
   });
 });
+
+test.skipIf(!hasFifo)("--html to a FIFO without a reader is refused, not a write that blocks forever", () => {
+  for (const args of [
+    ["check", "--html", fifo],
+    ["simulate", "residency", "--steps", "10", "--html", fifo],
+  ]) {
+    const r = run(args);
+    expect(r.timedOut).toBe(false);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("is a FIFO (named pipe), not a file a report can be written to");
+  }
+});

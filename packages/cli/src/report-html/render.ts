@@ -8,6 +8,7 @@ import { access, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InputError } from "../commands/args.js";
+import { fileKindOf } from "../commands/read-input.js";
 import type { CheckPayload } from "./check-payload.js";
 import { PAYLOAD_ELEMENT_ID, ROOT_ELEMENT_ID } from "./ids.js";
 import { PAGE_STYLE } from "./page-style.js";
@@ -103,6 +104,7 @@ export function escapeScriptForHtml(code: string): string {
 
 /** Writes the page; a path that cannot be written is an InputError naming `flag`. */
 export async function writeReportHtml(path: string, html: string, flag = "--html"): Promise<void> {
+  await requireWritableReportHtml(path, flag);
   try {
     await writeFile(path, html, "utf8");
   } catch (error) {
@@ -116,8 +118,15 @@ export async function writeReportHtml(path: string, html: string, flag = "--html
  */
 export async function requireWritableReportHtml(path: string, flag = "--html"): Promise<void> {
   let code: string | null = null;
+  const existing = await stat(path).catch(() => null);
+  const kind = existing === null ? null : fileKindOf(existing);
+  // a FIFO without a reader would block the write forever; a device or socket is no report
+  if (kind !== null && kind.kind !== "directory") {
+    throw new InputError(flag, path, `is ${kind.words}, not a file a report can be written to`, {
+      fileKind: kind.kind,
+    });
+  }
   try {
-    const existing = await stat(path).catch(() => null);
     if (existing?.isDirectory()) code = "EISDIR";
     else await access(existing === null ? dirname(resolve(path)) : path, constants.W_OK);
   } catch (error) {
