@@ -10,34 +10,51 @@ import { UsageError } from "../commands/args.js";
 const UNICODE_BLANKS = /[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/g;
 
 /** Invisible characters with their names; the C0 and C1 controls other than tab and line ends are named by code. */
-const NAMED: Readonly<Record<number, string>> = {
-  0x00ad: "SOFT HYPHEN",
-  0x200b: "ZERO WIDTH SPACE",
-  0x200c: "ZERO WIDTH NON-JOINER",
-  0x200d: "ZERO WIDTH JOINER",
-  0x200e: "LEFT-TO-RIGHT MARK",
-  0x200f: "RIGHT-TO-LEFT MARK",
-  0x2028: "LINE SEPARATOR",
-  0x2029: "PARAGRAPH SEPARATOR",
-  0x2060: "WORD JOINER",
-  0xfeff: "BYTE ORDER MARK",
-};
-const INVISIBLE =
-  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/;
+const NAMED: ReadonlyMap<number, string> = new Map([
+  [0x00ad, "SOFT HYPHEN"],
+  [0x200b, "ZERO WIDTH SPACE"],
+  [0x200c, "ZERO WIDTH NON-JOINER"],
+  [0x200d, "ZERO WIDTH JOINER"],
+  [0x200e, "LEFT-TO-RIGHT MARK"],
+  [0x200f, "RIGHT-TO-LEFT MARK"],
+  [0x2028, "LINE SEPARATOR"],
+  [0x2029, "PARAGRAPH SEPARATOR"],
+  [0x2060, "WORD JOINER"],
+  [0xfeff, "BYTE ORDER MARK"],
+]);
+/** Code point ranges of invisible characters: C0 controls but tab and line ends, DEL and C1, format characters. */
+const INVISIBLE_RANGES: ReadonlyArray<readonly [number, number]> = [
+  [0x00, 0x08],
+  [0x0b, 0x0c],
+  [0x0e, 0x1f],
+  [0x7f, 0x9f],
+  [0xad, 0xad],
+  [0x200b, 0x200f],
+  [0x2028, 0x202e],
+  [0x2060, 0x206f],
+  [0xfeff, 0xfeff],
+];
+
+const isInvisible = (code: number): boolean => INVISIBLE_RANGES.some(([lo, hi]) => code >= lo && code <= hi);
+
+function firstInvisible(text: string): number {
+  for (let i = 0; i < text.length; i++) if (isInvisible(text.charCodeAt(i))) return i;
+  return -1;
+}
 
 function refuseInvisible(field: string, text: string): void {
-  const m = INVISIBLE.exec(text);
-  if (m === null) return;
-  const code = m[0].codePointAt(0)!;
+  const index = firstInvisible(text);
+  if (index < 0) return;
+  const code = text.charCodeAt(index);
   const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
-  const name = NAMED[code] ?? "a control character";
-  const around = text.slice(Math.max(0, m.index - 20), m.index + 20).replace(INVISIBLE, "⟨here⟩");
+  const name = NAMED.get(code) ?? "a control character";
+  const around = `${text.slice(Math.max(0, index - 20), index)}⟨here⟩${text.slice(index + 1, index + 20)}`;
   throw new UsageError(
     field,
     around,
-    `holds an invisible character, ${hex} (${name}), at character ${m.index + 1}: ` +
+    `holds an invisible character, ${hex} (${name}), at character ${index + 1}: ` +
       "delete it and paste the command again",
-    { codePoint: hex, index: m.index },
+    { codePoint: hex, index },
   );
 }
 
