@@ -4,6 +4,7 @@
  * a terminal, plain lines at a steady rate through a pipe or into a log file), `--quiet`, and `--time-limit`, which
  * ends the run with a partial result marked as such.
  */
+import { getHeapStatistics } from "node:v8";
 import type { FlagSpec } from "./flags.js";
 import type { OutputStream } from "./registry.js";
 
@@ -147,4 +148,10 @@ export function partialLine(seconds: number, ran: string): string {
 /** The fields a --json result carries: `complete`, and why it stopped when it is not. */
 export function completionJson(complete: boolean, seconds: number): Record<string, unknown> {
   return complete ? { complete: true } : { complete: false, stoppedBy: "time-limit", timeLimitSeconds: seconds };
+}
+
+/** Bytes this process's JS heap may still grow by: what a run's kept state is checked against before it starts. */
+export function heapBytesFree(): number {
+  const heap = getHeapStatistics();
+  return heap.heap_size_limit - heap.used_heap_size;
 }

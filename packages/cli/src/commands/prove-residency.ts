@@ -1,7 +1,6 @@
 /**
  * `dsv4-kv prove residency`: the planner's exhaustive residency proof for one ring and draft count.
  */
-import { getHeapStatistics } from "node:v8";
 import {
   type MaxDraftTokens,
   type ResidencyProof,
@@ -19,6 +18,7 @@ import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
 import {
   DEFAULT_TIME_LIMIT_SECONDS,
+  heapBytesFree,
   Deadline,
   EXIT_PARTIAL,
   Progress,
@@ -127,8 +127,7 @@ function checkEstimate(e: ResidencyProofEstimate, maxStates: number, timeLimit: 
       params,
     );
   }
-  const heap = getHeapStatistics();
-  const free = heap.heap_size_limit - heap.used_heap_size;
+  const free = heapBytesFree();
   if (e.effectBytes > free) {
     throw new LimitError(
       "memory",

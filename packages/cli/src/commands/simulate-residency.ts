@@ -13,7 +13,6 @@ import {
   type ResidencyScenario,
   windowSize,
 } from "@dsv4-kv/planner";
-import { getHeapStatistics } from "node:v8";
 import { LimitError, UsageError } from "./args.js";
 import { NO_PAINT, type Paint, paintFor } from "../colour.js";
 import { renderReportHtml, requireWritableReportHtml, writeReportHtml } from "../report-html/render.js";
@@ -30,6 +29,7 @@ import type { CommandSpec } from "./help.js";
 import { readJsonInput } from "./input.js";
 import {
   DEFAULT_TIME_LIMIT_SECONDS,
+  heapBytesFree,
   Deadline,
   EXIT_PARTIAL,
   Progress,
@@ -185,8 +185,7 @@ function checkScenarioMemory(s: ResidencyScenario): { slots: number; bytes: numb
   const ringSlots = s.ringSize * (s.compressRatio === 4 && !s.useReqRing ? LIVE_PAGES : 1);
   const slots = Math.min(positions, ringSlots);
   const bytes = slots * SLOT_ENTRY_BYTES;
-  const heap = getHeapStatistics();
-  const free = heap.heap_size_limit - heap.used_heap_size;
+  const free = heapBytesFree();
   if (slots >= MAX_MAP_ENTRIES || bytes > free) {
     const why =
       slots >= MAX_MAP_ENTRIES
