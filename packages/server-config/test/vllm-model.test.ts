@@ -36,7 +36,8 @@ describe("worked example: Flash on one H200 rank of TP 8, MTP 3", () => {
       "c4-indexer-state": [8_640],
       "c128-state": [32_832],
     });
-    const counts = plan.specs.reduce<Record<string, number>>((m, s) => ({ ...m, [s.kind]: (m[s.kind] ?? 0) + 1 }), {});
+    const counts: Record<string, number> = {};
+    for (const s of plan.specs) counts[s.kind] = (counts[s.kind] ?? 0) + 1;
     expect(counts).toEqual({
       swa: 44,
       "c4-main": 21,
@@ -170,7 +171,11 @@ describe("variants of the worked example", () => {
   });
 
   test("too little memory: the check fails and names the longest max_model_len that passes", () => {
-    const p = plan({ maxModelLen: 30_000, speculative: null, budget: { kind: "availableBytes", bytes: 5_841_563_904 } });
+    const p = plan({
+      maxModelLen: 30_000,
+      speculative: null,
+      budget: { kind: "availableBytes", bytes: 5_841_563_904 },
+    });
     expect(p.admission.passes).toBe(false);
     expect(p.admission.estimatedMaxModelLen).toBe(13_528);
   });

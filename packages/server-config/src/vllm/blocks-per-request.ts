@@ -21,7 +21,10 @@ export function groupBlocksPerRequest(group: VllmKvGroup, shape: VllmRequestShap
 }
 
 /** Blocks per request, per group and in all (every group draws from the one pool). */
-export function blocksPerRequest(groups: readonly VllmKvGroup[], shape: VllmRequestShape): {
+export function blocksPerRequest(
+  groups: readonly VllmKvGroup[],
+  shape: VllmRequestShape,
+): {
   perGroup: number[];
   total: number;
 } {

@@ -82,7 +82,10 @@ function checkBudget(budget: unknown): void {
   checkObject(budget, "budget");
   checkOneOf(budget.kind, Object.keys(BUDGET_KEYS) as (keyof typeof BUDGET_KEYS)[], "budget.kind");
   checkKeys(budget, BUDGET_KEYS[budget.kind as keyof typeof BUDGET_KEYS], "budget");
-  if (budget.kind !== "gpu") return checkBytes(budget.bytes, "budget.bytes", 0);
+  if (budget.kind !== "gpu") {
+    checkBytes(budget.bytes, "budget.bytes", 0);
+    return;
+  }
   checkBytes(budget.totalDeviceBytes, "budget.totalDeviceBytes", 1);
   checkBytes(budget.weightsBytes, "budget.weightsBytes", 0);
   for (const f of ["activationPeakBytes", "nonTorchBytes", "cudaGraphBytes"] as const) {
@@ -105,9 +108,15 @@ function checkModel(model: unknown): void {
   const ratios: unknown = model.compressRatios;
   check(Array.isArray(ratios), "INVALID_TYPE", "model.compressRatios", ratios, "must be an array of ratios");
   const layers = model.numHiddenLayers as number;
-  check(ratios.length >= layers, "INVALID_ARGUMENT", "model.compressRatios", ratios.length,
-    `must have at least numHiddenLayers (${layers}) entries`, { min: layers });
-  ratios.forEach((r: unknown, i) => checkOneOf(r, [0, 1, 4, 128], `model.compressRatios[${i}]`));
+  check(
+    ratios.length >= layers,
+    "INVALID_ARGUMENT",
+    "model.compressRatios",
+    ratios.length,
+    `must have at least numHiddenLayers (${layers}) entries`,
+    { min: layers },
+  );
+  for (const [i, r] of (ratios as unknown[]).entries()) checkOneOf(r, [0, 1, 4, 128], `model.compressRatios[${i}]`);
 }
 
 function checkSpeculative(spec: unknown, mtpLayers: number): void {
@@ -117,7 +126,13 @@ function checkSpeculative(spec: unknown, mtpLayers: number): void {
   checkOneOf(spec.method, ["mtp", "dspark"] as const, "speculative.method");
   checkInt(spec.numSpeculativeTokens, 1, 64, "speculative.numSpeculativeTokens");
   const ok = spec.method !== "mtp" || mtpLayers > 0;
-  check(ok, "INVALID_ARGUMENT", "speculative.method", spec.method, "needs a checkpoint with MTP layers (mtpLayers > 0)");
+  check(
+    ok,
+    "INVALID_ARGUMENT",
+    "speculative.method",
+    spec.method,
+    "needs a checkpoint with MTP layers (mtpLayers > 0)",
+  );
 }
 
 /** Checks `input` (throws ServerConfigError) and returns it with every default filled in. */

@@ -84,12 +84,26 @@ function spec(
   const rawPageBytes = storedEntriesPerBlock * entryBytes;
   const type = slidingWindowTokens === null ? "full" : "sliding";
   const pageBytes = roundUp(rawPageBytes, alignBytes);
-  return { layer, kind, type, blockSizeTokens, slidingWindowTokens, storedEntriesPerBlock, entryBytes, rawPageBytes, pageBytes };
+  return {
+    layer,
+    kind,
+    type,
+    blockSizeTokens,
+    slidingWindowTokens,
+    storedEntriesPerBlock,
+    entryBytes,
+    rawPageBytes,
+    pageBytes,
+  };
 }
 
 /** The specs one layer of compress ratio `ratio` (1, 4 or 128) registers. */
 function layerSpecs(model: VllmSpecModel, layer: number, ratio: number, options: VllmSpecOptions): VllmLayerSpec[] {
-  const dims = { qkNopeHeadDim: model.qkNopeHeadDim, qkRopeHeadDim: model.qkRopeHeadDim, indexHeadDim: model.indexHeadDim };
+  const dims = {
+    qkNopeHeadDim: model.qkNopeHeadDim,
+    qkRopeHeadDim: model.qkRopeHeadDim,
+    indexHeadDim: model.indexHeadDim,
+  };
   const entry = kvBytesPerToken(dims);
   const align = kvPageAlignBytes(dims);
   const out = [spec(layer, "swa", SWA_BLOCK_TOKENS, 1, entry, model.slidingWindow, align)];
