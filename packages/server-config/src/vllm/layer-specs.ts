@@ -1,7 +1,7 @@
 /**
- * The KV cache spec vLLM registers for every DeepSeek-V4 layer on the fp8_ds_mla path (docs/reference/vllm-kv-cache.md
- * §2): one sliding SWA cache per layer, and per compressed layer its main KV, its compressor state and (c4) the
- * indexer key and the indexer's compressor state. Byte counts come from @dsv4-kv/memory-pool where they are the same
+ * The KV cache spec vLLM registers for every DeepSeek-V4 layer on the fp8_ds_mla path
+ * (docs/reference/vllm-kv-cache.md §2): one sliding SWA cache per layer, and per compressed layer its main KV, its
+ * compressor state and (c4) the indexer key and the indexer's compressor state. Byte counts come from @dsv4-kv/memory-pool where they are the same
  * bytes SGLang stores (584 B entries, 576 B page alignment, 132/68 B indexer keys, fp32 state rows).
  */
 import {
