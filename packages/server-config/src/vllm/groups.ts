@@ -7,7 +7,7 @@
 import type { VllmCacheKind, VllmLayerSpec } from "./layer-specs.js";
 
 export interface VllmKvGroup {
-  /** "mla" or "sliding". */
+  /** "full": the one group of every full MLA spec; "sliding": a (split) bucket of sliding specs. */
   type: "full" | "sliding";
   blockSizeTokens: number;
   slidingWindowTokens: number | null;

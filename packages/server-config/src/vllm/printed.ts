@@ -11,11 +11,12 @@ export function thousands(n: number): string {
 
 /**
  * Python's `"%.2f" % x` / `f"{x:.2f}"`: the exact binary value rounded, an exact tie to even. JS `toFixed` rounds an
- * exact tie up, so the only ties a double can hold at two decimals (a fraction of k/8 with k odd) are handled here.
+ * exact tie up. A double holds a two-decimal tie only as an odd number of eighths (…125, …375, …625, …875): those
+ * are rounded here, the rest by `toFixed`, which rounds the exact value as Python does.
  */
 export function pythonFixed2(x: number): string {
   const eighths = x * 8;
-  if (Number.isInteger(eighths) && eighths % 2 !== 0 && Number.isInteger(x * 1000) && (x * 1000) % 10 === 5) {
+  if (Number.isInteger(eighths) && eighths % 2 !== 0) {
     const hundredths = Math.floor(x * 100);
     const even = hundredths % 2 === 0 ? hundredths : hundredths + 1;
     return (even / 100).toFixed(2);
