@@ -1,2 +1,2 @@
 // What other packages of this repository need from this one; not for users (no semver promise).
-export {};
+export * from "./vllm/index.js";

@@ -1,0 +1,9 @@
+// vLLM's KV cache for DeepSeek-V4 (docs/reference/vllm-kv-cache.md); exported from ./internal only for now.
+export { type VllmCacheKind, type VllmLayerSpec, type VllmSpecModel, vllmLayerSpecs } from "./layer-specs.js";
+export { type VllmKvGroup, type VllmGrouping, approximateGcd, vllmKvGroups } from "./groups.js";
+export { type VllmRequestShape, blocksPerRequest, groupBlocksPerRequest } from "./blocks-per-request.js";
+export { type VllmBudgetInput, type VllmBudget, DEFAULT_GPU_MEMORY_UTILIZATION, vllmBudget } from "./budget.js";
+export { admissionBytesPerBlock, admissionBytesNeeded, estimatedMaxModelLen } from "./admission.js";
+export { type VllmPrintedFigures, printedFigures, pythonFixed2, pythonRound2, thousands } from "./printed.js";
+export { type VllmKvInput, type VllmSpeculativeMethod, VLLM_DEFAULTS, resolveVllmKvInput } from "./inputs.js";
+export { type VllmKvPlan, maxConcurrentBatches, planVllmKvCache } from "./model.js";
