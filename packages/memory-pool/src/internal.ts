@@ -7,6 +7,7 @@ export {
   sizesFromMaxTokensForGeneration,
   capCoefficients,
   genABytesPerFullToken,
+  genAStage,
   npuStatePoolSize,
   finalizedC128StatePoolSize,
 } from "./generations/configurator.js";

@@ -165,10 +165,18 @@ export function renderSglangSizingLog(
     rank: { tp: tp ? Number(tp[1]) : null, dp: null, ep: null, pp: null, label: rank },
     label: e.label,
     fields: Object.fromEntries(e.fields.map(([k, v, unit]) => [k, logged(v, unit)])),
+    missing: [],
+    joined: [],
   }));
   return {
     text: `${lines.join("\n")}\n`,
     log: {
+      section: 1,
+      firstLine: 1,
+      lastLine: lines.length,
+      startedBy: serverArgs ? "server_args" : "file-start",
+      skipped: [],
+      platformHints: [],
       serverArgs,
       serverArgsLine: serverArgs ? 1 : null,
       env: {},
