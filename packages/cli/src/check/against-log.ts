@@ -7,7 +7,15 @@
  */
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { type ParsedSglangLog, type SglangFlag, parseSglangLog, sglangFlag } from "@dsv4-kv/server-config";
+import {
+  type DetectedPlatform,
+  type ParsedSglangLog,
+  type ParsedSglangLogFile,
+  type SglangFlag,
+  detectPlatform,
+  parseSglangLog,
+  sglangFlag,
+} from "@dsv4-kv/server-config";
 import { InputError, UsageError } from "../commands/args.js";
 import { flagValueFromData } from "../commands/flags.js";
 import { readTextFileBounded } from "../commands/input.js";
@@ -24,9 +32,12 @@ import {
 const GIB = 2 ** 30;
 const FLAG = "--against-log";
 
+/** One section of the log (one server start) as check input. */
 export interface LogInput {
   path: string;
   parsed: ParsedSglangLog;
+  /** The platform the section's server ran on, and why (its rules and pools apply). */
+  platform: DetectedPlatform;
   /** Check values from server_args (or the launch command's flags). */
   values: Values;
   ignored: IgnoredSetting[];
@@ -38,11 +49,25 @@ export interface LogInput {
   summary: string[];
 }
 
+/** A log file: every section as check input, and the file's parse (skipped lines included). */
+export interface LogFileInput {
+  path: string;
+  file: ParsedSglangLogFile;
+  sections: LogInput[];
+}
+
 /** Reads and parses FILE; a log server-config refuses keeps its code (SGLANG_LOG) and names the file. */
-export async function readAgainstLog(path: string): Promise<LogInput> {
+export async function readAgainstLog(path: string): Promise<LogFileInput> {
   const text = await readTextFileBounded(FLAG, path);
-  const parsed = parseSglangLog(text);
-  const input: LogInput = { path, parsed, values: {}, ignored: [], env: {}, budgetBytes: null, summary: [] };
+  const file = parseSglangLog(text);
+  const sections: LogInput[] = [];
+  for (const parsed of file.sections) sections.push(await sectionInput(path, parsed));
+  return { path, file, sections };
+}
+
+async function sectionInput(path: string, parsed: ParsedSglangLog): Promise<LogInput> {
+  const platform = detectPlatform(parsed);
+  const input: LogInput = { path, parsed, platform, values: {}, ignored: [], env: {}, budgetBytes: null, summary: [] };
   if (parsed.serverArgs !== null) await readServerArgs(input, parsed.serverArgs);
   else if (parsed.launchCommand !== null) readLaunchCommand(input, parsed.launchCommand);
   else input.summary.push("no server_args line and no launch command: the arguments are the flags' and defaults");
@@ -52,6 +77,10 @@ export async function readAgainstLog(path: string): Promise<LogInput> {
   const switches = Object.keys(env.honoured);
   if (switches.length > 0) input.summary.push(`environment switches from the log: ${switches.join(", ")}`);
   input.budgetBytes = loggedBudgetBytes(parsed);
+  if (platform.platform !== "cuda" && input.values.platform === undefined) {
+    input.values.platform = platform.platform;
+    input.summary.push(`platform ${platform.platform} (${platform.evidence.join("; ")}): its start-up rules apply`);
+  }
   return input;
 }
 
@@ -145,5 +174,6 @@ function loggedBudgetBytes(parsed: ParsedSglangLog): number | null {
   const first = parsed.sizingLines.find((s) => s.kind === "memory-calculation");
   const field = first?.fields.available_bytes ?? first?.fields.raw_available_bytes;
   if (field === undefined || typeof field === "string" || field.unit !== "GB" || field.value <= 0) return null;
+  if (field.truncated) return null;
   return Math.round(field.value * GIB);
 }

@@ -99,6 +99,11 @@ export const CLI_FLAGS: FlagTable = {
       "flags win), and every DSV4 sizing figure it logged is compared with ours (exit 1 on a difference)",
     "FILE",
   ),
+  section: int(
+    1,
+    INT32_MAX,
+    "with --against-log: check and reconcile only section N of the log (one per server start; default: all)",
+  ),
   "kv-budget-bytes": int(1, Number.MAX_SAFE_INTEGER, "KV budget per worker in bytes (instead of the GPU budget)"),
   "gpu-memory-gib": num(0, GIB_MAX, "device memory free before load (default 139 = H200)", true),
   "weights-gib": num(0, GIB_MAX, "weights loaded per rank (default: checkpoint / (tp·pp))"),

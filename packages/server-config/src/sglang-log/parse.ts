@@ -95,22 +95,28 @@ export function parseSglangLog(text: string): ParsedSglangLogFile {
   const reader = new Reader(lines);
   reader.run();
   const sections = reader.sections.filter(hasMaterial);
-  if (sections.length === 0)
+  if (sections.length === 0) {
+    const skipped = reader.skipped.slice(0, 3).map((s) => `line ${s.line}: ${s.reason}`);
     throw new ServerConfigError(
       "SGLANG_LOG",
       "log",
       `${lines.length} lines`,
       "holds no DSV4 start-up material (no `DSV4 memory calculation`, `DSV4 pool sizes` or " +
-        "`Initialize DeepSeekV4TokenToKVPool` log line, no server_args line, no launch command): not the start-up " +
-        "log of an SGLang DeepSeek-V4 server",
+        "`Initialize DeepSeekV4TokenToKVPool` log line, no readable server_args line, no launch command): not the " +
+        `start-up log of an SGLang DeepSeek-V4 server${skipped.length > 0 ? `; skipped ${skipped.join("; ")}` : ""}`,
       { lines: lines.length, skipped: reader.skipped.length },
     );
+  }
+  // Lines skipped outside every kept section are reported with the first one.
+  const kept = new Set(sections);
+  const orphans = reader.sections.filter((s) => !kept.has(s)).flatMap((s) => s.skipped);
+  if (orphans.length > 0) sections[0]!.skipped.unshift(...orphans);
+  for (const s of sections) s.skipped.sort((a, b) => a.line - b.line);
   const numbered = sections.map((s, i) => freeze({ ...s, section: i + 1 }));
   return { lines: lines.length, sections: numbered, skipped: reader.skipped };
 }
 
-const hasMaterial = (s: Section) =>
-  s.sizingLines.length > 0 || s.serverArgsLine !== null || s.launchCommand !== null;
+const hasMaterial = (s: Section) => s.sizingLines.length > 0 || s.serverArgs !== null || s.launchCommand !== null;
 
 function freeze(s: Section): ParsedSglangLog {
   return {

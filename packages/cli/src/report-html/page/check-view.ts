@@ -107,7 +107,7 @@ function verdictLine(report: CheckReport, payload: CheckPayload, changed: boolea
     formatReport(report)
       .split("\n")
       .find((line) => line.startsWith("Result: ")) ?? "";
-  const { logComparison: _, ...cliJson } = payload.report;
+  const { logComparison: _, sections: __, ...cliJson } = payload.report;
   const identical = !changed && same(toJson(report), cliJson);
   return [
     el("h1", {}, `dsv4-kv check: ${report.model.name}`),
