@@ -260,10 +260,14 @@ export function formatLogComparison(
       if (f.cause) out.push(`      cause: ${f.cause.explained ? "" : "unexplained: "}${f.cause.text}`);
     }
   }
-  const notes = c.figures.filter((f) => f.role === "input" || f.role === "not-computed");
-  if (notes.length > 0) {
+  const notes = new Map<string, string[]>();
+  for (const f of c.figures.filter((x) => x.role === "input" || x.role === "not-computed")) {
+    const key = `${f.name}: ${f.why ?? ""}`;
+    notes.set(key, [...(notes.get(key) ?? []), f.rank ?? "-"]);
+  }
+  if (notes.size > 0) {
     out.push("  inputs and figures not computed:");
-    for (const f of notes) out.push(`    ${f.name}${f.rank ? ` (${f.rank})` : ""}: ${f.why ?? ""}`);
+    for (const [key, ranks] of notes) out.push(`    ${key} (${ranks.join(", ")})`);
   }
   if (c.truncated.length > 0) {
     out.push("  cut in the log (not compared):");
