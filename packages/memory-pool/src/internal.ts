@@ -8,6 +8,8 @@ export {
   capCoefficients,
   genABytesPerFullToken,
   genAStage,
+  generationStage,
+  isSwaScopedC128,
   npuStatePoolSize,
   finalizedC128StatePoolSize,
 } from "./generations/configurator.js";

@@ -6,7 +6,6 @@
  * KV budget defaults to the one the log printed, and the sizing to SGLang's arithmetic.
  */
 import { stat } from "node:fs/promises";
-import { basename } from "node:path";
 import {
   type DetectedPlatform,
   type ParsedSglangLog,
@@ -14,6 +13,7 @@ import {
   type SglangFlag,
   detectPlatform,
   parseSglangLog,
+  resolveModelName,
   sglangFlag,
 } from "@dsv4-kv/server-config";
 import { InputError, UsageError } from "../commands/args.js";
@@ -69,7 +69,7 @@ async function sectionInput(path: string, parsed: ParsedSglangLog): Promise<LogI
   const platform = detectPlatform(parsed);
   const input: LogInput = { path, parsed, platform, values: {}, ignored: [], env: {}, budgetBytes: null, summary: [] };
   if (parsed.serverArgs !== null) await readServerArgs(input, parsed.serverArgs);
-  else if (parsed.launchCommand !== null) readLaunchCommand(input, parsed.launchCommand);
+  else if (parsed.launchCommand !== null) await readLaunchCommand(input, parsed.launchCommand);
   else input.summary.push("no server_args line and no launch command: the arguments are the flags' and defaults");
   const env = launchEnv(parsed.env);
   input.env = env.honoured;
@@ -150,23 +150,68 @@ function logValue(input: LogInput, key: string, dsv4Name: string, value: unknown
  * component (the checkpoint's name, e.g. DeepSeek-V4-Flash) is resolved as a name instead (--model overrides).
  */
 async function localModel(input: LogInput, path: string): Promise<string> {
-  if (!path.includes("/") || path.split("/").length === 2) return path;
+  if (!path.includes("/") && knownName(path)) return path;
+  if (path.split("/").length === 2 && !path.startsWith("/") && knownName(path)) return path;
   const exists = await stat(path).then(
     () => true,
     () => false,
   );
   if (exists) return path;
-  const name = basename(path.replace(/\/+$/, ""));
-  input.summary.push(`model path ${path} is not on this machine: resolved by its name ${name} (--model overrides)`);
-  return name;
+  const name = nameFromPath(path);
+  input.summary.push(
+    name.how === "component"
+      ? `model path ${path} is not on this machine: resolved by its name ${name.name} (--model overrides)`
+      : `model path ${path} is not on this machine and names no preset: read as ${name.name}, the preset its ` +
+          "name points to (--model overrides)",
+  );
+  return name.name;
 }
 
-function readLaunchCommand(input: LogInput, words: readonly string[]): void {
+const knownName = (name: string) => {
+  try {
+    resolveModelName(name, "--model");
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The preset a server's model path names: a component that is a preset name, else the family it spells. */
+function nameFromPath(path: string): { name: string; how: "component" | "family" } {
+  const parts = path.split("/").filter((p) => p !== "");
+  for (const part of [...parts].reverse()) {
+    for (const candidate of [part, part.replace(/_.*$/, "")]) if (knownName(candidate)) return { name: candidate, how: "component" };
+  }
+  return { name: /v4[-_.]?pro/i.test(path) ? "DeepSeek-V4-Pro" : DEFAULT_LOG_MODEL, how: "family" };
+}
+
+const DEFAULT_LOG_MODEL = "DeepSeek-V4-Flash";
+
+/**
+ * The launch command's flags. A log shows what ran, often cut or with flags of another version: a flag the table
+ * does not know (or a value it refuses) is left out and listed, never a reason to refuse the log.
+ */
+async function readLaunchCommand(input: LogInput, words: readonly string[]): Promise<void> {
   const launch = splitLaunchCommand(words);
   if (launch === null) return;
-  const server = parseCheckWords(launch.serverWords);
-  Object.assign(input.values, server.values);
-  input.ignored.push(...server.ignored);
+  let serverWords = [...launch.serverWords];
+  for (let attempt = 0; attempt <= launch.serverWords.length; attempt++) {
+    try {
+      const server = parseCheckWords(serverWords);
+      Object.assign(input.values, server.values);
+      input.ignored.push(...server.ignored);
+      break;
+    } catch (error) {
+      if (!UsageError.isInstance(error) && !InputError.isInstance(error)) throw error;
+      const at = serverWords.findIndex((w) => w === error.field || w.startsWith(`${error.field}=`));
+      if (at < 0) throw error;
+      const takesValue = at + 1 < serverWords.length && !serverWords[at + 1]!.startsWith("--") && !serverWords[at]!.includes("=");
+      const dropped = serverWords.slice(at, takesValue ? at + 2 : at + 1);
+      serverWords = [...serverWords.slice(0, at), ...serverWords.slice(at + dropped.length)];
+      input.ignored.push({ name: `launch command: ${dropped.join(" ")}`, value: error.rule, effect: "unmodelled" });
+    }
+  }
+  if (typeof input.values.model === "string") input.values.model = await localModel(input, input.values.model);
   input.summary.push(`no server_args line: the arguments are the launch command's (${launch.program})`);
 }
 

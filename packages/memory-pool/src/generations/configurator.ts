@@ -23,7 +23,20 @@ import {
   type PoolSizes,
 } from "../sizing.js";
 
-export type ConfiguratorGenerationId = "gen-a" | "gen-b" | "gen-b-cap" | "npu";
+export type ConfiguratorGenerationId = "gen-a" | "gen-a-pools" | "gen-b" | "gen-b-cap" | "npu";
+
+/** The generations that price the c128 state per SWA token (no fixed bytes): the earliest two. */
+export const isSwaScopedC128 = (generation: ConfiguratorGenerationId) =>
+  generation === "gen-a" || generation === "gen-a-pools";
+
+/** The stage a generation sizes: the earliest calculator's own (genAStage), else the config's first stage. */
+export function generationStage(
+  generation: ConfiguratorGenerationId,
+  config: SizingConfig,
+  options: GenerationOptions = {},
+): StageFacts {
+  return generation === "gen-a" ? genAStage(config, options) : firstStage(config, options);
+}
 
 /** What a generation's configurator computes (and logs) from one budget, for the first pipeline stage. */
 /**
@@ -65,13 +78,14 @@ function firstStage(config: SizingConfig, options: GenerationOptions = {}): Stag
 
 /**
  * The stage as the earliest calculator saw it: every `compress_ratios` entry is a layer (the MTP draft layer's
- * entry too: 44 SWA layers for Flash, not 43), and its rings are the plain ones (8 and 128) even with MTP on,
- * because it sized them before speculation was known. Online c128 keeps its ring of 1.
+ * entry too: 44 SWA layers for Flash, not 43), and its rings are the other mode's: 8/128 with MTP on, 16/256
+ * without (the speculative flag reached its ring function inverted; two public logs show both cases, see
+ * docs/reference/configurator-generations.md §3). Online c128 keeps its ring of 1.
  */
 export function genAStage(config: SizingConfig, options: GenerationOptions = {}): StageFacts {
   const base = stageFacts(config)[0]!;
   const all = config.model.compressRatios;
-  const plain = stageFacts({ ...config, isSpeculative: false, ppSize: 1 })[0]!;
+  const plain = stageFacts({ ...config, isSpeculative: !config.isSpeculative, ppSize: 1 })[0]!;
   return {
     ...base,
     layers: all.length,
@@ -100,14 +114,22 @@ export function genABytesPerFullToken(config: SizingConfig, stage: StageFacts): 
   );
 }
 
-/** Gen A: `F = int(avail / bpft) // P · P`, state pools from SWA tokens over the window. */
-function sizeGenA(config: SizingConfig, availableBytes: number, options: GenerationOptions): GenerationSizing {
-  const stage = genAStage(config, options);
+/**
+ * Gen A (and the calculator after it that also logs the pool sizes): `F = int(avail / bpft) // P · P`, state pools
+ * from SWA tokens over the window.
+ */
+function sizeGenA(
+  config: SizingConfig,
+  availableBytes: number,
+  options: GenerationOptions,
+  generation: "gen-a" | "gen-a-pools",
+): GenerationSizing {
+  const stage = generationStage(generation, config, options);
   const W = config.model.slidingWindow;
   const bpft = genABytesPerFullToken(config, stage);
   const sizes = computeSizes(config, stage, Math.trunc(availableBytes / bpft), W);
   return {
-    generation: "gen-a",
+    generation,
     bytesPerFullToken: bpft,
     c128StateFixedBytes: 0,
     swaFixedBytes: 0,
@@ -187,7 +209,8 @@ export function sizeForGeneration(
   requireInt("availableBytes", availableBytes, 0);
   switch (generation) {
     case "gen-a":
-      return sizeGenA(config, availableBytes, options);
+    case "gen-a-pools":
+      return sizeGenA(config, availableBytes, options, generation);
     case "gen-b":
     case "npu":
       return sizeGenB(config, availableBytes, generation, options);
@@ -209,7 +232,7 @@ export function sizeForGeneration(
         "INVALID_ARGUMENT",
         "generation",
         generation,
-        "generation must be one of gen-a, gen-b, gen-b-cap, npu",
+        "generation must be one of gen-a, gen-a-pools, gen-b, gen-b-cap, npu",
       );
   }
 }
@@ -226,7 +249,7 @@ export function sizesFromMaxTokensForGeneration(
 ): GenerationSizing {
   requireInt("maxTokens", maxTokens, 0);
   const base = sizeForGeneration(generation, config, 0, options);
-  const stage = generation === "gen-a" ? genAStage(config, options) : firstStage(config, options);
+  const stage = generationStage(generation, config, options);
   const W = config.model.slidingWindow;
   if (generation === "gen-b-cap") {
     const P = config.pageSize;
@@ -236,7 +259,7 @@ export function sizesFromMaxTokensForGeneration(
   const sizes = computeSizes(config, stage, maxTokens, W);
   return {
     ...base,
-    ...poolFigures(sizes, generation === "gen-a" ? Math.floor(sizes.swaTokens / W) * stage.ringSizeC128 : 0),
+    ...poolFigures(sizes, isSwaScopedC128(generation) ? Math.floor(sizes.swaTokens / W) * stage.ringSizeC128 : 0),
   };
 }
 

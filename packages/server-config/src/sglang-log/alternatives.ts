@@ -5,8 +5,12 @@
  * of the NPU and CUDA pools, the c4-state divisor, the SWA ratio of older defaults, online c128. A figure that
  * differs is recomputed under each (then under each pair); the first that reproduces the logged value is its cause.
  */
-import { type SizingConfig, stageFacts } from "@dsv4-kv/memory-pool";
-import { type ConfiguratorGenerationId, type GenerationOptions, genAStage } from "@dsv4-kv/memory-pool/internal";
+import type { SizingConfig } from "@dsv4-kv/memory-pool";
+import {
+  type ConfiguratorGenerationId,
+  type GenerationOptions,
+  generationStage,
+} from "@dsv4-kv/memory-pool/internal";
 
 /** What a figure is computed under: the generation's arithmetic, the sizing config, the stage overrides. */
 export interface Env {
@@ -27,14 +31,11 @@ export interface Alternative {
 }
 
 function rings(env: Env): { c4: number; c128: number } {
-  const stage = env.generation === "gen-a" ? genAStage(env.config, env.options) : stageOf(env);
+  const stage = stageOf(env);
   return { c4: stage.ringSizeC4, c128: stage.ringSizeC128 };
 }
 
-export function stageOf(env: Env) {
-  if (env.generation === "gen-a") return genAStage(env.config, env.options);
-  return { ...stageFacts(env.config)[0]!, ...env.options.stage };
-}
+export const stageOf = (env: Env) => generationStage(env.generation, env.config, env.options);
 
 const withStage = (env: Env, stage: GenerationOptions["stage"]): Env => ({
   ...env,
@@ -74,6 +75,11 @@ export const ALTERNATIVES: readonly Alternative[] = [
     id: "gen-a",
     term: "the earliest configurator (c128 state priced per SWA token, no fixed bytes)",
     apply: (e) => (e.generation === "gen-a" ? null : { ...e, generation: "gen-a" }),
+  },
+  {
+    id: "gen-a-pools",
+    term: "the calculator after the earliest (c128 state per SWA token, its own rings and target layers)",
+    apply: (e) => (e.generation === "gen-a-pools" ? null : { ...e, generation: "gen-a-pools", npuStatePools: false }),
   },
   {
     id: "gen-b",
@@ -150,6 +156,11 @@ export const ALTERNATIVES: readonly Alternative[] = [
     id: "offline-c128",
     term: "offline c128 compression (ring 128/256)",
     apply: (e) => (e.config.onlineC128 ? withConfig(e, { onlineC128: false, onlineC128Mtp: false }) : null),
+  },
+  {
+    id: "dp-undivided",
+    term: "--max-running-requests not divided by the attention-DP size",
+    apply: (e) => ((e.config.attnDpSize ?? 1) > 1 ? withConfig(e, { attnDpSize: 1 }) : null),
   },
   {
     id: "no-speculation",

@@ -61,13 +61,22 @@ export function detectGeneration(log: ParsedSglangLog, report: CheckReport): Det
   const keys = Object.keys(first.fields).join(", ");
   evidence.push(`line ${first.line}: "${first.label}" with ${keys}`);
   const spelt = first.label.startsWith("DSv4") ? "DSv4" : "DSV4";
-  if (fits(first, GEN_A_FIELDS) && (spelt === "DSv4" || first.missing.length === 0)) {
+  if (fits(first, GEN_A_FIELDS) && spelt === "DSv4") {
     evidence.push(
-      `the label is spelt '${spelt}' and there is no c128_state_fixed: the earliest calculator (gen-a), whose ` +
-        "arithmetic prices c128 state per SWA token, keeps the plain rings 8/128 with MTP on and counts every " +
-        "compress_ratios entry (the draft layer's too) as a SWA layer",
+      "the label is spelt 'DSv4' and there is no c128_state_fixed: the earliest calculator (gen-a), which prices " +
+        "c128 state per SWA token, counts every compress_ratios entry (the draft layer's too) as a SWA layer, " +
+        "and sizes the rings of the other mode (8/128 with MTP on, 16/256 without)",
     );
     return { generation: "gen-a", evidence, unmodelledReason: null };
+  }
+  if (fits(first, GEN_A_FIELDS) && first.missing.length === 0) {
+    const pools = log.sizingLines.find((l) => l.kind === "pool-sizes");
+    evidence.push(
+      `'DSV4' without c128_state_fixed${pools ? ` and a "DSV4 pool sizes" line (line ${pools.line})` : ""}: the ` +
+        "calculator after the earliest (gen-a-pools), which prices c128 state per SWA token with its own rings " +
+        "and the target layers",
+    );
+    return { generation: "gen-a-pools", evidence, unmodelledReason: null };
   }
   if (spelt === "DSV4" && fits(first, CAP_FIELDS, ["swa_fixed"]) && "swa_fixed" in first.fields) {
     const mode = swa.map((l) => l.fields.mode).find((m) => typeof m === "string");

@@ -42,9 +42,13 @@ const LAUNCH_HEAD = new RegExp(
 );
 /** Text that names the platform a server ran on (kept as evidence; detect.ts decides). */
 const PLATFORM_HINT =
-  /\b(?:MI300X?|MI325X|MI355X?|gfx9\d\d|ROCm|rocm|HIP_VISIBLE_DEVICES|Ascend|ascend|Atlas|910[BC]|device='npu'|torch_npu|CANN|AMD Instinct)\b/;
+  /\b(?:MI300X?|MI325X|MI355X?|gfx9\d\d|ROCm|rocm|HIP_VISIBLE_DEVICES|Ascend|ascend|Atlas|910[BC]|device='npu'|torch_npu|CANN|AMD Instinct|float8_e4m3fnuz|aiter|NPU graph)\b/i;
 /** A sizing label anywhere in a line: such a line is SGLang's or prose that quotes it. */
-const MENTION = /DSV4 memory calculation|DSv4 memory calculation|DSV4 pool sizes|DSV4 SWA sizing|DeepSeekV4TokenToKVPool/;
+const MENTION =
+  /DSV4 memory calculation|DSv4 memory calculation|DSV4 pool sizes|DSV4 SWA sizing|DeepSeekV4TokenToKVPool|max_total_num_tokens=|full_token=/;
+/** SGLang start-up messages on a log line that are no sizing line (a start-up that failed before it, an excerpt). */
+const STARTUP =
+  /^(?:Load weight (?:begin|end)|Capture .*graph|Allocating .* memory for V4|KV Cache is allocated|Memory pool end|Init torch distributed|Using KV cache dtype|Scheduler hit an exception|.*Loaded weights leave no GPU memory|.*DeepSeekV4|.*DSV4|.*deepseek_v4)/;
 
 interface Section {
   section: number;
@@ -60,6 +64,7 @@ interface Section {
   launchEnv: Record<string, string>;
   launchCommand: string[] | null;
   sizingLines: LoggedSizingLine[];
+  startupLines: { line: number; text: string }[];
 }
 
 function newSection(n: number, line: number, startedBy: SectionStart): Section {
@@ -77,6 +82,7 @@ function newSection(n: number, line: number, startedBy: SectionStart): Section {
     launchEnv: {},
     launchCommand: null,
     sizingLines: [],
+    startupLines: [],
   };
 }
 
@@ -116,7 +122,8 @@ export function parseSglangLog(text: string): ParsedSglangLogFile {
   return { lines: lines.length, sections: numbered, skipped: reader.skipped };
 }
 
-const hasMaterial = (s: Section) => s.sizingLines.length > 0 || s.serverArgs !== null || s.launchCommand !== null;
+const hasMaterial = (s: Section) =>
+  s.sizingLines.length > 0 || s.serverArgs !== null || s.launchCommand !== null || s.startupLines.length > 0;
 
 function freeze(s: Section): ParsedSglangLog {
   return {
@@ -132,6 +139,7 @@ function freeze(s: Section): ParsedSglangLog {
     env: { ...s.env, ...s.launchEnv },
     launchCommand: s.launchCommand,
     sizingLines: s.sizingLines,
+    startupLines: s.startupLines.slice(0, 20),
   };
 }
 
@@ -172,6 +180,8 @@ class Reader {
     if (c.kind === "log" || c.kind === "bare") {
       if (this.readSizing(c, raw, lineNo)) return;
       if (SERVER_ARGS.test(c.message)) return this.readServerArgs(c.message.slice("server_args=".length), raw, lineNo);
+      if (c.kind === "log" && STARTUP.test(c.message))
+        this.current.startupLines.push({ line: lineNo, text: excerpt(c.message) });
     }
     if (c.kind === "prose" || c.kind === "table") {
       if (MENTION.test(raw)) this.skip(lineNo, raw, `${c.kind}: mentions a DSV4 sizing line but is not a log line`);

@@ -16,6 +16,7 @@ import {
 import {
   type ConfiguratorGenerationId,
   finalizedC128StatePoolSize,
+  isSwaScopedC128,
   npuStatePoolSize,
   sizeForGeneration,
 } from "@dsv4-kv/memory-pool/internal";
@@ -99,6 +100,8 @@ interface Ctx extends FigureSink {
 }
 
 const W = (env: Env) => env.config.model.slidingWindow;
+/** The earliest configurator gave every worker the whole --max-running-requests (no attention-DP split). */
+const requestConfig = (env: Env) => (env.generation === "gen-a" ? { ...env.config, attnDpSize: 1 } : env.config);
 const sizesAt = (env: Env, full: number) => computeSizes(env.config, stageOf(env), full, W(env));
 const divisor = (env: Env) => (env.c4StateDivisor === "page" ? env.config.pageSize : W(env));
 const opts = (ctx: Ctx, env: Env) => ({ ...env.options, swaCapTokens: env.options.swaCapTokens ?? ctx.swaCap?.value });
@@ -251,9 +254,13 @@ function poolSizes(ctx: Ctx, line: LoggedSizingLine) {
     key: "c128_state",
     name: "pools.c128_state",
     derivedFrom: [],
-    formula: "c128_state = 0 here (request-scoped: finalized from the request slots at pool init)",
+    formula: isSwaScopedC128(ctx.base.generation)
+      ? "c128_state = swa // window × c128 ring (priced per SWA token)"
+      : "c128_state = 0 here (request-scoped: finalized from the request slots at pool init)",
     compute: (env) =>
-      env.generation === "gen-a" && swaValue !== null ? exact(Math.floor(swaValue / W(env)) * stageOf(env).ringSizeC128) : exact(0),
+      isSwaScopedC128(env.generation) && swaValue !== null
+        ? exact(Math.floor(swaValue / W(env)) * stageOf(env).ringSizeC128)
+        : exact(0),
     render: asInt,
   });
 }
@@ -309,9 +316,11 @@ function poolInit(ctx: Ctx, line: LoggedSizingLine) {
     name: "pool-init.max_num_reqs",
     derivedFrom: requested ? [] : [full.ref],
     formula: requested
-      ? "max_num_reqs = min(--max-running-requests per attention-DP worker, full // 2)"
+      ? ctx.base.generation === "gen-a"
+        ? "max_num_reqs = min(--max-running-requests, full // 2) (the earliest configurator does not divide by DP)"
+        : "max_num_reqs = min(--max-running-requests per attention-DP worker, full // 2)"
       : "max_num_reqs = min(clamp(full / context × 512, 2048, 4096), full // 2): the estimate",
-    compute: (env) => exact(resolveMaxRunningRequests(env.config, full.value)),
+    compute: (env) => exact(resolveMaxRunningRequests(requestConfig(env), full.value)),
     render: asInt,
   });
   const swa = evaluate(ctx, {
@@ -335,7 +344,7 @@ function statePools(ctx: Ctx, line: LoggedSizingLine, reqs: LoggedNumber | null,
   for (const ratio of [4, 128] as const) {
     const key = `c${ratio}_state_pool_size`;
     const npu = ctx.base.npuStatePools;
-    const ringScoped = ratio === 4 || ctx.base.generation === "gen-a";
+    const ringScoped = ratio === 4 || isSwaScopedC128(ctx.base.generation);
     evaluate(ctx, {
       line,
       key,
@@ -356,7 +365,8 @@ function statePoolSize(env: Env, ratio: 4 | 128, mnr: number | null, swa: number
   if (env.npuStatePools) return mnr === null ? null : exact(npuStatePoolSize(ratio, env.config.pageSize, mnr));
   const stage = stageOf(env);
   if (ratio === 4) return swa === null ? null : exact(Math.floor(swa / divisor(env)) * stage.ringSizeC4);
-  if (env.generation === "gen-a") return swa === null ? null : exact(Math.floor(swa / W(env)) * stage.ringSizeC128);
+  if (isSwaScopedC128(env.generation))
+    return swa === null ? null : exact(Math.floor(swa / W(env)) * stage.ringSizeC128);
   if (mnr === null) return null;
   return exact(finalizedC128StatePoolSize(env.config, numReqSlots(env.config, mnr), env.options));
 }
@@ -427,6 +437,16 @@ function reconcileRank(ctx: Ctx, lines: readonly LoggedSizingLine[], unmodelled:
   }
 }
 
+function nothingToReconcile(log: ParsedSglangLog): string {
+  if (log.serverArgs !== null || log.launchCommand !== null)
+    return "the section has no DSV4 sizing line: its arguments were checked as a launch, nothing to reconcile";
+  const lines = log.startupLines.slice(0, 3).map((l) => `line ${l.line}: "${l.text}"`);
+  return (
+    "the section has no DSV4 sizing line, no server_args and no launch command, only start-up messages " +
+    `(${lines.join("; ")}): checked with the defaults and the flags, nothing to reconcile`
+  );
+}
+
 /** Every figure of one section against the arithmetic of its generation, per rank, anchored on the logged figures. */
 export function reconcileSglangLog(log: ParsedSglangLog, report: CheckReport, options: ReconcileOptions = {}): LogComparison {
   const detected = detectGeneration(log, report);
@@ -477,7 +497,7 @@ export function reconcileSglangLog(log: ParsedSglangLog, report: CheckReport, op
     skipped: log.skipped,
     truncated,
     ...(log.sizingLines.length === 0
-      ? { nothingToReconcile: "the section has no DSV4 sizing line: it was checked as a launch, nothing to reconcile" }
+      ? { nothingToReconcile: nothingToReconcile(log) }
       : {}),
   };
 }

@@ -85,6 +85,8 @@ export interface ParsedSglangLog {
   /** The launch command the log shows, tokenised, or null. */
   readonly launchCommand: readonly string[] | null;
   readonly sizingLines: readonly LoggedSizingLine[];
+  /** SGLang start-up messages that are no sizing line (weights loaded, graphs captured, an error), the first 20. */
+  readonly startupLines: readonly { line: number; text: string }[];
 }
 
 /** A whole log file: its sections (one per server start) and every line skipped. */
@@ -133,7 +135,7 @@ export interface FigureComparison {
 }
 
 /** The configurator generations we can tell apart (docs/reference/configurator-generations.md). */
-export type ConfiguratorGeneration = "gen-a" | "gen-b" | "gen-b-cap" | "npu" | "unknown";
+export type ConfiguratorGeneration = "gen-a" | "gen-a-pools" | "gen-b" | "gen-b-cap" | "npu" | "unknown";
 
 /** A figure the log cut off: listed, never compared. */
 export interface TruncatedFigure {
