@@ -215,8 +215,12 @@ async function readLaunchCommand(input: LogInput, words: readonly string[]): Pro
   input.summary.push(`no server_args line: the arguments are the launch command's (${launch.program})`);
 }
 
+/** The budget the lowest rank printed first (ranks print in any order; a later line may be a draft's or a re-run's). */
 function loggedBudgetBytes(parsed: ParsedSglangLog): number | null {
-  const first = parsed.sizingLines.find((s) => s.kind === "memory-calculation");
+  const memory = parsed.sizingLines.filter((s) => s.kind === "memory-calculation");
+  const rankOf = (s: (typeof memory)[number]) => s.rank?.tp ?? s.rank?.dp ?? -1;
+  const lowest = Math.min(...memory.map(rankOf));
+  const first = memory.find((s) => rankOf(s) === lowest);
   const field = first?.fields.available_bytes ?? first?.fields.raw_available_bytes;
   if (field === undefined || typeof field === "string" || field.unit !== "GB" || field.value <= 0) return null;
   if (field.truncated) return null;

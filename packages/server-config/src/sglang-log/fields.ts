@@ -51,6 +51,8 @@ export const SIZING_KINDS: readonly SizingKind[] = [
 const WORDS = new Set(["True", "False", "None"]);
 const UNITS = new Set(["GB", "MB", "KB", "B", "GiB", "MiB"]);
 const NUMBER = /^(-?\d+(?:\.(\d+))?(?:[eE][-+]?\d+)?)(?:\s?([A-Za-z]+))?/;
+/** Thousands separators a person added (`3,895,296`): SGLang never prints them. */
+const GROUPED = /^-?\d{1,3}(?:,\d{3})+(?![\d.])/;
 const KEY = /^[A-Za-z_][A-Za-z0-9_+]*$/;
 const ELLIPSIS = /\s*(?:…|\.\.\.)\s*$/;
 
@@ -66,11 +68,18 @@ export interface ReadFields {
 
 /** Splits a body into `key=value` parts at the format's delimiters; a part without `=` is kept as text. */
 function parts(kind: SizingKind, body: string): string[] {
-  if (kind.style === "comma") return body.split(/,\s*(?=[A-Za-z_][A-Za-z0-9_+]*(?:=|$))/);
-  return body.split(/\s+(?=[A-Za-z_][A-Za-z0-9_+]*(?:=|$))/);
+  const blank = (text: string) => text.split(/\s+(?=[A-Za-z_][A-Za-z0-9_+]*(?:=|$))/);
+  if (kind.style === "blank") return blank(body);
+  // A person retyping the line may separate the fields with blanks instead of SGLang's ", ".
+  return body.split(/,\s*(?=[A-Za-z_][A-Za-z0-9_+]*(?:=|$))/).flatMap((part) => (/\s[A-Za-z_][\w+]*=/.test(part) ? blank(part) : [part]));
 }
 
 function readNumber(key: string, text: string): { value: LoggedNumber | string | null; problem?: string } {
+  const grouped = GROUPED.exec(text);
+  if (grouped) {
+    const value = Number(grouped[0].replace(/,/g, ""));
+    return { value: { text: grouped[0], value, decimals: 0, unit: "" } };
+  }
   const m = NUMBER.exec(text);
   if (!m) return WORDS.has(text) ? { value: text } : { value: null, problem: `${key}=${text.slice(0, 30)} is not a number` };
   let unit = m[3] ?? "";

@@ -53,7 +53,7 @@ const showRange = (s: { lo: string; hi: string }) => (s.lo === s.hi ? s.lo : `${
 function accepts(n: LoggedNumber, v: { lo: number; hi: number }, spec: FigureSpec): boolean {
   const s = shown(v, n, spec.render);
   if (spec.step && n.value % spec.step !== 0) return false;
-  if (s.lo === s.hi) return n.text === s.lo || Number(n.text) === Number(s.lo);
+  if (s.lo === s.hi) return n.text === s.lo || (n.decimals === 0 && n.value === Number(s.lo));
   return n.value >= Number(s.lo) && n.value <= Number(s.hi);
 }
 

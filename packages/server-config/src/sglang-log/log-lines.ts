@@ -21,7 +21,7 @@ const LEAD = [
 ];
 /** SGLang messages a bare line may start with (the sizing labels, server_args, the scheduler's line). */
 const BARE_START =
-  /^(?:DSV4 |DSv4 |Initialize [A-Za-z0-9_]*DeepSeekV4|server_args=|max_total_num_tokens=|Load weight|Memory pool end)/;
+  /^(?:DSV4 |DSv4 |Initialize [A-Za-z0-9_]*DeepSeekV4|server_args=|max_total_num_tokens=|Load weight|Memory pool end|KV Cache is allocated)/;
 
 export type LineKind = "log" | "bare" | "prose" | "table" | "blank";
 

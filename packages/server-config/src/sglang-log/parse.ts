@@ -180,7 +180,7 @@ class Reader {
     if (c.kind === "log" || c.kind === "bare") {
       if (this.readSizing(c, raw, lineNo)) return;
       if (SERVER_ARGS.test(c.message)) return this.readServerArgs(c.message.slice("server_args=".length), raw, lineNo);
-      if (c.kind === "log" && STARTUP.test(c.message))
+      if (STARTUP.test(c.message))
         this.current.startupLines.push({ line: lineNo, text: excerpt(c.message) });
     }
     if (c.kind === "prose" || c.kind === "table") {
@@ -263,12 +263,20 @@ class Reader {
     return null;
   }
 
-  /** A rank that built its pool sizes again after building its pool: the server restarted. */
+  /**
+   * A rank that sized its pools again after building its pool, or logged larger pools than before (a re-sizing
+   * only shrinks them): the server restarted, or the file holds another server's lines.
+   */
   private isRestart(line: LoggedSizingLine): boolean {
-    if (line.kind !== "memory-calculation") return false;
     const rank = line.rank?.label ?? null;
     const mine = this.current.sizingLines.filter((l) => (l.rank?.label ?? null) === rank);
-    return mine.some((l) => l.kind === "memory-calculation") && mine.some((l) => l.kind === "pool-init");
+    if (line.kind === "memory-calculation")
+      return mine.some((l) => l.kind === "memory-calculation") && mine.some((l) => l.kind === "pool-init");
+    if (line.kind !== "pool-sizes") return false;
+    const full = line.fields.full;
+    const before = mine.filter((l) => l.kind === "pool-sizes").map((l) => l.fields.full);
+    const last = before[before.length - 1];
+    return typeof full === "object" && typeof last === "object" && !last.truncated && full.value > last.value;
   }
 
   private readServerArgs(rest: string, raw: string, lineNo: number) {

@@ -380,8 +380,9 @@ function swaSizing(ctx: Ctx, line: LoggedSizingLine) {
     if (swa && !swa.truncated) ctx.swaCap = { value: swa.value, ref: ref(line, "swa-sizing.swa_tokens") };
     return;
   }
+  inputFigure(ctx, line, "swa_full_tokens_ratio", "swa-sizing.swa_full_tokens_ratio", "taken from the log: the SWA ratio the server used, an input to every SWA figure");
   const full = ctx.full;
-  if (!full) return evaluateRest(ctx, line, "swa-sizing.", "no full_token before it to compute it from");
+  if (!full) return notComputed(ctx, line, "swa_tokens", "swa-sizing.swa_tokens", "no full_token or pool sizes line in this rank to compute it from");
   evaluate(ctx, { line, key: "swa_tokens", name: "swa-sizing.swa_tokens", derivedFrom: [full.ref], formula: "swa_tokens = int(full × ratio), page-aligned", compute: (env) => exact(sizesAt(env, full.value).swaTokens), render: asInt });
 }
 
@@ -427,14 +428,24 @@ function reconcileRank(ctx: Ctx, lines: readonly LoggedSizingLine[], unmodelled:
   const cap = lines.find((l) => l.kind === "swa-sizing" && num(l, "request_cap+headroom"));
   const capValue = cap ? num(cap, "request_cap+headroom") : null;
   if (cap && capValue && !capValue.truncated) ctx.swaCap = { value: capValue.value, ref: ref(cap, "swa-sizing.request_cap+headroom") };
+  // A SWA sizing line that prints the ratio it used: the server's ratio, an input to every SWA figure.
+  const ratioLine = lines.find((l) => l.kind === "swa-sizing" && num(l, "swa_full_tokens_ratio"));
+  const ratio = ratioLine ? num(ratioLine, "swa_full_tokens_ratio") : null;
+  if (ratio && !ratio.truncated)
+    ctx.base = { ...ctx.base, config: { ...ctx.base.config, swaFullTokensRatio: ratio.value } };
+  const pending: LoggedSizingLine[] = [];
   for (const line of lines) {
     if (unmodelled !== null) consistencyOnly(ctx, line, `not computed: ${unmodelled}`);
     else if (line.kind === "memory-calculation") memoryCalculation(ctx, line);
     else if (line.kind === "pool-sizes") poolSizes(ctx, line);
     else if (line.kind === "pool-init") poolInit(ctx, line);
+    else if (line.kind === "swa-sizing" && !ctx.swaCap && !ctx.full) pending.push(line);
     else if (line.kind === "swa-sizing") swaSizing(ctx, line);
     else if (line.kind === "max-total-tokens") schedulerLine(ctx, line);
+    // A ratio-mode SWA sizing line comes before the full tokens it is computed from.
+    if (ctx.full && pending.length > 0) for (const p of pending.splice(0)) swaSizing(ctx, p);
   }
+  for (const p of pending) swaSizing(ctx, p);
 }
 
 function nothingToReconcile(log: ParsedSglangLog): string {
