@@ -289,6 +289,10 @@ export const LogComparisonSchema = z.strictObject({
   skipped: z.array(SkippedLineSchema).describe("lines not read, with why"),
   truncated: z.array(TruncatedFigureSchema).describe("figures and lines the log cut off: not compared"),
   nothingToReconcile: z.string().optional().describe("a section without sizing lines: checked as a launch only"),
+  rulesNotApplied: z
+    .array(z.strictObject({ rule: RuleIdSchema, reason: z.string() }))
+    .optional()
+    .describe("rules raised by Gen B's sizing that do not describe this log's earlier configurator"),
 });
 
 /** One section of a log with several servers: its own check and reconciliation. */

@@ -122,10 +122,12 @@ async function readServerArgs(input: LogInput, args: Readonly<Record<string, unk
       effect: "unmodelled",
     });
   input.summary.push(
-    `server_args (line ${line}, ${input.parsed.serverArgsForm === "dict" ? "dict" : "ServerArgs(…)"} form): ` +
+    `server_args (line ${line}, ${FORMS[input.parsed.serverArgsForm ?? "repr"]} form): ` +
       `${read} KV-relevant read, ${plain} without effect on KV state, ${unknown.length} set and not in the flag table`,
   );
 }
+
+const FORMS = { repr: "ServerArgs(…)", dict: "dict", fragment: "cut ServerArgs(…) pieces: only their readable pairs" };
 
 function ignoredEntry(flag: SglangFlag, key: string, value: unknown): IgnoredSetting {
   return { name: `server_args.${key}`, value, effect: flag.effect === "unmodelled" ? "unmodelled" : "ignored" };

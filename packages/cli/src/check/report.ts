@@ -274,6 +274,7 @@ export function formatLogComparison(
     for (const t of c.truncated) out.push(`    line ${t.line}: ${t.name} ${t.logged}: ${t.reason}`);
   }
   out.push(...skippedLines(c));
+  for (const r of c.rulesNotApplied ?? []) out.push(`  rule ${r.rule} not applied: ${r.reason}`);
   const compared = c.figures.filter((f) => f.role === "compared").length;
   out.push(
     differing.length === 0 && c.generation !== "unknown"

@@ -3,7 +3,9 @@
  * many tokens fit, and which setting is wrong. Exit 0 valid, 1 invalid, 2 unusable input.
  */
 import {
+  type CheckReport,
   DEFAULT_MODEL,
+  RULES,
   type LogComparison,
   type ModelPreset,
   parseCustomModel,
@@ -168,7 +170,14 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
   for (const [envName, flag] of Object.entries(ENV_SWITCHES)) {
     const raw = input.env[envName] ?? (log ? log.env : io.env)[envName];
     if (raw === undefined || raw === "") continue;
-    merged[flag] = checkValueFromText(envName, flag, raw);
+    const fromLog = log !== null && input.env[envName] === undefined;
+    try {
+      merged[flag] = checkValueFromText(envName, flag, raw);
+    } catch (error) {
+      // A log shows the server's environment as it was: a value this check refuses is listed, not fatal.
+      if (!fromLog || !(UsageError.isInstance(error) || InputError.isInstance(error))) throw error;
+      ignored.push({ name: `${envName} (from the log)`, value: raw, effect: "unmodelled" });
+    }
   }
   if (log) {
     Object.assign(merged, log.values);
@@ -188,16 +197,39 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
   if (budgetFromLog) merged["kv-budget-bytes"] = log!.budgetBytes!;
   if (log && merged.sizing === undefined) merged.sizing = "sglang-gen-b";
   const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored });
-  const comparison = log ? reconcileSglangLog(log.parsed, report, { budgetFromLog }) : null;
-  const json = (comparison ? { ...toJson(report), logComparison: comparison } : toJson(report)) as Record<
+  const reconciled = log ? reconcileSglangLog(log.parsed, report, { budgetFromLog }) : null;
+  const { report: checked, comparison } = reconciled ? rulesForLog(report, reconciled) : { report, comparison: null };
+  const json = (comparison ? { ...toJson(checked), logComparison: comparison } : toJson(checked)) as Record<
     string,
     unknown
   >;
-  const ok = report.ok && (comparison === null || logComparisonOk(comparison));
+  const ok = checked.ok && (comparison === null || logComparisonOk(comparison));
   const payload = { values: merged, model, modelResolvedAs, ignored, budget, report: json as CheckPayload["report"] };
   if (!log && typeof merged.html === "string")
     await writeReportHtml(merged.html, renderReportHtml(checkPayload(payload)));
-  return { report, json, comparison, section: log, ok, payload, ignored };
+  return { report: checked, json, comparison, section: log, ok, payload, ignored };
+}
+
+/**
+ * The check sizes with Gen B's arithmetic. For a log of an earlier configurator that sized its pools (a positive
+ * full_token or full is logged), the rules that judge Gen B's sizing of the budget (sized and check stages) do not
+ * describe that server: they are listed in the comparison as not applied, and leave the verdict.
+ */
+function rulesForLog(report: CheckReport, c: LogComparison): { report: CheckReport; comparison: LogComparison } {
+  if (c.generation !== "gen-a" && c.generation !== "gen-a-pools") return { report, comparison: c };
+  const sized = c.figures.find((f) => (f.name === "full_token" || f.name === "pools.full") && Number(f.logged) > 0);
+  if (!sized) return { report, comparison: c };
+  const bySizing = (rule: string) => RULES[rule as keyof typeof RULES]?.stage !== "resolve";
+  const dropped = report.errors.filter((e) => bySizing(e.rule));
+  if (dropped.length === 0) return { report, comparison: c };
+  const errors = report.errors.filter((e) => !bySizing(e.rule));
+  const reason =
+    `raised by Gen B's sizing of this budget; the server's ${c.generation} configurator sized ${sized.name}=` +
+    `${sized.logged} from it (line ${sized.line}): not applied to this log`;
+  return {
+    report: { ...report, errors, ok: errors.length === 0 },
+    comparison: { ...c, rulesNotApplied: dropped.map((e) => ({ rule: e.rule, reason })) },
+  };
 }
 
 async function modelOf(merged: Values, input: CheckInput): Promise<{ model: ModelPreset; modelResolvedAs: string }> {

@@ -28,6 +28,8 @@ export interface Alternative {
   /** The term and its value under this alternative, against the base ("c4/c128 rings 8/128, not 16/256"). */
   term: string;
   apply: (env: Env) => Env | null;
+  /** For an alternative whose value is solved for (a ratio): the term with the value it found. */
+  describe?: (env: Env) => string;
 }
 
 function rings(env: Env): { c4: number; c128: number } {
@@ -140,7 +142,7 @@ export const ALTERNATIVES: readonly Alternative[] = [
     term: "the c4 state divided by the page size, not the window",
     apply: (e) => (e.c4StateDivisor === "page" ? null : { ...e, c4StateDivisor: "page" }),
   },
-  ...[0.8, 0.5, 0.2, 0.1].map(
+  ...[0.8, 0.5, 0.2, 0.15, 0.1].map(
     (r): Alternative => ({
       id: `swa-ratio-${r}`,
       term: `swa_full_tokens_ratio ${r}${r === 0.8 ? " (the generic default older SGLang left in place)" : ""}`,
@@ -179,25 +181,75 @@ export type Recompute = (env: Env) => { lo: number; hi: number } | null;
 
 export interface FoundCause {
   alternatives: Alternative[];
+  /** The environment after each alternative (for the solved terms' values). */
+  envs: Env[];
   value: { lo: number; hi: number };
 }
 
+/** Another model's sizing facts (a log without server_args was checked as the default model). */
+export function modelAlternative(name: string, model: SizingConfig["model"]): Alternative {
+  return {
+    id: `model-${name}`,
+    term: `the model ${name}`,
+    apply: (e) => (e.config.model.numHiddenLayers === model.numHiddenLayers && e.config.model.compressRatios.length === model.compressRatios.length ? null : withConfig(e, { model: { ...model, contextLen: e.config.model.contextLen } })),
+  };
+}
+
+/**
+ * The SWA ratio that reproduces a logged figure, solved for rather than listed: the figure is computed at two
+ * ratios, and when it is linear in the ratio (bytes per full token) or a floor of it (SWA tokens), the ratio is
+ * the shortest decimal in the interval that gives the logged value.
+ */
+export function solvedRatio(recompute: Recompute, logged: number): Alternative {
+  const solve = (env: Env): number | null => {
+    const at = (r: number) => recompute(withConfig(env, { swaFullTokensRatio: r }));
+    const a = at(0.1);
+    const b = at(0.2);
+    if (!a || !b || a.lo === b.lo) return null;
+    const exactR = 0.1 + ((logged - a.lo) / (b.lo - a.lo)) * 0.1;
+    if (!(exactR > 0 && exactR <= 1)) return null;
+    for (const digits of [2, 3, 4]) {
+      const r = Number(exactR.toFixed(digits));
+      for (const c of [r, r + 10 ** -digits, r - 10 ** -digits]) {
+        const v = at(Number(c.toFixed(digits)));
+        if (v && logged >= Math.min(v.lo, v.hi) && logged <= Math.max(v.lo, v.hi)) return Number(c.toFixed(digits));
+      }
+    }
+    return null;
+  };
+  return {
+    id: "swa-ratio-solved",
+    term: "the SWA ratio solved from the logged value",
+    apply: (e) => {
+      const r = solve(e);
+      return r === null || r === e.config.swaFullTokensRatio ? null : withConfig(e, { swaFullTokensRatio: r });
+    },
+    describe: (e) => `swa_full_tokens_ratio ${e.config.swaFullTokensRatio}`,
+  };
+}
+
 /** The first single alternative, then the first pair, under which `recompute` gives `accepts`. */
-export function findCause(base: Env, recompute: Recompute, accepts: (v: { lo: number; hi: number }) => boolean) {
+export function findCause(
+  base: Env,
+  recompute: Recompute,
+  accepts: (v: { lo: number; hi: number }) => boolean,
+  extra: readonly Alternative[] = [],
+) {
   const singles: Array<{ alt: Alternative; env: Env }> = [];
-  for (const alt of ALTERNATIVES) {
+  for (const alt of [...ALTERNATIVES, ...extra]) {
     const env = safe(() => alt.apply(base));
     if (env === null) continue;
     singles.push({ alt, env });
     const v = safe(() => recompute(env));
-    if (v && accepts(v)) return { alternatives: [alt], value: v } satisfies FoundCause;
+    if (v && accepts(v)) return { alternatives: [alt], envs: [env], value: v } satisfies FoundCause;
   }
   for (let i = 0; i < singles.length; i++) {
     for (let j = i + 1; j < singles.length; j++) {
       const env = safe(() => singles[j]!.alt.apply(singles[i]!.env));
       if (env === null) continue;
       const v = safe(() => recompute(env));
-      if (v && accepts(v)) return { alternatives: [singles[i]!.alt, singles[j]!.alt], value: v } satisfies FoundCause;
+      if (v && accepts(v))
+        return { alternatives: [singles[i]!.alt, singles[j]!.alt], envs: [singles[i]!.env, env], value: v } satisfies FoundCause;
     }
   }
   return null;

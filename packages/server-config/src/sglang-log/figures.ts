@@ -4,7 +4,7 @@
  * the log cut it or which alternative arithmetic reproduces it (alternatives.ts).
  */
 import { GIB } from "@dsv4-kv/memory-pool";
-import { type Env, type Recompute, findCause } from "./alternatives.js";
+import { type Alternative, type Env, type Recompute, findCause, solvedRatio } from "./alternatives.js";
 import type { FigureCause, FigureComparison, LoggedNumber, LoggedSizingLine, TruncatedFigure } from "./types.js";
 
 export type Render = (value: number, decimals: number) => string;
@@ -14,6 +14,8 @@ export const asDecimal: Render = (v, d) => v.toFixed(d);
 
 export interface FigureSink {
   base: Env;
+  /** Alternatives of this log beyond the fixed list (the other models, for a log without server_args). */
+  extra: readonly Alternative[];
   rank: string | null;
   out: FigureComparison[];
   truncated: TruncatedFigure[];
@@ -33,6 +35,8 @@ export interface FigureSpec {
   step?: number;
   /** No alternative arithmetic applies (the budget the check was given). */
   noAlternatives?: string;
+  /** The figure depends on the SWA ratio: a cause may be the ratio solved from the logged value. */
+  solveRatio?: boolean;
 }
 
 export const ref = (line: LoggedSizingLine, name: string) => `${name}@${line.line}`;
@@ -130,7 +134,8 @@ function causeOf(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, s: { lo: s
   const ours = showRange(s);
   if (spec.noAlternatives)
     return { explained: false, alternatives: [], text: spec.noAlternatives, value: null, residual: residual(n, s) };
-  const found = findCause(sink.base, spec.compute, (v) => accepts(n, v, spec));
+  const extra = spec.solveRatio ? [...sink.extra, solvedRatio(spec.compute, n.value)] : sink.extra;
+  const found = findCause(sink.base, spec.compute, (v) => accepts(n, v, spec), extra);
   if (!found) {
     return {
       explained: false,
@@ -143,7 +148,7 @@ function causeOf(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, s: { lo: s
     };
   }
   const value = showRange(shown(found.value, n, spec.render));
-  const terms = found.alternatives.map((a) => a.term).join(" and ");
+  const terms = found.alternatives.map((a, i) => (a.describe ? a.describe(found.envs[i]!) : a.term)).join(" and ");
   return {
     explained: true,
     alternatives: found.alternatives.map((a) => a.id),

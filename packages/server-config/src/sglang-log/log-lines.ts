@@ -18,10 +18,11 @@ const LEAD = [
   /^\((?:[\w-]+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*/, // Ray: `(SchedulerActor pid=123) `
   /^\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\]?(?::|\s)\s*(?:\d{2}-\d{2}\s[\d:.]+\s)?(?:\[[\w./:-]+\]\s*)?/, // levels
   /^[\w./-]+\.py:\d+\]?\s*(?:-\s*)?/, // a logger location `pool_configurator.py:212 - `
+  /^(?:\.\.\.|…)\s+(?=[A-Z])/, // `... Allocating …`: a person elided the prefix of a log line
 ];
 /** SGLang messages a bare line may start with (the sizing labels, server_args, the scheduler's line). */
 const BARE_START =
-  /^(?:DSV4 |DSv4 |Initialize [A-Za-z0-9_]*DeepSeekV4|server_args=|max_total_num_tokens=|Load weight|Memory pool end|KV Cache is allocated)/;
+  /^(?:DSV4 |DSv4 |Initialize [A-Za-z0-9_]*DeepSeekV4|server_args=|max_total_num_tokens=|Load weight|Memory pool end|KV Cache is allocated|Auto-detected DSV4|Use dsv4 attention backend)/;
 
 export type LineKind = "log" | "bare" | "prose" | "table" | "blank";
 

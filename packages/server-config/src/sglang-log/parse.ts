@@ -17,6 +17,7 @@
  * Refused (ServerConfigError, code SGLANG_LOG) only: no text, too large, binary, or nothing DSV4 at all.
  */
 import { ServerConfigError } from "../errors.js";
+import { sglangFlag } from "../sglang-flags.js";
 import { type ReadFields, SIZING_KINDS, type SizingKind, readFields } from "./fields.js";
 import { ANSI, type ClassifiedLine, classifyLine, excerpt } from "./log-lines.js";
 import { PythonLiteralError, type PythonValue, readPythonLiteral } from "./python-literal.js";
@@ -59,7 +60,7 @@ interface Section {
   platformHints: { line: number; text: string }[];
   serverArgs: Record<string, unknown> | null;
   serverArgsLine: number | null;
-  serverArgsForm: "repr" | "dict" | null;
+  serverArgsForm: "repr" | "dict" | "fragment" | null;
   env: Record<string, string>;
   launchEnv: Record<string, string>;
   launchCommand: string[] | null;
@@ -183,6 +184,7 @@ class Reader {
       if (STARTUP.test(c.message))
         this.current.startupLines.push({ line: lineNo, text: excerpt(c.message) });
     }
+    if (c.kind === "prose" && this.readArgsFragment(c.message, lineNo)) return;
     if (c.kind === "prose" || c.kind === "table") {
       if (MENTION.test(raw)) this.skip(lineNo, raw, `${c.kind}: mentions a DSV4 sizing line but is not a log line`);
       const launch = c.message.replace(/^`+|`+$/g, "");
@@ -292,6 +294,34 @@ class Reader {
       return;
     this.start(lineNo, "server_args");
     Object.assign(this.current, { serverArgs: read.args, serverArgsLine: lineNo, serverArgsForm: read.form });
+  }
+
+  /**
+   * A piece of a ServerArgs repr whose head was cut or wrapped away (`…ked_prefill_size=4096, enable_x=False, …`):
+   * at least five `key=literal` pairs whose keys are SGLang's flags. Its readable pairs are the section's
+   * server_args (merged over consecutive pieces); the broken ends are left out.
+   */
+  private readArgsFragment(message: string, lineNo: number): boolean {
+    const pairs = message.split(/,\s+(?=[a-z_][a-z0-9_]*=)/);
+    const args: Record<string, unknown> = {};
+    for (const part of pairs) {
+      const m = /^([a-z_][a-z0-9_]*)=(.*)$/s.exec(part.trim());
+      if (!m || !sglangFlag(m[1]!.replace(/_/g, "-"))) continue;
+      try {
+        const read = readPythonLiteral(m[2]!.replace(/,$/, ""));
+        if (m[2]!.replace(/,$/, "").slice(read.end).trim() === "") args[m[1]!] = read.value;
+      } catch {
+        // A pair cut at the line's edge: left out.
+      }
+    }
+    if (Object.keys(args).length < 5) return false;
+    const s = this.current;
+    if (s.serverArgsForm !== "fragment") this.start(lineNo, "server_args");
+    const current = this.current;
+    current.serverArgs = { ...(current.serverArgs ?? {}), ...args };
+    current.serverArgsLine ??= lineNo;
+    current.serverArgsForm = "fragment";
+    return true;
   }
 
   private readLaunch(message: string, lineNo: number) {

@@ -23,7 +23,7 @@ import {
 import type { CheckReport } from "../check.js";
 import { MODEL_PRESETS, type ModelPreset } from "../presets.js";
 import { resolveServerConfig } from "../resolve.js";
-import { type Env, stageOf } from "./alternatives.js";
+import { type Alternative, type Env, modelAlternative, stageOf } from "./alternatives.js";
 import { detectGeneration } from "./detect.js";
 import {
   type FigureSink,
@@ -126,6 +126,7 @@ function memoryCalculation(ctx: Ctx, line: LoggedSizingLine) {
     formula: "this generation's price of one full token (every pool's bytes per token, draft factor included)",
     compute: (env) => exact(sizeForGeneration(env.generation, env.config, 0, opts(ctx, env)).bytesPerFullToken),
     render: asDecimal,
+    solveRatio: true,
   });
   if (bpft && !bpft.truncated) ctx.bpft = { ...decimalRange(bpft), ref: ref(line, "bytes_per_full_token") };
   fixedFigures(ctx, line);
@@ -235,6 +236,7 @@ function poolSizes(ctx: Ctx, line: LoggedSizingLine) {
     formula: ctx.swaCap ? "swa = the cap's SWA tokens" : "swa = int(full × swa_full_tokens_ratio) // page_size × page_size",
     compute: (env) => exact(ctx.swaCap && env.generation === "gen-b-cap" ? ctx.swaCap.value : sizesAt(env, F).swaTokens),
     render: asInt,
+    solveRatio: true,
   });
   compressedFigures(ctx, line, "pools.", { c4: "c4", c128: "c128" }, F, fullRef);
   const swaValue = swa && !swa.truncated ? swa.value : null;
@@ -383,7 +385,7 @@ function swaSizing(ctx: Ctx, line: LoggedSizingLine) {
   inputFigure(ctx, line, "swa_full_tokens_ratio", "swa-sizing.swa_full_tokens_ratio", "taken from the log: the SWA ratio the server used, an input to every SWA figure");
   const full = ctx.full;
   if (!full) return notComputed(ctx, line, "swa_tokens", "swa-sizing.swa_tokens", "no full_token or pool sizes line in this rank to compute it from");
-  evaluate(ctx, { line, key: "swa_tokens", name: "swa-sizing.swa_tokens", derivedFrom: [full.ref], formula: "swa_tokens = int(full × ratio), page-aligned", compute: (env) => exact(sizesAt(env, full.value).swaTokens), render: asInt });
+  evaluate(ctx, { line, key: "swa_tokens", name: "swa-sizing.swa_tokens", derivedFrom: [full.ref], formula: "swa_tokens = int(full × ratio), page-aligned", compute: (env) => exact(sizesAt(env, full.value).swaTokens), render: asInt, solveRatio: true });
 }
 
 function schedulerLine(ctx: Ctx, line: LoggedSizingLine) {
@@ -448,6 +450,26 @@ function reconcileRank(ctx: Ctx, lines: readonly LoggedSizingLine[], unmodelled:
   for (const p of pending) swaSizing(ctx, p);
 }
 
+/** The section names its model (server_args or the launch command): another model is no cause. */
+function modelNamed(log: ParsedSglangLog): boolean {
+  if (log.serverArgs && typeof log.serverArgs.model_path === "string") return true;
+  return (log.launchCommand ?? []).some((w) => /^--model(?:-path)?(?:=|$)/.test(w));
+}
+
+/** The other presets' sizing facts, as alternatives for a log that does not name its model. */
+function otherModels(report: CheckReport): Alternative[] {
+  const out: Alternative[] = [];
+  for (const [name, preset] of Object.entries(MODEL_PRESETS)) {
+    if (name === report.model.name) continue;
+    try {
+      out.push(modelAlternative(name, resolveServerConfig(report.args, { ...preset, contextLen: report.derived.contextLen }).sizing.model));
+    } catch {
+      // A preset these arguments cannot size (its own rules) is no alternative.
+    }
+  }
+  return out;
+}
+
 function nothingToReconcile(log: ParsedSglangLog): string {
   if (log.serverArgs !== null || log.launchCommand !== null)
     return "the section has no DSV4 sizing line: its arguments were checked as a launch, nothing to reconcile";
@@ -476,6 +498,7 @@ export function reconcileSglangLog(log: ParsedSglangLog, report: CheckReport, op
   for (const [rank, lines] of byRank(log)) {
     const ctx: Ctx = {
       base,
+      extra: modelNamed(log) ? [] : otherModels(report),
       rank,
       out: figures,
       truncated,

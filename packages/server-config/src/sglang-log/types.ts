@@ -78,8 +78,11 @@ export interface ParsedSglangLog {
   readonly serverArgs: Readonly<Record<string, unknown>> | null;
   /** Line number of the server_args line, or null. */
   readonly serverArgsLine: number | null;
-  /** How server_args was printed: `repr` (`ServerArgs(…)`) or `dict` (`{…}`); null when absent. */
-  readonly serverArgsForm?: "repr" | "dict" | null;
+  /**
+   * How server_args was printed: `repr` (`ServerArgs(…)`), `dict` (`{…}`), or `fragment` (pieces of a repr whose
+   * head was cut: only their readable pairs); null when absent.
+   */
+  readonly serverArgsForm?: "repr" | "dict" | "fragment" | null;
   /** SGLANG_* and other environment assignments the log shows (environment dump lines, launch command prefix). */
   readonly env: Readonly<Record<string, string>>;
   /** The launch command the log shows, tokenised, or null. */
@@ -162,4 +165,6 @@ export interface LogComparison {
   readonly truncated: readonly TruncatedFigure[];
   /** Set when the section has no sizing line: it was checked as a launch, nothing was reconciled. */
   readonly nothingToReconcile?: string;
+  /** Start-up rules raised by Gen B's sizing that do not describe this log's earlier configurator. */
+  readonly rulesNotApplied?: readonly { rule: string; reason: string }[];
 }
