@@ -198,7 +198,7 @@ export function modelAlternative(name: string, model: SizingConfig["model"]): Al
 /**
  * The SWA ratio that reproduces a logged figure, solved for rather than listed: the figure is computed at two
  * ratios, and when it is linear in the ratio (bytes per full token) or a floor of it (SWA tokens), the ratio is
- * the shortest decimal in the interval that gives the logged value.
+ * the shortest decimal (two or three places, as operators write ratios) in the interval that gives the logged value.
  */
 export function solvedRatio(recompute: Recompute, logged: number): Alternative {
   const solve = (env: Env): number | null => {
@@ -208,7 +208,7 @@ export function solvedRatio(recompute: Recompute, logged: number): Alternative {
     if (!a || !b || a.lo === b.lo) return null;
     const exactR = 0.1 + ((logged - a.lo) / (b.lo - a.lo)) * 0.1;
     if (!(exactR > 0 && exactR <= 1)) return null;
-    for (const digits of [2, 3, 4]) {
+    for (const digits of [2, 3]) {
       const r = Number(exactR.toFixed(digits));
       for (const c of [r, r + 10 ** -digits, r - 10 ** -digits]) {
         const v = at(Number(c.toFixed(digits)));

@@ -77,10 +77,18 @@ function cutFigure(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, reason: 
   sink.out.push({ ...base(sink, spec, n), computed: null, match: null, role: "truncated", why: reason });
 }
 
-/** The logged digits are the start of ours and the line ends right there: the number was cut. */
+/** The logged digits begin some value of ours and the line ends right there: the number was cut. */
 function cutDigits(n: LoggedNumber, computed: { lo: string; hi: string }): boolean {
-  if (!n.atLineEnd || n.decimals !== 0) return false;
-  return [computed.lo, computed.hi].some((c) => c.length > n.text.length && c.startsWith(n.text));
+  if (!n.atLineEnd || n.decimals !== 0 || !/^\d+$/.test(n.text)) return false;
+  const lo = Number(computed.lo);
+  const hi = Number(computed.hi);
+  for (let extra = 1; n.text.length + extra <= computed.hi.length; extra++) {
+    // The numbers that start with these digits and have `extra` more: [p·10^k, (p+1)·10^k − 1].
+    const from = n.value * 10 ** extra;
+    const to = (n.value + 1) * 10 ** extra - 1;
+    if (from <= hi && to >= lo) return true;
+  }
+  return false;
 }
 
 export function notComputed(sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) {
@@ -90,13 +98,14 @@ export function notComputed(sink: FigureSink, line: LoggedSizingLine, key: strin
   sink.out.push({ name, rank: sink.rank, line: line.line, logged: n.text, computed: null, match: null, role: "not-computed", derivedFrom: [], why });
 }
 
-/** Compares one logged figure with ours; a difference gets its cause. Returns the logged number, if any. */
+/** Compares one logged figure with ours; a difference gets its cause. Returns the logged number when it is usable
+ * as an anchor for other figures (null when absent or cut). */
 export function evaluate(sink: FigureSink, spec: FigureSpec): LoggedNumber | null {
   const n = loggedNumber(spec.line, spec.key);
   if (!n) return null;
   if (n.truncated) {
     cutFigure(sink, spec, n, "the line is cut after this value (the keys SGLang prints after it are missing)");
-    return n;
+    return null;
   }
   let v: { lo: number; hi: number } | null;
   try {
@@ -116,7 +125,7 @@ export function evaluate(sink: FigureSink, spec: FigureSpec): LoggedNumber | nul
   }
   if (cutDigits(n, s)) {
     cutFigure(sink, spec, n, `the line ends inside the number: the log shows ${n.text}, ours is ${computed}`);
-    return n;
+    return null;
   }
   const cause = causeOf(sink, spec, n, s);
   sink.out.push({ ...base(sink, spec, n), computed, match: false, role: "compared", why: spec.formula, cause });

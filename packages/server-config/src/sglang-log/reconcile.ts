@@ -94,6 +94,8 @@ interface Ctx extends FigureSink {
   fixed: { lo: number; hi: number; ref: string } | null;
   swaFixed: { lo: number; hi: number; ref: string } | null;
   full: Anchor | null;
+  /** The logged full_token is cut: the pools' full is then an input. */
+  fullCut?: boolean;
   swa: Anchor | null;
   swaCap: Anchor | null;
   targetInitSeen: boolean;
@@ -212,7 +214,8 @@ function fullTokenFigure(ctx: Ctx, line: LoggedSizingLine) {
     step: ctx.base.config.pageSize,
   });
   if (n && !n.truncated) ctx.full = { value: n.value, ref: ref(line, "full_token") };
-  else {
+  else if (num(line, "full_token")) {
+    ctx.fullCut = true;
     const v = ctx.avail ? compute(ctx.base) : null;
     if (v && v.lo === v.hi) ctx.full = { value: v.lo, ref: "full_token (ours: the logged value is cut or absent)" };
   }
@@ -225,7 +228,10 @@ function poolSizes(ctx: Ctx, line: LoggedSizingLine) {
   if (ctx.full && full.value < ctx.full.value) resizedFull(ctx, line);
   else if (ctx.full)
     evaluate(ctx, { line, key: "full", name: "pools.full", derivedFrom: [ctx.full.ref], formula: "full = full_token", compute: () => exact(ctx.full!.value), render: asInt });
-  else inputFigure(ctx, line, "full", "pools.full", "taken from the log: no memory calculation line sizes it");
+  else
+    inputFigure(ctx, line, "full", "pools.full", ctx.fullCut
+      ? "taken from the log: the full_token it equals is cut in the log"
+      : "taken from the log: no memory calculation line sizes it");
   ctx.full = { value: full.value, ref: fullRef };
   const F = full.value;
   const swa = evaluate(ctx, {
