@@ -193,8 +193,9 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
 
   // With a log: the budget it printed unless a budget flag is given, and SGLang's Gen B arithmetic.
   const budgetGiven = BUDGET_FLAGS.some((f) => merged[f] !== undefined);
-  const budgetFromLog = log !== null && log.budgetBytes !== null && !budgetGiven;
-  if (budgetFromLog) merged["kv-budget-bytes"] = log!.budgetBytes!;
+  // Without a budget flag the logged budget is an input of the comparison (even one the check cannot use).
+  const budgetFromLog = log !== null && !budgetGiven;
+  if (budgetFromLog && log.budgetBytes !== null) merged["kv-budget-bytes"] = log.budgetBytes;
   if (log && merged.sizing === undefined) merged.sizing = "sglang-gen-b";
   const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored });
   const reconciled = log ? reconcileSglangLog(log.parsed, report, { budgetFromLog }) : null;

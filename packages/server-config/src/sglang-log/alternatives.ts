@@ -228,7 +228,7 @@ export function solvedRatio(recompute: Recompute, logged: number): Alternative {
   };
 }
 
-/** The first single alternative, then the first pair, under which `recompute` gives `accepts`. */
+/** The first single alternative, then the first pair, then the first triple, under which `recompute` gives `accepts`. */
 export function findCause(
   base: Env,
   recompute: Recompute,
@@ -243,13 +243,25 @@ export function findCause(
     const v = safe(() => recompute(env));
     if (v && accepts(v)) return { alternatives: [alt], envs: [env], value: v } satisfies FoundCause;
   }
+  const pairs: Array<{ alts: Alternative[]; envs: Env[] }> = [];
   for (let i = 0; i < singles.length; i++) {
     for (let j = i + 1; j < singles.length; j++) {
       const env = safe(() => singles[j]!.alt.apply(singles[i]!.env));
       if (env === null) continue;
+      pairs.push({ alts: [singles[i]!.alt, singles[j]!.alt], envs: [singles[i]!.env, env] });
       const v = safe(() => recompute(env));
-      if (v && accepts(v))
-        return { alternatives: [singles[i]!.alt, singles[j]!.alt], envs: [singles[i]!.env, env], value: v } satisfies FoundCause;
+      if (v && accepts(v)) return { alternatives: pairs.at(-1)!.alts, envs: pairs.at(-1)!.envs, value: v } satisfies FoundCause;
+    }
+  }
+  // Three terms at once: a log without server_args differs from the defaults in the model, the ratio and more.
+  for (const pair of pairs) {
+    const last = pair.envs[1]!;
+    for (const { alt } of singles) {
+      if (pair.alts.includes(alt) || singles.findIndex((s) => s.alt === alt) < singles.findIndex((s) => s.alt === pair.alts[1])) continue;
+      const env = safe(() => alt.apply(last));
+      if (env === null) continue;
+      const v = safe(() => recompute(env));
+      if (v && accepts(v)) return { alternatives: [...pair.alts, alt], envs: [...pair.envs, env], value: v } satisfies FoundCause;
     }
   }
   return null;

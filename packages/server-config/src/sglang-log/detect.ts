@@ -37,6 +37,14 @@ function withoutMemoryLine(log: ParsedSglangLog, report: CheckReport, evidence: 
   const pools = log.sizingLines.find((l) => l.kind === "pool-sizes");
   const capLine = log.sizingLines.find((l) => l.kind === "swa-sizing" && l.fields.mode === "cap");
   if (capLine) return unknown(evidence, `line ${capLine.line} says mode=cap but the memory line is missing`);
+  const c128State = pools?.fields.c128_state;
+  if (pools && typeof c128State === "object" && !c128State.truncated && c128State.value > 0) {
+    evidence.push(
+      `line ${pools.line}: a "DSV4 pool sizes" line whose c128_state is ${c128State.text}, not 0: c128 state priced ` +
+        "per SWA token, the calculator after the earliest (gen-a-pools)",
+    );
+    return { generation: "gen-a-pools", evidence, unmodelledReason: null };
+  }
   if (pools) evidence.push(`line ${pools.line}: a "DSV4 pool sizes" line, which Gen B and later print`);
   else evidence.push("no memory calculation or pool sizes line: Gen B's arithmetic is assumed for the pool lines");
   const npu = npuEvidence(log, report);

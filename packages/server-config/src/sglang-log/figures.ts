@@ -16,6 +16,8 @@ export interface FigureSink {
   base: Env;
   /** Alternatives of this log beyond the fixed list (the other models, for a log without server_args). */
   extra: readonly Alternative[];
+  /** Causes found in this section, by figure, logged and computed value: ranks that log the same share one. */
+  causes: Map<string, FigureCause>;
   rank: string | null;
   out: FigureComparison[];
   truncated: TruncatedFigure[];
@@ -127,7 +129,9 @@ export function evaluate(sink: FigureSink, spec: FigureSpec): LoggedNumber | nul
     cutFigure(sink, spec, n, `the line ends inside the number: the log shows ${n.text}, ours is ${computed}`);
     return null;
   }
-  const cause = causeOf(sink, spec, n, s);
+  const key = `${spec.name}|${n.text}|${computed}|${sink.base.generation}`;
+  const cause = sink.causes.get(key) ?? causeOf(sink, spec, n, s);
+  sink.causes.set(key, cause);
   sink.out.push({ ...base(sink, spec, n), computed, match: false, role: "compared", why: spec.formula, cause });
   return n;
 }

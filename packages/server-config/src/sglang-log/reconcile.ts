@@ -37,7 +37,7 @@ import {
   ref,
 } from "./figures.js";
 import { detectPlatform } from "./platform.js";
-import type { LogComparison, LoggedNumber, LoggedSizingLine, ParsedSglangLog } from "./types.js";
+import type { FigureCause, LogComparison, LoggedNumber, LoggedSizingLine, ParsedSglangLog } from "./types.js";
 
 export { detectGeneration } from "./detect.js";
 
@@ -500,11 +500,14 @@ export function reconcileSglangLog(log: ParsedSglangLog, report: CheckReport, op
     npuStatePools: generation === "npu",
   };
   const figures: LogComparison["figures"][number][] = [];
+  const causes = new Map<string, FigureCause>();
+  const extra = modelNamed(log) ? [] : otherModels(report);
   const truncated: LogComparison["truncated"][number][] = [];
   for (const [rank, lines] of byRank(log)) {
     const ctx: Ctx = {
       base,
-      extra: modelNamed(log) ? [] : otherModels(report),
+      extra,
+      causes,
       rank,
       out: figures,
       truncated,
