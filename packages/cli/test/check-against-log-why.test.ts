@@ -38,7 +38,11 @@ interface Figure {
 function json(args: string[]) {
   const r = cli(["check", ...args, "--json"]);
   const parsed = r.stdout ? JSON.parse(r.stdout) : null;
-  if (parsed) expect(CheckReportJsonSchema.safeParse(parsed).success, JSON.stringify(CheckReportJsonSchema.safeParse(parsed).error?.issues?.slice(0, 3))).toBe(true);
+  if (parsed)
+    expect(
+      CheckReportJsonSchema.safeParse(parsed).success,
+      JSON.stringify(CheckReportJsonSchema.safeParse(parsed).error?.issues?.slice(0, 3)),
+    ).toBe(true);
   return { ...r, json: parsed };
 }
 const figures = (j: { logComparison: { figures: Figure[] } }) => j.logComparison.figures;
@@ -52,13 +56,21 @@ describe("issue 24: the messes of real logs", () => {
     const r = json(["--against-log", write("cut-init.log", cut.join("\n"))]);
     expect(r.code, r.stderr).toBe(0);
     const truncated = r.json.logComparison.truncated as Array<{ line: number; name: string; logged: string }>;
-    expect(truncated).toContainEqual(expect.objectContaining({ line: i + 1, name: "pool-init.c128_size", logged: "38" }));
     expect(truncated).toContainEqual(
-      expect.objectContaining({ line: i + 1, name: "pool-init line", logged: "c4_state_pool_size, c128_state_pool_size" }),
+      expect.objectContaining({ line: i + 1, name: "pool-init.c128_size", logged: "38" }),
+    );
+    expect(truncated).toContainEqual(
+      expect.objectContaining({
+        line: i + 1,
+        name: "pool-init line",
+        logged: "c4_state_pool_size, c128_state_pool_size",
+      }),
     );
     const c128 = figures(r.json).find((f) => f.name === "pool-init.c128_size" && f.rank === "TP3")!;
     expect(c128).toMatchObject({ role: "truncated", match: null });
-    expect(figures(r.json).find((f) => f.name === "pool-init.c4_size" && f.rank === "TP3")).toMatchObject({ match: true });
+    expect(figures(r.json).find((f) => f.name === "pool-init.c4_size" && f.rank === "TP3")).toMatchObject({
+      match: true,
+    });
   });
 
   it("a memory line wrapped onto two lines by a person is joined and compared", () => {
@@ -74,7 +86,10 @@ describe("issue 24: the messes of real logs", () => {
   });
 
   it("`max_total_num_tokens=494080  avail mem=…`: the number ends at its delimiter", () => {
-    const body = text.replace(/TP0\] max_total_num_tokens=494080, .*$/m, "TP0] max_total_num_tokens=494080  avail mem=12.40 GB…");
+    const body = text.replace(
+      /TP0\] max_total_num_tokens=494080, .*$/m,
+      "TP0] max_total_num_tokens=494080  avail mem=12.40 GB…",
+    );
     const r = json(["--against-log", write("runon.log", body)]);
     expect(r.code, r.stderr).toBe(0);
     expect(figures(r.json).find((f) => f.name === "max_total_num_tokens" && f.rank === "TP0")).toMatchObject({
@@ -125,7 +140,10 @@ describe("issue 24: the messes of real logs", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.logComparison.nothingToReconcile).toMatch(/checked as a launch, nothing to reconcile/);
     expect(r.json.args.tpSize).toBe(8);
-    const launch = write("launch.log", "$ python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp 4\n");
+    const launch = write(
+      "launch.log",
+      "$ python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp 4\n",
+    );
     const l = json(["--against-log", launch]);
     expect(l.code, l.stderr).toBe(0);
     expect(l.json.args.tpSize).toBe(4);
@@ -142,7 +160,10 @@ describe("issue 24: the messes of real logs", () => {
     expect(r.json.logComparison.platform).toBe("npu");
     expect(r.json.logComparison.platformEvidence[0]).toContain("device='npu'");
     // The same dtype on CUDA is still refused.
-    const cuda = json(["--against-log", write("cuda-bf16.log", text.replace("tp_size=8", "tp_size=8, kv_cache_dtype='bfloat16'"))]);
+    const cuda = json([
+      "--against-log",
+      write("cuda-bf16.log", text.replace("tp_size=8", "tp_size=8, kv_cache_dtype='bfloat16'")),
+    ]);
     expect(cuda.json.errors.map((e: { rule: string }) => e.rule)).toContain("V-A3");
     expect(cuda.code).toBe(1);
   });
@@ -188,7 +209,10 @@ describe("issue 24: the messes of real logs", () => {
     expect(avail).toHaveLength(8);
     expect(avail.every((f) => f.role === "input" && f.match === null && f.computed === null)).toBe(true);
     const given = json(["--against-log", GEN_B, "--kv-budget-bytes", String(Math.round(9.31 * 2 ** 30))]);
-    expect(figures(given.json).find((f) => f.name === "available_bytes")).toMatchObject({ role: "compared", match: true });
+    expect(figures(given.json).find((f) => f.name === "available_bytes")).toMatchObject({
+      role: "compared",
+      match: true,
+    });
   });
 
   it("a number cut at the end of a line (`full_token=4940`) is truncated, not an arithmetic miss", () => {
@@ -199,7 +223,9 @@ describe("issue 24: the messes of real logs", () => {
       role: "truncated",
       match: null,
     });
-    expect(r.json.logComparison.truncated).toContainEqual(expect.objectContaining({ name: "full_token", logged: "4940" }));
+    expect(r.json.logComparison.truncated).toContainEqual(
+      expect.objectContaining({ name: "full_token", logged: "4940" }),
+    );
     // The pools of that rank are still compared, from our own full_token.
     expect(figures(r.json).find((f) => f.name === "pools.c4" && f.rank === "TP5")).toMatchObject({ match: true });
   });

@@ -43,7 +43,7 @@ const LAUNCH_HEAD = new RegExp(
 );
 /** Text that names the platform a server ran on (kept as evidence; detect.ts decides). */
 const PLATFORM_HINT =
-  /\b(?:MI300X?|MI325X|MI355X?|gfx9\d\d|ROCm|rocm|HIP_VISIBLE_DEVICES|Ascend|ascend|Atlas|910[BC]|device='npu'|torch_npu|CANN|AMD Instinct|float8_e4m3fnuz|aiter|NPU graph)\b/i;
+  /\b(?:MI3\d{1,2}X?|gfx9\d\d|ROCm|rocm|HIP_VISIBLE_DEVICES|Ascend|ascend|Atlas|910[BC]|device='npu'|torch_npu|CANN|AMD Instinct|float8_e4m3fnuz|aiter|NPU graph)\b/i;
 /** A sizing label anywhere in a line: such a line is SGLang's or prose that quotes it. */
 const MENTION =
   /DSV4 memory calculation|DSv4 memory calculation|DSV4 pool sizes|DSV4 SWA sizing|DeepSeekV4TokenToKVPool|max_total_num_tokens=|full_token=/;

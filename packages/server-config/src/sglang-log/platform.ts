@@ -14,7 +14,7 @@ export interface DetectedPlatform {
 }
 
 const NPU_TEXT = /\b(?:Ascend|Atlas|910[BC]\d?|CANN|torch_npu|NPU graph|npu_graph)\b/;
-const HIP_TEXT = /\b(?:MI300X?|MI325X|MI355X?|gfx9\d\d|ROCm|rocm|AMD Instinct|float8_e4m3fnuz|aiter)\b/i;
+const HIP_TEXT = /\b(?:MI3\d{1,2}X?|gfx9\d\d|ROCm|rocm|AMD Instinct|float8_e4m3fnuz|aiter)\b/i;
 const NPU_BACKENDS = new Set(["ascend", "npu"]);
 const HIP_BACKENDS = new Set(["aiter", "wave"]);
 

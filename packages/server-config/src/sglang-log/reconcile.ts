@@ -137,6 +137,8 @@ function memoryCalculation(ctx: Ctx, line: LoggedSizingLine) {
 
 function availableFigure(ctx: Ctx, line: LoggedSizingLine) {
   const ours = ctx.report.budget.availableBytes;
+  const logged = num(line, "available_bytes");
+  if (logged && !logged.truncated && logged.value <= 0) return nonPositiveBudget(ctx, line, logged);
   if (ctx.budgetFromLog || ours == null) {
     inputFigure(ctx, line, "available_bytes", "available_bytes", "taken from the log: every figure below is computed from this budget");
     return;
@@ -155,6 +157,32 @@ function availableFigure(ctx: Ctx, line: LoggedSizingLine) {
     render: asGb,
     noAlternatives:
       "the check's budget is not the server's: the other figures are computed from the logged budget, not from it",
+  });
+}
+
+/** A budget of zero or less: the server sized nothing (SGLang goes on and fails later); V-M1 refuses it up front. */
+function nonPositiveBudget(ctx: Ctx, line: LoggedSizingLine, n: LoggedNumber) {
+  ctx.avail = null;
+  ctx.out.push({
+    name: "available_bytes",
+    rank: ctx.rank,
+    line: line.line,
+    logged: n.text,
+    computed: "> 0",
+    match: false,
+    role: "compared",
+    derivedFrom: [],
+    why: "the KV budget the server had: it must be positive for any pool to be sized",
+    cause: {
+      explained: true,
+      alternatives: ["non-positive-budget"],
+      text:
+        `the server's KV budget was ${n.text} GB: its weights and reserved memory left nothing for the KV cache ` +
+        "(what V-M1 refuses before start: raise --mem-fraction-static or lower the weights per GPU); the figures " +
+        "sized from it are not computed",
+      value: n.text,
+      residual: null,
+    },
   });
 }
 
