@@ -75,6 +75,11 @@ export function classifyLine(raw: string): ClassifiedLine {
     return { kind: "log", message: after, rank: rankOf(prefix[2]!.trim()) };
   }
   if (lead.marked) return { kind: "log", message: lead.rest, rank: null };
+  // A log line glued after other output (a progress bar redrawn without a newline): the last prefix starts it.
+  PREFIX.lastIndex = 0;
+  const glued = [...lead.rest.matchAll(PREFIX)].at(-1);
+  if (glued && glued.index > 0)
+    return { kind: "log", message: lead.rest.slice(glued.index + glued[0].length), rank: rankOf(glued[2]!.trim()) };
   if (BARE_START.test(lead.rest)) return { kind: "bare", message: lead.rest, rank: null };
   return { kind: "prose", message: text.trim(), rank: null };
 }

@@ -156,7 +156,12 @@ class Reader {
   }
 
   run(): void {
-    for (; this.i < this.lines.length; this.i++) this.readLine(this.lines[this.i]!, this.i + 1);
+    for (; this.i < this.lines.length; this.i++) {
+      const raw = this.lines[this.i]!;
+      this.readLine(raw, this.i + 1);
+      // After the line (a joined continuation moves i on, a server_args line may start the section).
+      if (raw.trim() !== "") this.current.lastLine = this.i + 1;
+    }
   }
 
   private skip(line: number, raw: string, reason: string) {
@@ -176,7 +181,6 @@ class Reader {
   private readLine(raw: string, lineNo: number) {
     const c = classifyLine(raw);
     if (c.kind === "blank") return;
-    this.current.lastLine = lineNo;
     if (PLATFORM_HINT.test(raw)) this.current.platformHints.push({ line: lineNo, text: excerpt(raw) });
     if (c.kind === "log" || c.kind === "bare") {
       if (this.readSizing(c, raw, lineNo)) return;

@@ -99,9 +99,10 @@ function entries(report: CheckReport, generation: ConfiguratorGenerationId, opti
   if (generation !== "gen-a") out.push(poolSizesLine(sized));
   let final = sized;
   const T = config.maxTotalTokens;
-  if (T != null && T < sized.fullTokens) {
+  // The earliest calculator logs no re-sizing: its lines are written for the budget alone.
+  if (T != null && T < sized.fullTokens && generation !== "gen-a") {
     final = sizesFromMaxTokensForGeneration(generation, config, T, opts);
-    if (generation !== "gen-a") out.push(poolSizesLine(final));
+    out.push(poolSizesLine(final));
   }
   // The earliest calculator gives every worker the whole --max-running-requests (no attention-DP split).
   const mrr = resolveMaxRunningRequests(generation === "gen-a" ? { ...config, attnDpSize: 1 } : config, final.fullTokens);
