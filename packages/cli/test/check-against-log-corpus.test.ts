@@ -325,6 +325,26 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
     exit: 0,
     sections: [{ generation: "unknown", platform: "cuda", matched: 0, truncated: 0, skipped: 0, launchOnly: true }],
   },
+  // the same MI355X Gen B log at gmu 0.80: every figure of every rank
+  "amd-infera-gmu-decode-gmu080-mi355x-v4pro-dp8.log": {
+    exit: 0,
+    sections: [{ generation: "gen-b", platform: "hip", matched: 128, truncated: 0, skipped: 0 }],
+  },
+  // a launch stored as a JSON argv document (DeepSeek-V4.1, DSpark): checked as a launch; V-S10 fails for the arguments as given
+  "v41-local-ai-registry-rtxpro6000-tp4-launch-argv.log": {
+    exit: 1,
+    sections: [
+      {
+        generation: "unknown",
+        platform: "cuda",
+        matched: 0,
+        truncated: 0,
+        skipped: 0,
+        errors: ["V-S10"],
+        launchOnly: true,
+      },
+    ],
+  },
 };
 
 interface Figure {

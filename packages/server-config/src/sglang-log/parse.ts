@@ -101,6 +101,12 @@ export function parseSglangLog(text: string): ParsedSglangLogFile {
   const lines = text.replace(ANSI, "").split(/\r?\n|\r/);
   const reader = new Reader(lines);
   reader.run();
+  const argv = jsonArgv(text);
+  if (argv && reader.sections.every((s) => !hasMaterial(s))) {
+    // A launch stored as a JSON document (`{"args": ["--model-path", …]}` or a bare array of words).
+    const s = reader.sections[0]!;
+    s.launchCommand = ["python", "-m", "sglang.launch_server", ...argv];
+  }
   const sections = reader.sections.filter(hasMaterial);
   if (sections.length === 0) {
     const skipped = reader.skipped.slice(0, 3).map((s) => `line ${s.line}: ${s.reason}`);
@@ -121,6 +127,25 @@ export function parseSglangLog(text: string): ParsedSglangLogFile {
   for (const s of sections) s.skipped.sort((a, b) => a.line - b.line);
   const numbered = sections.map((s, i) => freeze({ ...s, section: i + 1 }));
   return { lines: lines.length, sections: numbered, skipped: reader.skipped };
+}
+
+/** The words of a launch stored as JSON: an array of strings, or an object whose `args`/`argv` is one. */
+function jsonArgv(text: string): string[] | null {
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    return null;
+  }
+  const words = Array.isArray(value)
+    ? value
+    : value && typeof value === "object"
+      ? ((value as Record<string, unknown>).args ?? (value as Record<string, unknown>).argv)
+      : null;
+  if (!Array.isArray(words) || !words.every((w) => typeof w === "string")) return null;
+  return words.some((w) => w.startsWith("--")) ? (words as string[]) : null;
 }
 
 const hasMaterial = (s: Section) =>
