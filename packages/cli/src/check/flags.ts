@@ -95,8 +95,9 @@ export const CLI_FLAGS: FlagTable = {
   "model-config": str("custom model JSON (preset fields, or HF config.json keys)", "FILE"),
   config: str("server arguments as a JSON or YAML object (flags win)", "FILE"),
   "against-log": str(
-    "an SGLang server's start-up log: its server_args and SGLANG_* environment supply the arguments (--config and " +
-      "flags win), and every DSV4 sizing figure it logged is compared with ours (exit 1 on a difference)",
+    "an SGLang server's start-up log (cut, wrapped, with prose, several servers): its server_args and SGLANG_* " +
+      "environment supply the arguments (--config and flags win), and every DSV4 sizing figure it logged is " +
+      "compared with ours, each difference with its cause (exit 1 on a difference)",
     "FILE",
   ),
   section: int(

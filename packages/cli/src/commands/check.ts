@@ -52,9 +52,17 @@ Server flags are SGLang's, as it spells them, with its aliases (--tp/--tp-size, 
 JSON, dashes or underscores, None = unset). Flags that do not change KV state are accepted and listed as ignored;
 the full table is docs/reference/sglang-flags.md.
 
---against-log FILE reads an SGLang server's start-up log: its server_args (and SGLANG_* environment) supply the
-arguments, its printed KV budget the budget (flags win), and every DSV4 sizing figure it logged is compared with
-ours at the log's precision, naming SGLang's configurator generation and the evidence; exit 1 on a difference.
+--against-log FILE reads an SGLang server's start-up log as operators paste it: cut, wrapped, mixed with prose
+and tables, several servers in one file. Each sizing line is read on its own (one that cannot be read is listed
+as skipped, a cut value as truncated, a line wrapped by a person is joined); the file splits into sections at
+each server_args line, launch command and restart, each checked on its own (--section N picks one). A section's
+server_args (or launch command) and SGLANG_* environment supply the arguments, its printed KV budget the budget
+(an input, not a match; flags win), its platform (Ascend NPU, ROCm, CUDA) the start-up rules that apply. Every
+figure is computed from the logged figures it depends on and compared at the log's precision, naming SGLang's
+configurator generation and the evidence; each difference carries its cause, found by recomputing under the
+arithmetic real servers used (generations, rings, layer count, state dtype, FP4 indexer, HiSparse, page size,
+SWA ratio, model), or says that none explains it and gives the residual. Exit 1 on a difference or a failed rule
+in any section; a section without sizing lines is checked as a launch.
 
 --html FILE also writes the report as one self-contained page (scripts, styles and data inline, no network):
 the verdict, every error and warning with its fix, the resolved arguments, and charts of the memory per pool,
@@ -64,9 +72,9 @@ length) rerun this check in the browser; the URL fragment holds them by flag nam
 (#speculative-num-draft-tokens=11&tp-size=4). Output and exit code are unchanged.`,
   flags: ALL_FLAGS,
   exitCodes: [
-    [0, "the configuration is valid"],
-    [1, "it is not"],
-    [2, "unusable input"],
+    [0, "the configuration is valid (with --against-log: every compared figure matches and no rule fails)"],
+    [1, "it is not (with --against-log: a figure differs or a rule fails; the report says which)"],
+    [2, "unusable input (with --against-log: nothing in the file is DSV4 start-up material)"],
   ],
 };
 
