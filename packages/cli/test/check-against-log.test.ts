@@ -56,7 +56,9 @@ describe("check --against-log", () => {
     // c4_state and the pool's swa_size are computed from the logged swa: the log's own inconsistency shows there.
     expect(r.stdout).toMatch(/pools\.c4_state\s+TP3\s+6176\s+6144\s+NO/);
     expect(r.stdout).toMatch(/pool-init\.swa_size\s+TP3\s+49408\s+49152\s+NO/);
-    expect(r.stdout).toContain("unexplained: no alternative arithmetic SGLang used reproduces 49152 (ours 49408, residual -256)");
+    expect(r.stdout).toContain(
+      "unexplained: no alternative arithmetic SGLang used reproduces 49152 (ours 49408, residual -256)",
+    );
     expect(r.stderr).toContain("the log differs from ours in 3 figures");
   });
 

@@ -281,7 +281,9 @@ export const LogComparisonSchema = z.strictObject({
   firstLine: z.int().positive(),
   lastLine: z.int().positive(),
   startedBy: SectionStartSchema.describe("what started the section"),
-  generation: z.enum(["gen-a", "gen-a-pools", "gen-b", "gen-b-cap", "npu", "unknown"]).describe("SGLang's configurator generation"),
+  generation: z
+    .enum(["gen-a", "gen-a-pools", "gen-b", "gen-b-cap", "npu", "unknown"])
+    .describe("SGLang's configurator generation"),
   evidence: z.array(z.string()).describe("what in the log decided the generation"),
   platform: z.enum(["cuda", "hip", "npu"]).describe("the platform whose start-up rules and pools apply"),
   platformEvidence: z.array(z.string()).describe("what in the log decided the platform"),

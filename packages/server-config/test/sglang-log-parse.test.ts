@@ -233,7 +233,9 @@ describe("parseSglangLog: what a pasted log holds besides SGLang's whole lines",
 
   it("a server_args line cut off mid-way is skipped, naming the line; the sizing lines are read", () => {
     const file = parseSglangLog(log(MEM, P("") + REPR_ARGS.slice(0, 150)));
-    expect(file.skipped).toEqual([expect.objectContaining({ line: 2, reason: expect.stringContaining("cut off mid-way") })]);
+    expect(file.skipped).toEqual([
+      expect.objectContaining({ line: 2, reason: expect.stringContaining("cut off mid-way") }),
+    ]);
     expect(file.sections[0]!.sizingLines).toHaveLength(1);
   });
 
@@ -284,7 +286,11 @@ describe("parseSglangLog: what a pasted log holds besides SGLang's whole lines",
 
   it("prose and tables that mention a sizing line are skipped, not read", () => {
     const file = parseSglangLog(
-      log("As the log said, `DSV4 pool sizes: full=…` was fine.", "| DSV4 memory calculation | full_token=1 |", P("TP0") + MEM),
+      log(
+        "As the log said, `DSV4 pool sizes: full=…` was fine.",
+        "| DSV4 memory calculation | full_token=1 |",
+        P("TP0") + MEM,
+      ),
     );
     expect(file.skipped.map((x) => [x.line, x.reason.split(":")[0]])).toEqual([
       [1, "prose"],
@@ -307,7 +313,11 @@ describe("parseSglangLog: what a pasted log holds besides SGLang's whole lines",
   });
 
   it("pieces of a ServerArgs repr whose head was cut are read by their pairs", () => {
-    const s = first(log("ked_prefill_size=4096, tp_size=8, page_size=256, mem_fraction_static=0.85, dp_size=1, context_length=None, pp_size=1, x"));
+    const s = first(
+      log(
+        "ked_prefill_size=4096, tp_size=8, page_size=256, mem_fraction_static=0.85, dp_size=1, context_length=None, pp_size=1, x",
+      ),
+    );
     expect(s.serverArgsForm).toBe("fragment");
     expect(s.serverArgs).toMatchObject({ tp_size: 8, page_size: 256, mem_fraction_static: 0.85, context_length: null });
   });

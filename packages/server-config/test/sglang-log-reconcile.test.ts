@@ -37,7 +37,9 @@ describe("a log written from our own sizing reconciles, for every generation", (
         expect(c.generation).toBe(generation);
         expect(mismatches(c.figures)).toEqual([]);
         expect(c.figures.length).toBeGreaterThanOrEqual(generation === "gen-a" ? 3 : 15);
-        expect(c.figures.every((f) => (f.role === "compared") === (f.computed !== null) && f.rank === "TP0")).toBe(true);
+        expect(c.figures.every((f) => (f.role === "compared") === (f.computed !== null) && f.rank === "TP0")).toBe(
+          true,
+        );
         expect(c.figures.filter((f) => f.role !== "compared").map((f) => f.name)).toEqual(
           generation === "gen-b-cap" ? ["swa-sizing.request_cap+headroom"] : [],
         );
@@ -84,9 +86,13 @@ describe("a log written from our own sizing reconciles, for every generation", (
       /Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=\d+ c4_size=\d+ c4_logical_size=\d+ c128_size=\d+ c4_state_pool_size=\d+ c128_state_pool_size=32896$/,
     );
     const a = renderSglangSizingLog(r, "gen-a").text.split("\n");
-    expect(a[0]).toMatch(/DSv4 memory calculation: bytes_per_full_token=[\d.]+, available_bytes=93\.13 GB, full_token=\d+$/);
+    expect(a[0]).toMatch(
+      /DSv4 memory calculation: bytes_per_full_token=[\d.]+, available_bytes=93\.13 GB, full_token=\d+$/,
+    );
     // The earliest calculator's pool init line has no c4_logical_size.
-    expect(a[1]).toMatch(/with max_num_reqs=256 swa_size=\d+ c4_size=\d+ c128_size=\d+ c4_state_pool_size=\d+ c128_state_pool_size=\d+$/);
+    expect(a[1]).toMatch(
+      /with max_num_reqs=256 swa_size=\d+ c4_size=\d+ c128_size=\d+ c4_state_pool_size=\d+ c128_state_pool_size=\d+$/,
+    );
     const cap = renderSglangSizingLog(r, "gen-b-cap").text.split("\n");
     expect(cap[0]).toMatch(
       /DSV4 SWA sizing: mode=cap, swa_tokens=13312, request_cap\+headroom=13312, prefix_tails=16$/,

@@ -182,7 +182,8 @@ const knownName = (name: string) => {
 function nameFromPath(path: string): { name: string; how: "component" | "family" } {
   const parts = path.split("/").filter((p) => p !== "");
   for (const part of [...parts].reverse()) {
-    for (const candidate of [part, part.replace(/_.*$/, "")]) if (knownName(candidate)) return { name: candidate, how: "component" };
+    for (const candidate of [part, part.replace(/_.*$/, "")])
+      if (knownName(candidate)) return { name: candidate, how: "component" };
   }
   return { name: /v4[-_.]?pro/i.test(path) ? "DeepSeek-V4-Pro" : DEFAULT_LOG_MODEL, how: "family" };
 }
@@ -207,7 +208,8 @@ async function readLaunchCommand(input: LogInput, words: readonly string[]): Pro
       if (!UsageError.isInstance(error) && !InputError.isInstance(error)) throw error;
       const at = serverWords.findIndex((w) => w === error.field || w.startsWith(`${error.field}=`));
       if (at < 0) throw error;
-      const takesValue = at + 1 < serverWords.length && !serverWords[at + 1]!.startsWith("--") && !serverWords[at]!.includes("=");
+      const takesValue =
+        at + 1 < serverWords.length && !serverWords[at + 1]!.startsWith("--") && !serverWords[at]!.includes("=");
       const dropped = serverWords.slice(at, takesValue ? at + 2 : at + 1);
       serverWords = [...serverWords.slice(0, at), ...serverWords.slice(at + dropped.length)];
       input.ignored.push({ name: `launch command: ${dropped.join(" ")}`, value: error.rule, effect: "unmodelled" });

@@ -245,7 +245,10 @@ async function modelOf(merged: Values, input: CheckInput): Promise<{ model: Mode
   if (typeof merged["model-config"] === "string") {
     if (merged.model !== undefined)
       throw new UsageError("--model", merged.model, "cannot be combined with --model-config: give a preset or a file");
-    return { model: await readModelFile(merged["model-config"]), modelResolvedAs: `${merged["model-config"]} (--model-config)` };
+    return {
+      model: await readModelFile(merged["model-config"]),
+      modelResolvedAs: `${merged["model-config"]} (--model-config)`,
+    };
   }
   const name = typeof merged.model === "string" ? merged.model : DEFAULT_MODEL;
   const loaded = await loadModel(name, input.spelling.model ?? "--model");
@@ -261,7 +264,9 @@ function writeRun(run: CheckRun, io: CommandIO, json: boolean, sectionCount: num
     return;
   }
   const p = run.section?.parsed;
-  const where = p ? `section ${p.section}${sectionCount ? ` of ${sectionCount}` : ""} (lines ${p.firstLine}-${p.lastLine})` : "";
+  const where = p
+    ? `section ${p.section}${sectionCount ? ` of ${sectionCount}` : ""} (lines ${p.firstLine}-${p.lastLine})`
+    : "";
   if (p && sectionCount) io.stdout.write(`\n=== ${where}, started by ${p.startedBy} ===\n`);
   io.stdout.write(formatReport(run.report, paint));
   if (run.ignored.length > 0) io.stdout.write(ignoredSection(run.ignored));

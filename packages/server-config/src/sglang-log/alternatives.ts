@@ -6,11 +6,7 @@
  * differs is recomputed under each (then under each pair); the first that reproduces the logged value is its cause.
  */
 import type { SizingConfig } from "@dsv4-kv/memory-pool";
-import {
-  type ConfiguratorGenerationId,
-  type GenerationOptions,
-  generationStage,
-} from "@dsv4-kv/memory-pool/internal";
+import { type ConfiguratorGenerationId, type GenerationOptions, generationStage } from "@dsv4-kv/memory-pool/internal";
 
 /** What a figure is computed under: the generation's arithmetic, the sizing config, the stage overrides. */
 export interface Env {
@@ -191,7 +187,11 @@ export function modelAlternative(name: string, model: SizingConfig["model"]): Al
   return {
     id: `model-${name}`,
     term: `the model ${name}`,
-    apply: (e) => (e.config.model.numHiddenLayers === model.numHiddenLayers && e.config.model.compressRatios.length === model.compressRatios.length ? null : withConfig(e, { model: { ...model, contextLen: e.config.model.contextLen } })),
+    apply: (e) =>
+      e.config.model.numHiddenLayers === model.numHiddenLayers &&
+      e.config.model.compressRatios.length === model.compressRatios.length
+        ? null
+        : withConfig(e, { model: { ...model, contextLen: e.config.model.contextLen } }),
   };
 }
 
@@ -250,18 +250,24 @@ export function findCause(
       if (env === null) continue;
       pairs.push({ alts: [singles[i]!.alt, singles[j]!.alt], envs: [singles[i]!.env, env] });
       const v = safe(() => recompute(env));
-      if (v && accepts(v)) return { alternatives: pairs.at(-1)!.alts, envs: pairs.at(-1)!.envs, value: v } satisfies FoundCause;
+      if (v && accepts(v))
+        return { alternatives: pairs.at(-1)!.alts, envs: pairs.at(-1)!.envs, value: v } satisfies FoundCause;
     }
   }
   // Three terms at once: a log without server_args differs from the defaults in the model, the ratio and more.
   for (const pair of pairs) {
     const last = pair.envs[1]!;
     for (const { alt } of singles) {
-      if (pair.alts.includes(alt) || singles.findIndex((s) => s.alt === alt) < singles.findIndex((s) => s.alt === pair.alts[1])) continue;
+      if (
+        pair.alts.includes(alt) ||
+        singles.findIndex((s) => s.alt === alt) < singles.findIndex((s) => s.alt === pair.alts[1])
+      )
+        continue;
       const env = safe(() => alt.apply(last));
       if (env === null) continue;
       const v = safe(() => recompute(env));
-      if (v && accepts(v)) return { alternatives: [...pair.alts, alt], envs: [...pair.envs, env], value: v } satisfies FoundCause;
+      if (v && accepts(v))
+        return { alternatives: [...pair.alts, alt], envs: [...pair.envs, env], value: v } satisfies FoundCause;
     }
   }
   return null;

@@ -47,7 +47,10 @@ function withoutMemoryLine(log: ParsedSglangLog, report: CheckReport, evidence: 
   }
   const poolInit = log.sizingLines.find((l) => l.kind === "pool-init");
   if (!pools && !poolInit)
-    return unknown(evidence, "only the scheduler's max_total_num_tokens line: nothing tells the generation or sizes it");
+    return unknown(
+      evidence,
+      "only the scheduler's max_total_num_tokens line: nothing tells the generation or sizes it",
+    );
   if (pools) evidence.push(`line ${pools.line}: a "DSV4 pool sizes" line, which Gen B and later print`);
   else evidence.push("no memory calculation or pool sizes line: Gen B's arithmetic is assumed for the pool lines");
   const npu = npuEvidence(log, report);

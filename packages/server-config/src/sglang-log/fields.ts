@@ -37,14 +37,25 @@ export const SIZING_KINDS: readonly SizingKind[] = [
     style: "comma",
     required: ["full", "swa", "c4", "c128", "c4_state", "c128_state"],
   },
-  { kind: "swa-sizing", match: /^(DSV4 SWA sizing): ?/, style: "comma", required: ["mode", "swa_tokens"], text: ["mode"] },
+  {
+    kind: "swa-sizing",
+    match: /^(DSV4 SWA sizing): ?/,
+    style: "comma",
+    required: ["mode", "swa_tokens"],
+    text: ["mode"],
+  },
   {
     kind: "pool-init",
     match: /^(Initialize [A-Za-z0-9_]*DeepSeekV4[A-Za-z0-9_]*Pool[A-Za-z0-9_]*) with ?/,
     style: "blank",
     required: ["max_num_reqs", "swa_size", "c4_size", "c128_size", "c4_state_pool_size", "c128_state_pool_size"],
   },
-  { kind: "max-total-tokens", match: /^()(?=max_total_num_tokens=)/, style: "comma", required: ["max_total_num_tokens"] },
+  {
+    kind: "max-total-tokens",
+    match: /^()(?=max_total_num_tokens=)/,
+    style: "comma",
+    required: ["max_total_num_tokens"],
+  },
 ];
 
 /** Words SGLang prints as values (Python's constants). */
@@ -71,7 +82,9 @@ function parts(kind: SizingKind, body: string): string[] {
   const blank = (text: string) => text.split(/\s+(?=[A-Za-z_][A-Za-z0-9_+]*(?:=|$))/);
   if (kind.style === "blank") return blank(body);
   // A person retyping the line may separate the fields with blanks instead of SGLang's ", ".
-  return body.split(/,\s*(?=[A-Za-z_][A-Za-z0-9_+]*(?:=|$))/).flatMap((part) => (/\s[A-Za-z_][\w+]*=/.test(part) ? blank(part) : [part]));
+  return body
+    .split(/,\s*(?=[A-Za-z_][A-Za-z0-9_+]*(?:=|$))/)
+    .flatMap((part) => (/\s[A-Za-z_][\w+]*=/.test(part) ? blank(part) : [part]));
 }
 
 function readNumber(key: string, text: string): { value: LoggedNumber | string | null; problem?: string } {
@@ -81,7 +94,8 @@ function readNumber(key: string, text: string): { value: LoggedNumber | string |
     return { value: { text: grouped[0], value, decimals: 0, unit: "" } };
   }
   const m = NUMBER.exec(text);
-  if (!m) return WORDS.has(text) ? { value: text } : { value: null, problem: `${key}=${text.slice(0, 30)} is not a number` };
+  if (!m)
+    return WORDS.has(text) ? { value: text } : { value: null, problem: `${key}=${text.slice(0, 30)} is not a number` };
   let unit = m[3] ?? "";
   if (unit !== "" && !UNITS.has(unit)) unit = ""; // a word after the number belongs to another format's text
   const value = Number(m[1]);
@@ -104,12 +118,17 @@ export function readFields(kind: SizingKind, body: string): ReadFields {
     const eq = part.indexOf("=");
     const isLast = i === list.length - 1;
     if (eq < 0) {
-      if (isLast && KEY.test(part.trim().replace(/,$/, ""))) out.cut = true; // ends inside a key
+      if (isLast && KEY.test(part.trim().replace(/,$/, "")))
+        out.cut = true; // ends inside a key
       else out.problems.push(`"${part.slice(0, 30)}" is not key=value`);
       continue;
     }
     const key = part.slice(0, eq).trim();
-    const raw = part.slice(eq + 1).trim().replace(/,$/, "").trim();
+    const raw = part
+      .slice(eq + 1)
+      .trim()
+      .replace(/,$/, "")
+      .trim();
     if (raw === "") {
       if (isLast) out.cut = true;
       else out.problems.push(`${key} has no value`);

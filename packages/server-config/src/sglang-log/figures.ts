@@ -71,7 +71,17 @@ function base(sink: FigureSink, spec: FigureSpec, n: LoggedNumber) {
 export function inputFigure(sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) {
   const n = loggedNumber(line, key);
   if (!n) return;
-  sink.out.push({ name, rank: sink.rank, line: line.line, logged: n.text, computed: null, match: null, role: "input", derivedFrom: [], why });
+  sink.out.push({
+    name,
+    rank: sink.rank,
+    line: line.line,
+    logged: n.text,
+    computed: null,
+    match: null,
+    role: "input",
+    derivedFrom: [],
+    why,
+  });
 }
 
 function cutFigure(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, reason: string) {
@@ -96,8 +106,24 @@ function cutDigits(n: LoggedNumber, computed: { lo: string; hi: string }): boole
 export function notComputed(sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) {
   const n = loggedNumber(line, key);
   if (!n) return;
-  if (n.truncated) return cutFigure(sink, { line, key, name, derivedFrom: [], formula: "", compute: () => null, render: asInt }, n, "the line is cut after this value");
-  sink.out.push({ name, rank: sink.rank, line: line.line, logged: n.text, computed: null, match: null, role: "not-computed", derivedFrom: [], why });
+  if (n.truncated)
+    return cutFigure(
+      sink,
+      { line, key, name, derivedFrom: [], formula: "", compute: () => null, render: asInt },
+      n,
+      "the line is cut after this value",
+    );
+  sink.out.push({
+    name,
+    rank: sink.rank,
+    line: line.line,
+    logged: n.text,
+    computed: null,
+    match: null,
+    role: "not-computed",
+    derivedFrom: [],
+    why,
+  });
 }
 
 /** Compares one logged figure with ours; a difference gets its cause. Returns the logged number when it is usable

@@ -22,13 +22,7 @@ import { type ReadFields, SIZING_KINDS, type SizingKind, readFields } from "./fi
 import { ANSI, type ClassifiedLine, classifyLine, excerpt } from "./log-lines.js";
 import { PythonLiteralError, type PythonValue, readPythonLiteral } from "./python-literal.js";
 import { shellWords } from "./shell-words.js";
-import type {
-  LoggedSizingLine,
-  ParsedSglangLog,
-  ParsedSglangLogFile,
-  SectionStart,
-  SkippedLine,
-} from "./types.js";
+import type { LoggedSizingLine, ParsedSglangLog, ParsedSglangLogFile, SectionStart, SkippedLine } from "./types.js";
 
 /** Largest log read (a start-up log is a few MB; a server that ran for days can be larger: pass its start). */
 export const MAX_LOG_CHARS = 256 * 1024 * 1024;
@@ -210,8 +204,7 @@ class Reader {
     if (c.kind === "log" || c.kind === "bare") {
       if (this.readSizing(c, raw, lineNo)) return;
       if (SERVER_ARGS.test(c.message)) return this.readServerArgs(c.message.slice("server_args=".length), raw, lineNo);
-      if (STARTUP.test(c.message))
-        this.current.startupLines.push({ line: lineNo, text: excerpt(c.message) });
+      if (STARTUP.test(c.message)) this.current.startupLines.push({ line: lineNo, text: excerpt(c.message) });
     }
     if (c.kind === "prose" && this.readArgsFragment(c.message, lineNo)) return;
     if (c.kind === "prose" || c.kind === "table") {
@@ -222,7 +215,8 @@ class Reader {
       return;
     }
     if (LAUNCH_HEAD.test(c.message.trim())) return this.readLaunch(c.message.trim(), lineNo);
-    if (MENTION.test(c.message)) this.skip(lineNo, raw, "mentions a DSV4 sizing line in a message SGLang does not print");
+    if (MENTION.test(c.message))
+      this.skip(lineNo, raw, "mentions a DSV4 sizing line in a message SGLang does not print");
     if (ENV_LINE.test(c.message.trim())) readEnvLine(c.message.trim(), this.current.env);
   }
 
@@ -319,7 +313,11 @@ class Reader {
       return this.skip(lineNo, raw, `${read.error}: its arguments are not read`);
     }
     // The same server_args printed again before any sizing (several processes echo it) is the same server.
-    if (s.serverArgs !== null && s.sizingLines.length === 0 && JSON.stringify(read.args) === JSON.stringify(s.serverArgs))
+    if (
+      s.serverArgs !== null &&
+      s.sizingLines.length === 0 &&
+      JSON.stringify(read.args) === JSON.stringify(s.serverArgs)
+    )
       return;
     this.start(lineNo, "server_args");
     Object.assign(this.current, { serverArgs: read.args, serverArgsLine: lineNo, serverArgsForm: read.form });

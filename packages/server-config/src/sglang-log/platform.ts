@@ -44,7 +44,7 @@ function fromLaunch(words: readonly string[] | null): DetectedPlatform | null {
   if (words === null) return null;
   const i = words.indexOf("--device");
   if (i >= 0 && words[i + 1] === "npu") return { platform: "npu", evidence: ["the launch command has --device npu"] };
-  const b = words.findIndex((w) => w === "--attention-backend");
+  const b = words.indexOf("--attention-backend");
   const backend = b >= 0 ? words[b + 1] : undefined;
   if (backend && NPU_BACKENDS.has(backend))
     return { platform: "npu", evidence: [`the launch command has --attention-backend ${backend}`] };

@@ -6,13 +6,7 @@
  * cascades into others. Values taken from the log are `role: "input"`; cut values are `truncated`; each difference
  * carries its cause (figures.ts, alternatives.ts).
  */
-import {
-  GIB,
-  type SizingConfig,
-  numReqSlots,
-  resolveMaxRunningRequests,
-  computeSizes,
-} from "@dsv4-kv/memory-pool";
+import { GIB, type SizingConfig, numReqSlots, resolveMaxRunningRequests, computeSizes } from "@dsv4-kv/memory-pool";
 import {
   type ConfiguratorGenerationId,
   finalizedC128StatePoolSize,
@@ -77,7 +71,10 @@ export function loggedGbRange(n: LoggedNumber): { lo: number; hi: number } {
 }
 
 /** A logged decimal as the range it stands for at its precision. */
-const decimalRange = (n: LoggedNumber) => ({ lo: n.value - 0.5 * 10 ** -n.decimals, hi: n.value + 0.5 * 10 ** -n.decimals });
+const decimalRange = (n: LoggedNumber) => ({
+  lo: n.value - 0.5 * 10 ** -n.decimals,
+  hi: n.value + 0.5 * 10 ** -n.decimals,
+});
 const exact = (v: number) => ({ lo: v, hi: v });
 
 /** A logged figure other figures are computed from: its value and its reference (`name@line`). */
@@ -140,7 +137,13 @@ function availableFigure(ctx: Ctx, line: LoggedSizingLine) {
   const logged = num(line, "available_bytes");
   if (logged && !logged.truncated && logged.value <= 0) return nonPositiveBudget(ctx, line, logged);
   if (ctx.budgetFromLog || ours == null) {
-    inputFigure(ctx, line, "available_bytes", "available_bytes", "taken from the log: every figure below is computed from this budget");
+    inputFigure(
+      ctx,
+      line,
+      "available_bytes",
+      "available_bytes",
+      "taken from the log: every figure below is computed from this budget",
+    );
     return;
   }
   // Gen A logs the budget after scaling it by L / (L + 1) for the draft worker.
@@ -210,7 +213,8 @@ function fixedFigures(ctx: Ctx, line: LoggedSizingLine) {
     name: "swa_fixed",
     derivedFrom: ctx.swaCap ? [ctx.swaCap.ref] : [],
     formula: "cap mode's SWA reservation: the cap's SWA tokens × bytes per SWA token, in GB",
-    compute: (env) => (ctx.swaCap ? exact(sizeForGeneration(env.generation, env.config, 0, opts(ctx, env)).swaFixedBytes) : null),
+    compute: (env) =>
+      ctx.swaCap ? exact(sizeForGeneration(env.generation, env.config, 0, opts(ctx, env)).swaFixedBytes) : null,
     render: asGb,
   });
   if (swaFixed && !swaFixed.truncated) ctx.swaFixed = { ...loggedGbRange(swaFixed), ref: ref(line, "swa_fixed") };
@@ -224,11 +228,15 @@ function fullTokenFigure(ctx: Ctx, line: LoggedSizingLine) {
     const ours = (bytes: number) => sizeForGeneration(env.generation, env.config, bytes, o);
     const lo = ours(ctx.avail.lo);
     const hi = ours(ctx.avail.hi);
-    const fixed = ctx.fixed ?? { lo: Math.min(lo.c128StateFixedBytes, hi.c128StateFixedBytes), hi: Math.max(lo.c128StateFixedBytes, hi.c128StateFixedBytes) };
+    const fixed = ctx.fixed ?? {
+      lo: Math.min(lo.c128StateFixedBytes, hi.c128StateFixedBytes),
+      hi: Math.max(lo.c128StateFixedBytes, hi.c128StateFixedBytes),
+    };
     const swaFixed = ctx.swaFixed ?? { lo: lo.swaFixedBytes, hi: lo.swaFixedBytes };
     const bpft = ctx.bpft ?? { lo: lo.bytesPerFullToken, hi: lo.bytesPerFullToken };
     const P = env.config.pageSize;
-    const F = (a: number, f: number, s: number, b: number) => Math.floor(Math.trunc(Math.max(a - f - s, 0) / b) / P) * P;
+    const F = (a: number, f: number, s: number, b: number) =>
+      Math.floor(Math.trunc(Math.max(a - f - s, 0) / b) / P) * P;
     return { lo: F(ctx.avail.lo, fixed.hi, swaFixed.hi, bpft.hi), hi: F(ctx.avail.hi, fixed.lo, swaFixed.lo, bpft.lo) };
   };
   const n = evaluate(ctx, {
@@ -236,7 +244,8 @@ function fullTokenFigure(ctx: Ctx, line: LoggedSizingLine) {
     key: "full_token",
     name: "full_token",
     derivedFrom: from,
-    formula: "full_token = int((available − fixed) / bytes_per_full_token) // page_size × page_size, from the logged figures",
+    formula:
+      "full_token = int((available − fixed) / bytes_per_full_token) // page_size × page_size, from the logged figures",
     compute,
     render: asInt,
     step: ctx.base.config.pageSize,
@@ -251,15 +260,30 @@ function fullTokenFigure(ctx: Ctx, line: LoggedSizingLine) {
 
 function poolSizes(ctx: Ctx, line: LoggedSizingLine) {
   const full = num(line, "full");
-  if (!full || full.truncated) return evaluateRest(ctx, line, "pools.", "the line's full is cut: nothing to compute it from");
+  if (!full || full.truncated)
+    return evaluateRest(ctx, line, "pools.", "the line's full is cut: nothing to compute it from");
   const fullRef = ref(line, "pools.full");
   if (ctx.full && full.value < ctx.full.value) resizedFull(ctx, line);
   else if (ctx.full)
-    evaluate(ctx, { line, key: "full", name: "pools.full", derivedFrom: [ctx.full.ref], formula: "full = full_token", compute: () => exact(ctx.full!.value), render: asInt });
+    evaluate(ctx, {
+      line,
+      key: "full",
+      name: "pools.full",
+      derivedFrom: [ctx.full.ref],
+      formula: "full = full_token",
+      compute: () => exact(ctx.full!.value),
+      render: asInt,
+    });
   else
-    inputFigure(ctx, line, "full", "pools.full", ctx.fullCut
-      ? "taken from the log: the full_token it equals is cut in the log"
-      : "taken from the log: no memory calculation line sizes it");
+    inputFigure(
+      ctx,
+      line,
+      "full",
+      "pools.full",
+      ctx.fullCut
+        ? "taken from the log: the full_token it equals is cut in the log"
+        : "taken from the log: no memory calculation line sizes it",
+    );
   ctx.full = { value: full.value, ref: fullRef };
   const F = full.value;
   const swa = evaluate(ctx, {
@@ -267,8 +291,11 @@ function poolSizes(ctx: Ctx, line: LoggedSizingLine) {
     key: "swa",
     name: "pools.swa",
     derivedFrom: ctx.swaCap ? [ctx.swaCap.ref] : [fullRef],
-    formula: ctx.swaCap ? "swa = the cap's SWA tokens" : "swa = int(full × swa_full_tokens_ratio) // page_size × page_size",
-    compute: (env) => exact(ctx.swaCap && env.generation === "gen-b-cap" ? ctx.swaCap.value : sizesAt(env, F).swaTokens),
+    formula: ctx.swaCap
+      ? "swa = the cap's SWA tokens"
+      : "swa = int(full × swa_full_tokens_ratio) // page_size × page_size",
+    compute: (env) =>
+      exact(ctx.swaCap && env.generation === "gen-b-cap" ? ctx.swaCap.value : sizesAt(env, F).swaTokens),
     render: asInt,
     solveRatio: true,
   });
@@ -304,7 +331,13 @@ function poolSizes(ctx: Ctx, line: LoggedSizingLine) {
 function resizedFull(ctx: Ctx, line: LoggedSizingLine) {
   const T = ctx.report.args.maxTotalTokens;
   if (T == null) {
-    inputFigure(ctx, line, "full", "pools.full", `taken from the log: a re-sizing below full_token (${ctx.full!.value}) from a token cap this check was not given (--max-total-tokens)`);
+    inputFigure(
+      ctx,
+      line,
+      "full",
+      "pools.full",
+      `taken from the log: a re-sizing below full_token (${ctx.full!.value}) from a token cap this check was not given (--max-total-tokens)`,
+    );
     return;
   }
   evaluate(ctx, {
@@ -327,21 +360,54 @@ function compressedFigures(
   fullRef: string,
 ) {
   const H = (env: Env) => env.config.hisparseRatio ?? 1;
-  evaluate(ctx, { line, key: keys.c4, name: `${prefix}${keys.c4}`, derivedFrom: [fullRef], formula: "c4 = full // (4 × HiSparse ratio)", compute: (env) => exact(Math.floor(F / (4 * H(env)))), render: asInt });
+  evaluate(ctx, {
+    line,
+    key: keys.c4,
+    name: `${prefix}${keys.c4}`,
+    derivedFrom: [fullRef],
+    formula: "c4 = full // (4 × HiSparse ratio)",
+    compute: (env) => exact(Math.floor(F / (4 * H(env)))),
+    render: asInt,
+  });
   if (keys.logical)
-    evaluate(ctx, { line, key: keys.logical, name: `${prefix}${keys.logical}`, derivedFrom: [fullRef], formula: "c4_logical_size = full // 4 (the c4 index space HiSparse maps)", compute: (env) => exact(sizesAt(env, F).c4LogicalSize), render: asInt });
-  evaluate(ctx, { line, key: keys.c128, name: `${prefix}${keys.c128}`, derivedFrom: [fullRef], formula: "c128 = full // 128", compute: (env) => exact(sizesAt(env, F).c128Size), render: asInt });
+    evaluate(ctx, {
+      line,
+      key: keys.logical,
+      name: `${prefix}${keys.logical}`,
+      derivedFrom: [fullRef],
+      formula: "c4_logical_size = full // 4 (the c4 index space HiSparse maps)",
+      compute: (env) => exact(sizesAt(env, F).c4LogicalSize),
+      render: asInt,
+    });
+  evaluate(ctx, {
+    line,
+    key: keys.c128,
+    name: `${prefix}${keys.c128}`,
+    derivedFrom: [fullRef],
+    formula: "c128 = full // 128",
+    compute: (env) => exact(sizesAt(env, F).c128Size),
+    render: asInt,
+  });
 }
 
 function poolInit(ctx: Ctx, line: LoggedSizingLine) {
   const c4 = num(line, "c4_size");
   const c128 = num(line, "c128_size");
   const full = ctx.full;
-  if (!full) return evaluateRest(ctx, line, "pool-init.", "no full_token or pool sizes line in this rank to compute it from");
+  if (!full)
+    return evaluateRest(ctx, line, "pool-init.", "no full_token or pool sizes line in this rank to compute it from");
   if (ctx.targetInitSeen && c4?.value === 0 && c128?.value === 0) {
     // The draft worker's pool: one SWA layer of the same SWA tokens, no compressed pools.
     const swa = ctx.swa;
-    evaluate(ctx, { line, key: "swa_size", name: "draft-pool-init.swa_size", derivedFrom: swa ? [swa.ref] : [full.ref], formula: "the draft worker shares the target's SWA tokens", compute: (env) => exact(swa ? swa.value : sizesAt(env, full.value).swaTokens), render: asInt });
+    evaluate(ctx, {
+      line,
+      key: "swa_size",
+      name: "draft-pool-init.swa_size",
+      derivedFrom: swa ? [swa.ref] : [full.ref],
+      formula: "the draft worker shares the target's SWA tokens",
+      compute: (env) => exact(swa ? swa.value : sizesAt(env, full.value).swaTokens),
+      render: asInt,
+    });
     return;
   }
   ctx.targetInitSeen = true;
@@ -368,15 +434,22 @@ function poolInit(ctx: Ctx, line: LoggedSizingLine) {
     compute: (env) => exact(ctx.swa ? ctx.swa.value : sizesAt(env, full.value).swaTokens),
     render: asInt,
   });
-  compressedFigures(ctx, line, "pool-init.", { c4: "c4_size", c128: "c128_size", logical: "c4_logical_size" }, full.value, full.ref);
+  compressedFigures(
+    ctx,
+    line,
+    "pool-init.",
+    { c4: "c4_size", c128: "c128_size", logical: "c4_logical_size" },
+    full.value,
+    full.ref,
+  );
   statePools(ctx, line, reqs, swa);
 }
 
 function statePools(ctx: Ctx, line: LoggedSizingLine, reqs: LoggedNumber | null, swa: LoggedNumber | null) {
   const mnr = reqs && !reqs.truncated ? reqs.value : null;
-  const swaTokens = swa && !swa.truncated ? swa.value : ctx.swa?.value ?? null;
+  const swaTokens = swa && !swa.truncated ? swa.value : (ctx.swa?.value ?? null);
   const reqRef = ref(line, "pool-init.max_num_reqs");
-  const swaRef = swa && !swa.truncated ? ref(line, "pool-init.swa_size") : ctx.swa?.ref ?? "";
+  const swaRef = swa && !swa.truncated ? ref(line, "pool-init.swa_size") : (ctx.swa?.ref ?? "");
   for (const ratio of [4, 128] as const) {
     const key = `c${ratio}_state_pool_size`;
     const npu = ctx.base.npuStatePools;
@@ -411,23 +484,75 @@ function swaSizing(ctx: Ctx, line: LoggedSizingLine) {
   const cap = num(line, "request_cap+headroom");
   if (cap && !cap.truncated) {
     ctx.swaCap = { value: cap.value, ref: ref(line, "swa-sizing.request_cap+headroom") };
-    inputFigure(ctx, line, "request_cap+headroom", "swa-sizing.request_cap+headroom", "taken from the log: the request cap depends on scheduler settings this check does not model");
-    const swa = evaluate(ctx, { line, key: "swa_tokens", name: "swa-sizing.swa_tokens", derivedFrom: [ctx.swaCap.ref], formula: "swa_tokens = request_cap+headroom, page-aligned", compute: (env) => exact(Math.ceil(cap.value / env.config.pageSize) * env.config.pageSize), render: asInt });
+    inputFigure(
+      ctx,
+      line,
+      "request_cap+headroom",
+      "swa-sizing.request_cap+headroom",
+      "taken from the log: the request cap depends on scheduler settings this check does not model",
+    );
+    const swa = evaluate(ctx, {
+      line,
+      key: "swa_tokens",
+      name: "swa-sizing.swa_tokens",
+      derivedFrom: [ctx.swaCap.ref],
+      formula: "swa_tokens = request_cap+headroom, page-aligned",
+      compute: (env) => exact(Math.ceil(cap.value / env.config.pageSize) * env.config.pageSize),
+      render: asInt,
+    });
     if (swa && !swa.truncated) ctx.swaCap = { value: swa.value, ref: ref(line, "swa-sizing.swa_tokens") };
     return;
   }
-  inputFigure(ctx, line, "swa_full_tokens_ratio", "swa-sizing.swa_full_tokens_ratio", "taken from the log: the SWA ratio the server used, an input to every SWA figure");
+  inputFigure(
+    ctx,
+    line,
+    "swa_full_tokens_ratio",
+    "swa-sizing.swa_full_tokens_ratio",
+    "taken from the log: the SWA ratio the server used, an input to every SWA figure",
+  );
   const full = ctx.full;
-  if (!full) return notComputed(ctx, line, "swa_tokens", "swa-sizing.swa_tokens", "no full_token or pool sizes line in this rank to compute it from");
-  evaluate(ctx, { line, key: "swa_tokens", name: "swa-sizing.swa_tokens", derivedFrom: [full.ref], formula: "swa_tokens = int(full × ratio), page-aligned", compute: (env) => exact(sizesAt(env, full.value).swaTokens), render: asInt, solveRatio: true });
+  if (!full)
+    return notComputed(
+      ctx,
+      line,
+      "swa_tokens",
+      "swa-sizing.swa_tokens",
+      "no full_token or pool sizes line in this rank to compute it from",
+    );
+  evaluate(ctx, {
+    line,
+    key: "swa_tokens",
+    name: "swa-sizing.swa_tokens",
+    derivedFrom: [full.ref],
+    formula: "swa_tokens = int(full × ratio), page-aligned",
+    compute: (env) => exact(sizesAt(env, full.value).swaTokens),
+    render: asInt,
+    solveRatio: true,
+  });
 }
 
 function schedulerLine(ctx: Ctx, line: LoggedSizingLine) {
   const full = ctx.full;
   if (!full) return evaluateRest(ctx, line, "", "no full_token or pool sizes line in this rank before it");
-  evaluate(ctx, { line, key: "max_total_num_tokens", name: "max_total_num_tokens", derivedFrom: [full.ref], formula: "max_total_num_tokens = full", compute: () => exact(full.value), render: asInt });
+  evaluate(ctx, {
+    line,
+    key: "max_total_num_tokens",
+    name: "max_total_num_tokens",
+    derivedFrom: [full.ref],
+    formula: "max_total_num_tokens = full",
+    compute: () => exact(full.value),
+    render: asInt,
+  });
   const requested = ctx.report.args.maxRunningRequests != null;
-  evaluate(ctx, { line, key: "max_running_requests", name: "max_running_requests", derivedFrom: requested ? [] : [full.ref], formula: "the running requests per worker (requested, or the estimate from full)", compute: (env) => exact(resolveMaxRunningRequests(env.config, full.value)), render: asInt });
+  evaluate(ctx, {
+    line,
+    key: "max_running_requests",
+    name: "max_running_requests",
+    derivedFrom: requested ? [] : [full.ref],
+    formula: "the running requests per worker (requested, or the estimate from full)",
+    compute: (env) => exact(resolveMaxRunningRequests(env.config, full.value)),
+    render: asInt,
+  });
 }
 
 const PREFIX: Readonly<Record<string, string>> = {
@@ -438,13 +563,15 @@ const PREFIX: Readonly<Record<string, string>> = {
 
 /** A line with nothing to compute it from: every number it holds, not computed, with the reason. */
 function evaluateRest(ctx: Ctx, line: LoggedSizingLine, prefix: string, reason: string) {
-  for (const [key, v] of Object.entries(line.fields)) if (typeof v === "object") notComputed(ctx, line, key, `${prefix}${key}`, reason);
+  for (const [key, v] of Object.entries(line.fields))
+    if (typeof v === "object") notComputed(ctx, line, key, `${prefix}${key}`, reason);
 }
 
 /** Checks an unmodelled generation's lines still allow: c4 and c128 against the logged full. */
 function consistencyOnly(ctx: Ctx, line: LoggedSizingLine, reason: string) {
   const full = num(line, "full");
-  if (line.kind !== "pool-sizes" || !full || full.truncated) return evaluateRest(ctx, line, PREFIX[line.kind] ?? "", reason);
+  if (line.kind !== "pool-sizes" || !full || full.truncated)
+    return evaluateRest(ctx, line, PREFIX[line.kind] ?? "", reason);
   notComputed(ctx, line, "full", "pools.full", reason);
   compressedFigures(ctx, line, "pools.", { c4: "c4", c128: "c128" }, full.value, ref(line, "pools.full"));
   for (const key of ["swa", "c4_state", "c128_state"]) notComputed(ctx, line, key, `pools.${key}`, reason);
@@ -463,7 +590,8 @@ function reconcileRank(ctx: Ctx, lines: readonly LoggedSizingLine[], unmodelled:
   // Cap mode logs its SWA sizing before the memory calculation that needs it.
   const cap = lines.find((l) => l.kind === "swa-sizing" && num(l, "request_cap+headroom"));
   const capValue = cap ? num(cap, "request_cap+headroom") : null;
-  if (cap && capValue && !capValue.truncated) ctx.swaCap = { value: capValue.value, ref: ref(cap, "swa-sizing.request_cap+headroom") };
+  if (cap && capValue && !capValue.truncated)
+    ctx.swaCap = { value: capValue.value, ref: ref(cap, "swa-sizing.request_cap+headroom") };
   // A SWA sizing line that prints the ratio it used: the server's ratio, an input to every SWA figure.
   const ratioLine = lines.find((l) => l.kind === "swa-sizing" && num(l, "swa_full_tokens_ratio"));
   const ratio = ratioLine ? num(ratioLine, "swa_full_tokens_ratio") : null;
@@ -496,7 +624,12 @@ function otherModels(report: CheckReport): Alternative[] {
   for (const [name, preset] of Object.entries(MODEL_PRESETS)) {
     if (name === report.model.name) continue;
     try {
-      out.push(modelAlternative(name, resolveServerConfig(report.args, { ...preset, contextLen: report.derived.contextLen }).sizing.model));
+      out.push(
+        modelAlternative(
+          name,
+          resolveServerConfig(report.args, { ...preset, contextLen: report.derived.contextLen }).sizing.model,
+        ),
+      );
     } catch {
       // A preset these arguments cannot size (its own rules) is no alternative.
     }
@@ -515,7 +648,11 @@ function nothingToReconcile(log: ParsedSglangLog): string {
 }
 
 /** Every figure of one section against the arithmetic of its generation, per rank, anchored on the logged figures. */
-export function reconcileSglangLog(log: ParsedSglangLog, report: CheckReport, options: ReconcileOptions = {}): LogComparison {
+export function reconcileSglangLog(
+  log: ParsedSglangLog,
+  report: CheckReport,
+  options: ReconcileOptions = {},
+): LogComparison {
   const detected = detectGeneration(log, report);
   const platform = detectPlatform(log);
   const modelled = detected.generation !== "unknown" ? detected.generation : null;
@@ -554,7 +691,12 @@ export function reconcileSglangLog(log: ParsedSglangLog, report: CheckReport, op
   }
   for (const line of log.sizingLines)
     if (line.missing.length > 0)
-      truncated.push({ line: line.line, name: `${line.kind} line`, logged: line.missing.join(", "), reason: `the line is cut: ${line.missing.join(", ")} missing` });
+      truncated.push({
+        line: line.line,
+        name: `${line.kind} line`,
+        logged: line.missing.join(", "),
+        reason: `the line is cut: ${line.missing.join(", ")} missing`,
+      });
   return {
     section: log.section,
     firstLine: log.firstLine,
@@ -567,8 +709,6 @@ export function reconcileSglangLog(log: ParsedSglangLog, report: CheckReport, op
     figures,
     skipped: log.skipped,
     truncated,
-    ...(log.sizingLines.length === 0
-      ? { nothingToReconcile: nothingToReconcile(log) }
-      : {}),
+    ...(log.sizingLines.length === 0 ? { nothingToReconcile: nothingToReconcile(log) } : {}),
   };
 }

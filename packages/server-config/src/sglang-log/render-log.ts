@@ -105,7 +105,10 @@ function entries(report: CheckReport, generation: ConfiguratorGenerationId, opti
     out.push(poolSizesLine(final));
   }
   // The earliest calculator gives every worker the whole --max-running-requests (no attention-DP split).
-  const mrr = resolveMaxRunningRequests(generation === "gen-a" ? { ...config, attnDpSize: 1 } : config, final.fullTokens);
+  const mrr = resolveMaxRunningRequests(
+    generation === "gen-a" ? { ...config, attnDpSize: 1 } : config,
+    final.fullTokens,
+  );
   const slots = numReqSlots(config, mrr);
   const P = config.pageSize;
   const c4State = generation === "npu" ? npuStatePoolSize(4, P, mrr) : final.c4StatePoolSize;

@@ -8,7 +8,15 @@ import type { CheckPayload } from "../check-payload.js";
 import { el } from "./dom.js";
 
 const verdict = (f: FigureComparison) =>
-  f.role === "input" ? "input" : f.role === "truncated" ? "cut" : f.role === "not-computed" ? "not computed" : f.match ? "yes" : "NO";
+  f.role === "input"
+    ? "input"
+    : f.role === "truncated"
+      ? "cut"
+      : f.role === "not-computed"
+        ? "not computed"
+        : f.match
+          ? "yes"
+          : "NO";
 
 function figureTable(c: LogComparison): HTMLElement {
   const head = ["figure", "rank", "line", "logged", "ours", "match", "from the log's", "cause or note"];
@@ -42,7 +50,9 @@ function sectionsList(payload: CheckPayload, current: number): HTMLElement | str
   const items = sections.map((s) => {
     const c = s.logComparison;
     const differ = c.figures.filter((f) => f.match === false).length;
-    const what = c.nothingToReconcile ? "launch checked, nothing to reconcile" : `${c.generation} on ${c.platform}, ${differ} differ`;
+    const what = c.nothingToReconcile
+      ? "launch checked, nothing to reconcile"
+      : `${c.generation} on ${c.platform}, ${differ} differ`;
     const mark = s.section === current ? " (this page)" : "";
     return `section ${s.section}, lines ${c.firstLine}-${c.lastLine} (${c.startedBy}): ${s.ok ? "ok" : "NOT ok"}: ${what}${mark}`;
   });
@@ -63,7 +73,9 @@ export function logSection(payload: CheckPayload, changed: boolean): HTMLElement
   const summary = c.nothingToReconcile
     ? c.nothingToReconcile
     : `Configurator generation ${c.generation} on ${c.platform}; ` +
-      (differ === 0 ? `every compared figure matches (${compared})` : `${differ} of ${compared} compared figure(s) differ`) +
+      (differ === 0
+        ? `every compared figure matches (${compared})`
+        : `${differ} of ${compared} compared figure(s) differ`) +
       `${changed ? " (for the CLI's settings, not the ones changed here)" : ""}.`;
   return el(
     "section",
