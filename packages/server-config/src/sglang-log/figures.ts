@@ -5,7 +5,14 @@
  */
 import { GIB } from "@dsv4-kv/memory-pool";
 import { type Alternative, type Env, type Recompute, findCause, solvedRatio } from "./alternatives.js";
-import type { FigureCause, FigureComparison, LoggedNumber, LoggedSizingLine, TruncatedFigure } from "./types.js";
+import type {
+  FigureCause,
+  FigureComparison,
+  FigureRole,
+  LoggedNumber,
+  LoggedSizingLine,
+  TruncatedFigure,
+} from "./types.js";
 
 export type Render = (value: number, decimals: number) => string;
 export const asInt: Render = (v) => String(v);
@@ -67,22 +74,32 @@ function base(sink: FigureSink, spec: FigureSpec, n: LoggedNumber) {
   return { name: spec.name, rank: sink.rank, line: spec.line.line, logged: n.text, derivedFrom: spec.derivedFrom };
 }
 
-/** A figure taken from the log as an input: listed, not compared. */
-export function inputFigure(sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) {
+/** A logged figure that is listed and not compared: an input, or one with nothing to compute it from. */
+function uncompared(
+  sink: FigureSink,
+  line: LoggedSizingLine,
+  key: string,
+  name: string,
+  role: FigureRole,
+  why: string,
+) {
   const n = loggedNumber(line, key);
   if (!n) return;
-  sink.out.push({
-    name,
-    rank: sink.rank,
-    line: line.line,
-    logged: n.text,
-    computed: null,
-    match: null,
-    role: "input",
-    derivedFrom: [],
-    why,
-  });
+  if (n.truncated) {
+    const spec: FigureSpec = { line, key, name, derivedFrom: [], formula: "", compute: () => null, render: asInt };
+    return cutFigure(sink, spec, n, "the line is cut after this value");
+  }
+  const figure = { name, rank: sink.rank, line: line.line, logged: n.text, computed: null, match: null };
+  sink.out.push({ ...figure, role, derivedFrom: [], why });
 }
+
+/** A figure taken from the log as an input: listed, not compared. */
+export const inputFigure = (sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) =>
+  uncompared(sink, line, key, name, "input", why);
+
+/** A figure with nothing logged to compute it from (or of an unmodelled generation): listed with why. */
+export const notComputed = (sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) =>
+  uncompared(sink, line, key, name, "not-computed", why);
 
 function cutFigure(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, reason: string) {
   sink.truncated.push({ line: spec.line.line, name: spec.name, logged: n.text, reason });
@@ -101,29 +118,6 @@ function cutDigits(n: LoggedNumber, computed: { lo: string; hi: string }): boole
     if (from <= hi && to >= lo) return true;
   }
   return false;
-}
-
-export function notComputed(sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) {
-  const n = loggedNumber(line, key);
-  if (!n) return;
-  if (n.truncated)
-    return cutFigure(
-      sink,
-      { line, key, name, derivedFrom: [], formula: "", compute: () => null, render: asInt },
-      n,
-      "the line is cut after this value",
-    );
-  sink.out.push({
-    name,
-    rank: sink.rank,
-    line: line.line,
-    logged: n.text,
-    computed: null,
-    match: null,
-    role: "not-computed",
-    derivedFrom: [],
-    why,
-  });
 }
 
 /** Compares one logged figure with ours; a difference gets its cause. Returns the logged number when it is usable
