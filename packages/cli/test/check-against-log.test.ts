@@ -106,6 +106,38 @@ describe("check --against-log", () => {
   });
 });
 
+describe("the Ascend NPU's own rules", () => {
+  it("an NPU log whose server_args carry the bf16 KV it ran with: every figure matches, exit 0 (V-A3 is NPU's)", () => {
+    const parsed = parseServerArgs({ ...EAGLE_ARGS, platform: "npu", kvCacheDtype: "bfloat16" });
+    if (!parsed.ok) throw new Error(parsed.issues.join("; "));
+    const report = checkServerConfig(
+      parsed.args,
+      FLASH_MODEL,
+      { kind: "bytes", kvBudgetBytes: 60e9 },
+      { sizing: "sglang-gen-b" },
+    );
+    const text = renderSglangSizingLog(report, "npu").text.replace(
+      "ServerArgs(device='npu')",
+      "ServerArgs(device='npu', kv_cache_dtype='bfloat16', speculative_algorithm='EAGLE', speculative_num_steps=3, " +
+        "speculative_eagle_topk=1)",
+    );
+    const r = cli([
+      "check",
+      "--against-log",
+      write("npu-bf16.log", text),
+      "--kv-budget-bytes",
+      "60000000000",
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.args).toMatchObject({ platform: "npu", kvCacheDtype: "bfloat16" });
+    expect(json.errors).toEqual([]);
+    expect(json.logComparison).toMatchObject({ generation: "npu", platform: "npu" });
+    expect(json.logComparison.figures.filter((f: { match: boolean | null }) => f.match === false)).toEqual([]);
+  });
+});
+
 describe("every modelled configurator generation, end to end", () => {
   const eagle = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1"];
   const budget = ["--kv-budget-bytes", "100000000000", "--sizing", "sglang-gen-b"];
