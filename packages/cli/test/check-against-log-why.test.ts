@@ -132,6 +132,9 @@ describe("issue 24: the messes of real logs", () => {
     expect(text2.stdout).toContain("=== section 2 of 2");
     expect(text2.stdout).toContain("Sections of the log (--section N picks one):");
     expect(cli(["check", "--against-log", path, "--section", "3"]).code).toBe(2);
+    const alone = cli(["check", "--section", "1"]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("--section");
   });
 
   it("a server_args line and a launch command without sizing lines: checked as a launch, nothing to reconcile", () => {

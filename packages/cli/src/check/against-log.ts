@@ -78,8 +78,8 @@ async function sectionInput(path: string, parsed: ParsedSglangLog): Promise<LogI
   if (switches.length > 0) input.summary.push(`environment switches from the log: ${switches.join(", ")}`);
   input.budgetBytes = loggedBudgetBytes(parsed);
   if (platform.platform !== "cuda" && input.values.platform === undefined) {
+    // The comparison prints the platform and its evidence; the check takes its rules and pools.
     input.values.platform = platform.platform;
-    input.summary.push(`platform ${platform.platform} (${platform.evidence.join("; ")}): its start-up rules apply`);
   }
   return input;
 }
