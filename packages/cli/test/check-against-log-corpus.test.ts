@@ -35,7 +35,9 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
     exit: 0,
     sections: [{ generation: "gen-b", platform: "hip", matched: 128, truncated: 0, skipped: 0 }],
   },
-  // a report whose memory line is wrapped onto two lines (joined); no server_args, so the check is the default Flash with EAGLE: bpft 13735.04 is V4-Pro at ratio 0.15 without speculation (three terms); the c128 fixed bytes need the per-rank request count too (unexplained, with its residual)
+  // a report whose memory line is wrapped onto two lines (joined); no server_args, so the check is the default Flash
+  // with EAGLE: bpft 13735.04 is V4-Pro at ratio 0.15 without speculation (three terms); the c128 fixed bytes need
+  // the per-rank request count too (unexplained, with its residual)
   "amd-infera-gmu-report-mi355x-v4pro-wrapped.log": {
     exit: 1,
     sections: [
@@ -52,7 +54,8 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
       },
     ],
   },
-  // whole raw log, 'DSV4 memory calculation' without c128_state_fixed and a pool sizes line whose c128_state = swa // 128 × 128: gen-a-pools, every figure
+  // whole raw log, 'DSV4 memory calculation' without c128_state_fixed and a pool sizes line whose c128_state = swa //
+  // 128 × 128: gen-a-pools, every figure
   "amd-infera-mtt-baseline-prefill-gmu085.log": {
     exit: 0,
     sections: [{ generation: "gen-a-pools", platform: "hip", matched: 122, truncated: 0, skipped: 0 }],
@@ -77,7 +80,8 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
     exit: 0,
     sections: [{ generation: "gen-a-pools", platform: "hip", matched: 170, truncated: 0, skipped: 0 }],
   },
-  // prose with two retyped blocks (blank separators, thousands separators): two servers (the pools grow), each checked against the defaults: ratio 0.15 and the plain rings are named
+  // prose with two retyped blocks (blank separators, thousands separators): two servers (the pools grow), each
+  // checked against the defaults: ratio 0.15 and the plain rings are named
   "amd-infera-mtt-working-process-prose.log": {
     exit: 1,
     sections: [
@@ -103,7 +107,8 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
   "hygon-sglang-das-ledger-20260807-dcu-v4flash-prose.log": { exit: 2 },
   // a ledger in prose: no log line
   "hygon-sglang-das-ledger-20260810-dcu-v4flash-relaunch-prose.log": { exit: 2 },
-  // a launch command only (checked as a launch): DeepEP's dispatch bound fails (V-E1); the refused env value 0 is listed
+  // a launch command only (checked as a launch): DeepEP's dispatch bound fails (V-E1); the refused env value 0 is
+  // listed
   "inferencex-issue-1672-b200-v4pro-k8s-launch-cut.log": {
     exit: 1,
     sections: [
@@ -123,7 +128,8 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
     exit: 0,
     sections: [{ generation: "unknown", platform: "cuda", matched: 0, truncated: 0, skipped: 0, launchOnly: true }],
   },
-  // 'DSv4' lines, two memory lines per rank: gen-a; bpft 15955.85 = rings 8/128 with MTP on and 44 SWA layers (hand-checked)
+  // 'DSv4' lines, two memory lines per rank: gen-a; bpft 15955.85 = rings 8/128 with MTP on and 44 SWA layers (hand-
+  // checked)
   "ktransformers-issue-1978-sm80-tp8-dsv4-pool-sizes.log": {
     exit: 0,
     sections: [{ generation: "gen-a", platform: "cuda", matched: 38, truncated: 0, skipped: 1 }],
@@ -174,7 +180,8 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
       },
     ],
   },
-  // the earliest configurator on MI300X (fnuz KV: ROCm); without its server_args the defaults (EAGLE, ratio 0.1) name ratio 0.8 and rings 16/256 (its exact reconciliation with the issue's arguments is in check-against-log-why)
+  // the earliest configurator on MI300X (fnuz KV: ROCm); without its server_args the defaults (EAGLE, ratio 0.1) name
+  // ratio 0.8 and rings 16/256 (its exact reconciliation with the issue's arguments is in check-against-log-why)
   "sglang-issue-25118-mi300x-tp4-dp4-earliest-dsv4-assert.log": {
     exit: 1,
     sections: [
@@ -294,7 +301,8 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
   },
   // prose about the KV pool: no log line
   "v41-local-ai-registry-pr-55-rtxpro6000-tp4-prose-kv-pool.log": { exit: 2 },
-  // a ratio-mode SWA sizing line (its ratio 0.22 is an input) and a pool sizes line cut with '...': swa = int(2499840 × 0.22) // 256 × 256 = 549888
+  // a ratio-mode SWA sizing line (its ratio 0.22 is an input) and a pool sizes line cut with '...': swa = int(2499840
+  // × 0.22) // 256 × 256 = 549888
   "v41-miaai-issue-27-gb10-tp4-swa-sizing-truncated.log": {
     exit: 0,
     sections: [{ generation: "gen-b", platform: "cuda", matched: 4, truncated: 1, skipped: 0 }],
@@ -330,7 +338,8 @@ const EXPECTED: Record<string, { exit: number; sections?: Section[] }> = {
     exit: 0,
     sections: [{ generation: "gen-b", platform: "hip", matched: 128, truncated: 0, skipped: 0 }],
   },
-  // a launch stored as a JSON argv document (DeepSeek-V4.1, DSpark): checked as a launch; V-S10 fails for the arguments as given
+  // a launch stored as a JSON argv document (DeepSeek-V4.1, DSpark): checked as a launch; V-S10 fails for the
+  // arguments as given
   "v41-local-ai-registry-rtxpro6000-tp4-launch-argv.log": {
     exit: 1,
     sections: [

@@ -171,7 +171,7 @@ describe("issue 24: the messes of real logs", () => {
     expect(cuda.code).toBe(1);
   });
 
-  it("the MI300X log of the earliest configurator reconciles exactly with its own rings, layers and request split", () => {
+  it("the MI300X log of the earliest configurator reconciles exactly: its rings, layers and request split", () => {
     const log = join(CORPUS, "sglang-issue-25118-mi300x-tp4-dp4-earliest-dsv4-assert.log");
     // The issue gives the server's arguments (its server_args line is not in the excerpt).
     const args = ["--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", "--swa-full-tokens-ratio", "0.8"];

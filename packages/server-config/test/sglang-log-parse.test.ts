@@ -315,7 +315,8 @@ describe("parseSglangLog: what a pasted log holds besides SGLang's whole lines",
   it("pieces of a ServerArgs repr whose head was cut are read by their pairs", () => {
     const s = first(
       log(
-        "ked_prefill_size=4096, tp_size=8, page_size=256, mem_fraction_static=0.85, dp_size=1, context_length=None, pp_size=1, x",
+        "ked_prefill_size=4096, tp_size=8, page_size=256, mem_fraction_static=0.85, dp_size=1, " +
+          "context_length=None, pp_size=1, x",
       ),
     );
     expect(s.serverArgsForm).toBe("fragment");

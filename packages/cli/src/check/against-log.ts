@@ -127,7 +127,11 @@ async function readServerArgs(input: LogInput, args: Readonly<Record<string, unk
   );
 }
 
-const FORMS = { repr: "ServerArgs(…)", dict: "dict", fragment: "cut ServerArgs(…) pieces: only their readable pairs" };
+const FORMS = {
+  repr: "ServerArgs(…)",
+  dict: "dict",
+  fragment: "cut ServerArgs(…) pieces: only their readable pairs",
+};
 
 function ignoredEntry(flag: SglangFlag, key: string, value: unknown): IgnoredSetting {
   return { name: `server_args.${key}`, value, effect: flag.effect === "unmodelled" ? "unmodelled" : "ignored" };

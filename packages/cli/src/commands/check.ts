@@ -159,11 +159,12 @@ function pickSections(log: LogFileInput, section: unknown): LogInput[] {
   if (section === undefined) return log.sections;
   const n = section as number;
   const picked = log.sections[n - 1];
+  const spans = log.sections.map((s) => `${s.parsed.firstLine}-${s.parsed.lastLine}`);
   if (!picked)
     throw new UsageError(
       "--section",
       n,
-      `must name a section of ${log.path}: it has ${log.sections.length} (lines ${log.sections.map((s) => `${s.parsed.firstLine}-${s.parsed.lastLine}`).join(", ")})`,
+      `must name a section of ${log.path}: it has ${log.sections.length} (lines ${spans.join(", ")})`,
       { sections: log.sections.length },
     );
   return [picked];
@@ -296,7 +297,8 @@ function sectionsSummary(runs: readonly CheckRun[]): string {
     const what = c.nothingToReconcile
       ? "launch checked, nothing to reconcile"
       : `${c.generation} on ${c.platform}, ${differ} figure(s) differ, ${c.truncated.length} cut`;
-    return `  section ${p.section} (lines ${p.firstLine}-${p.lastLine}, ${p.startedBy}): ${r.ok ? "ok" : "NOT ok"}: ${what}`;
+    const where = `section ${p.section} (lines ${p.firstLine}-${p.lastLine}, ${p.startedBy})`;
+    return `  ${where}: ${r.ok ? "ok" : "NOT ok"}: ${what}`;
   });
   return `\nSections of the log (--section N picks one):\n${rows.join("\n")}\n`;
 }

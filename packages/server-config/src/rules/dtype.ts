@@ -29,7 +29,8 @@ export function kvCacheDtypeRule({ args }: ResolveContext): ConfigIssue[] {
       "UNSUPPORTED_ARGUMENT",
       "kvCacheDtype",
       kvCacheDtype,
-      `--kv-cache-dtype ${kvCacheDtype} is not supported for ${ARCH} on ${args.platform}: ${what}; use --kv-cache-dtype ${use} (or auto)`,
+      `--kv-cache-dtype ${kvCacheDtype} is not supported for ${ARCH} on ${args.platform}: ${what}; ` +
+        `use --kv-cache-dtype ${use} (or auto)`,
       { kvCacheDtype, platform: args.platform, supported: [...supported] },
     );
   }

@@ -228,7 +228,7 @@ export function solvedRatio(recompute: Recompute, logged: number): Alternative {
   };
 }
 
-/** The first single alternative, then the first pair, then the first triple, under which `recompute` gives `accepts`. */
+/** The first single alternative, then pair, then triple under which `recompute` gives what `accepts` takes. */
 export function findCause(
   base: Env,
   recompute: Recompute,

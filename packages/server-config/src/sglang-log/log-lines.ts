@@ -21,8 +21,20 @@ const LEAD = [
   /^(?:\.\.\.|…)\s+(?=[A-Z])/, // `... Allocating …`: a person elided the prefix of a log line
 ];
 /** SGLang messages a bare line may start with (the sizing labels, server_args, the scheduler's line). */
-const BARE_START =
-  /^(?:DSV4 |DSv4 |Initialize [A-Za-z0-9_]*DeepSeekV4|server_args=|max_total_num_tokens=|Load weight|Memory pool end|KV Cache is allocated|Auto-detected DSV4|Use dsv4 attention backend)/;
+const BARE_START = new RegExp(
+  `^(?:${[
+    "DSV4 ",
+    "DSv4 ",
+    "Initialize [A-Za-z0-9_]*DeepSeekV4",
+    "server_args=",
+    "max_total_num_tokens=",
+    "Load weight",
+    "Memory pool end",
+    "KV Cache is allocated",
+    "Auto-detected DSV4",
+    "Use dsv4 attention backend",
+  ].join("|")})`,
+);
 
 export type LineKind = "log" | "bare" | "prose" | "table" | "blank";
 

@@ -36,14 +36,33 @@ const LAUNCH_HEAD = new RegExp(
     String.raw`(?:sglang\s+serve|\S*python[0-9.]*\s+-m\s+sglang\.launch_server)(?:\s|$)`,
 );
 /** Text that names the platform a server ran on (kept as evidence; detect.ts decides). */
-const PLATFORM_HINT =
-  /\b(?:MI3\d{1,2}X?|gfx9\d\d|ROCm|rocm|HIP_VISIBLE_DEVICES|Ascend|ascend|Atlas|910[BC]|device='npu'|torch_npu|CANN|AMD Instinct|float8_e4m3fnuz|aiter|NPU graph)\b/i;
+const PLATFORM_HINT = new RegExp(
+  String.raw`\b(?:MI3\d{1,2}X?|gfx9\d\d|ROCm|HIP_VISIBLE_DEVICES|AMD Instinct|float8_e4m3fnuz|aiter` +
+    String.raw`|Ascend|Atlas|910[BC]|device='npu'|torch_npu|CANN|NPU graph)\b`,
+  "i",
+);
 /** A sizing label anywhere in a line: such a line is SGLang's or prose that quotes it. */
 const MENTION =
-  /DSV4 memory calculation|DSv4 memory calculation|DSV4 pool sizes|DSV4 SWA sizing|DeepSeekV4TokenToKVPool|max_total_num_tokens=|full_token=/;
+  /DSV4 memory calculation|DSv4 memory calculation|DSV4 pool sizes|DSV4 SWA sizing|DeepSeekV4TokenToKVPool/;
+/** Figures prose quotes; a prose line holding one is listed as skipped too. */
+const MENTIONED_FIGURE = /max_total_num_tokens=|full_token=/;
 /** SGLang start-up messages on a log line that are no sizing line (a start-up that failed before it, an excerpt). */
-const STARTUP =
-  /^(?:Load weight (?:begin|end)|Capture .*graph|Allocating .* memory for V4|KV Cache is allocated|Memory pool end|Init torch distributed|Using KV cache dtype|Scheduler hit an exception|.*Loaded weights leave no GPU memory|.*DeepSeekV4|.*DSV4|.*deepseek_v4)/;
+const STARTUP = new RegExp(
+  `^(?:${[
+    "Load weight (?:begin|end)",
+    "Capture .*graph",
+    "Allocating .* memory for V4",
+    "KV Cache is allocated",
+    "Memory pool end",
+    "Init torch distributed",
+    "Using KV cache dtype",
+    "Scheduler hit an exception",
+    ".*Loaded weights leave no GPU memory",
+    ".*DeepSeekV4",
+    ".*DSV4",
+    ".*deepseek_v4",
+  ].join("|")})`,
+);
 
 interface Section {
   section: number;
@@ -208,7 +227,8 @@ class Reader {
     }
     if (c.kind === "prose" && this.readArgsFragment(c.message, lineNo)) return;
     if (c.kind === "prose" || c.kind === "table") {
-      if (MENTION.test(raw)) this.skip(lineNo, raw, `${c.kind}: mentions a DSV4 sizing line but is not a log line`);
+      if (MENTION.test(raw) || MENTIONED_FIGURE.test(raw))
+        this.skip(lineNo, raw, `${c.kind}: mentions a DSV4 sizing line but is not a log line`);
       const launch = c.message.replace(/^`+|`+$/g, "");
       if (LAUNCH_HEAD.test(launch)) return this.readLaunch(launch, lineNo);
       if (ENV_LINE.test(c.message)) readEnvLine(c.message, this.current.env);

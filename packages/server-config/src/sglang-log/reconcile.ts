@@ -245,7 +245,8 @@ function fullTokenFigure(ctx: Ctx, line: LoggedSizingLine) {
     name: "full_token",
     derivedFrom: from,
     formula:
-      "full_token = int((available − fixed) / bytes_per_full_token) // page_size × page_size, from the logged figures",
+      "full_token = int((available − fixed) / bytes_per_full_token) // page_size × page_size, " +
+      "from the logged figures",
     compute,
     render: asInt,
     step: ctx.base.config.pageSize,
@@ -336,7 +337,8 @@ function resizedFull(ctx: Ctx, line: LoggedSizingLine) {
       line,
       "full",
       "pools.full",
-      `taken from the log: a re-sizing below full_token (${ctx.full!.value}) from a token cap this check was not given (--max-total-tokens)`,
+      `taken from the log: a re-sizing below full_token (${ctx.full!.value}) from a token cap this check was ` +
+        "not given (--max-total-tokens)",
     );
     return;
   }

@@ -54,7 +54,8 @@ function sectionsList(payload: CheckPayload, current: number): HTMLElement | str
       ? "launch checked, nothing to reconcile"
       : `${c.generation} on ${c.platform}, ${differ} differ`;
     const mark = s.section === current ? " (this page)" : "";
-    return `section ${s.section}, lines ${c.firstLine}-${c.lastLine} (${c.startedBy}): ${s.ok ? "ok" : "NOT ok"}: ${what}${mark}`;
+    const where = `section ${s.section}, lines ${c.firstLine}-${c.lastLine} (${c.startedBy})`;
+    return `${where}: ${s.ok ? "ok" : "NOT ok"}: ${what}${mark}`;
   });
   return el(
     "section",
