@@ -7,6 +7,9 @@ export {
   sizesFromMaxTokensForGeneration,
   capCoefficients,
   genABytesPerFullToken,
+  genAStage,
+  generationStage,
+  isSwaScopedC128,
   npuStatePoolSize,
   finalizedC128StatePoolSize,
 } from "./generations/configurator.js";

@@ -82,6 +82,13 @@ export type {
   LoggedNumber,
   LoggedSizingLine,
   ParsedSglangLog,
+  ParsedSglangLogFile,
+  SkippedLine,
+  FigureCause,
+  FigureRole,
+  TruncatedFigure,
+  SectionStart,
 } from "./sglang-log/types.js";
+export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglang-log/platform.js";
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
-export { reconcileSglangLog } from "./sglang-log/reconcile.js";
+export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";

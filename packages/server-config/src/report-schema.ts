@@ -15,7 +15,7 @@ import { RULES, type RuleId } from "./rules.js";
 import { ServerArgsSchema } from "./schema.js";
 
 /** The JSON contract's version: an integer, raised only on a breaking change of the report's shape. */
-export const CHECK_REPORT_SCHEMA_VERSION = 1;
+export const CHECK_REPORT_SCHEMA_VERSION = 2;
 
 const int = z.int();
 const count = z.int().nonnegative();
@@ -237,21 +237,72 @@ const reportShape = {
 /** The report `checkServerConfig` returns. */
 export const CheckReportSchema = z.strictObject(reportShape);
 
+const FigureCauseSchema = z.strictObject({
+  explained: z.boolean().describe("true when an alternative arithmetic SGLang used reproduces the logged value"),
+  alternatives: z.array(z.string()).describe("the alternatives' ids (one or two); empty when unexplained"),
+  text: z.string().describe("the term that differs and its value, in words"),
+  value: z.string().nullable().describe("what the alternative computes at the log's precision; null if unexplained"),
+  residual: z.string().nullable().describe("logged minus ours at the log's precision"),
+});
+
 const FigureComparisonSchema = z.strictObject({
   name: z.string().describe("the figure (bytes per full token, a pool's size, request slots, …)"),
   rank: z.string().nullable().describe("the rank label of its line (`TP0`, `DP1 TP1 EP1`), null when logged once"),
   line: z.int().positive().optional().describe("the 1-based log line it was read from"),
   logged: z.string().describe("as the log printed it"),
-  computed: z.string().nullable().describe("ours at the log's precision; null when the generation is not modelled"),
-  match: z.boolean().describe("true only when equal at the log's precision"),
-  why: z.string().optional().describe("why it differs, or why it is not computed"),
+  computed: z.string().nullable().describe("ours at the log's precision; null when not computed (input, cut, unknown)"),
+  match: z.boolean().nullable().describe("compared: true only when equal at the log's precision; null: not compared"),
+  role: z
+    .enum(["compared", "input", "truncated", "not-computed"])
+    .describe("compared with ours, taken from the log as an input, cut in the log, or not computed"),
+  derivedFrom: z.array(z.string()).describe("the logged figures it is computed from (`name@line`)"),
+  why: z.string().optional().describe("how it is computed, or why it is an input, cut or not computed"),
+  cause: FigureCauseSchema.optional().describe("for a figure that differs: the alternative that explains it, or none"),
 });
+
+const SkippedLineSchema = z.strictObject({
+  line: z.int().positive().describe("1-based line number"),
+  text: z.string().describe("the line's first 80 characters"),
+  reason: z.string().describe("why it was not read"),
+});
+
+const TruncatedFigureSchema = z.strictObject({
+  line: z.int().positive(),
+  name: z.string().describe("the figure (or `KIND line` for a cut line)"),
+  logged: z.string().describe("what the log shows (for a cut line: the keys missing)"),
+  reason: z.string(),
+});
+
+const SectionStartSchema = z.enum(["file-start", "server_args", "launch-command", "restart"]);
 
 /** `check --against-log FILE`: the log's figures against ours (shape of LogComparison in sglang-log/types.ts). */
 export const LogComparisonSchema = z.strictObject({
-  generation: z.enum(["gen-a", "gen-b", "gen-b-cap", "npu", "unknown"]).describe("SGLang's configurator generation"),
+  section: z.int().positive().describe("the section of the file (one server start), 1-based"),
+  firstLine: z.int().positive(),
+  lastLine: z.int().positive(),
+  startedBy: SectionStartSchema.describe("what started the section"),
+  generation: z
+    .enum(["gen-a", "gen-a-pools", "gen-b", "gen-b-cap", "npu", "unknown"])
+    .describe("SGLang's configurator generation"),
   evidence: z.array(z.string()).describe("what in the log decided the generation"),
+  platform: z.enum(["cuda", "hip", "npu"]).describe("the platform whose start-up rules and pools apply"),
+  platformEvidence: z.array(z.string()).describe("what in the log decided the platform"),
   figures: z.array(FigureComparisonSchema),
+  skipped: z.array(SkippedLineSchema).describe("lines not read, with why"),
+  truncated: z.array(TruncatedFigureSchema).describe("figures and lines the log cut off: not compared"),
+  nothingToReconcile: z.string().optional().describe("a section without sizing lines: checked as a launch only"),
+  rulesNotApplied: z
+    .array(z.strictObject({ rule: RuleIdSchema, reason: z.string() }))
+    .optional()
+    .describe("rules raised by Gen B's sizing that do not describe this log's earlier configurator"),
+});
+
+/** One section of a log with several servers: its own check and reconciliation. */
+const LogSectionSchema = z.strictObject({
+  section: z.int().positive(),
+  ok: z.boolean().describe("every compared figure matches and no start-up rule of its platform fails"),
+  report: z.strictObject(reportShape).describe("the check of this section's arguments"),
+  logComparison: LogComparisonSchema,
 });
 
 /** What `dsv4-kv check --json` prints. */
@@ -259,7 +310,13 @@ export const CheckReportJsonSchema = z
   .strictObject({
     schemaVersion: z.literal(CHECK_REPORT_SCHEMA_VERSION).describe("raised only on a breaking change"),
     ...reportShape,
-    logComparison: LogComparisonSchema.optional().describe("with --against-log: the server log reconciled"),
+    logComparison: LogComparisonSchema.optional().describe(
+      "with --against-log: the reconciled section (the first with sizing lines, or --section N)",
+    ),
+    sections: z
+      .array(LogSectionSchema)
+      .optional()
+      .describe("with --against-log: every section of the log (one per server start), each checked and reconciled"),
   })
   .meta({ title: "dsv4-kv check --json report" });
 

@@ -133,13 +133,14 @@ function modelOverrides(args: ServerArgs, note: Note) {
   }
   let kvCacheDtype = args.kvCacheDtype;
   if (kvCacheDtype === "auto") {
-    kvCacheDtype = DSV4_DEFAULTS.kvCacheDtype;
+    // The Ascend NPU pool keeps the model dtype (bf16); CUDA and ROCm store fp8_e4m3.
+    kvCacheDtype = args.platform === "npu" ? "bfloat16" : DSV4_DEFAULTS.kvCacheDtype;
     note({
       field: "kvCacheDtype",
       kind: "defaulted",
       from: "auto",
       to: kvCacheDtype,
-      reason: "auto resolves to fp8_e4m3 for DSV4",
+      reason: `auto resolves to ${kvCacheDtype} for DSV4 on ${args.platform}`,
     });
   }
   return { effectivePageSize, swaRatio, maxRunningRequests, kvCacheDtype };

@@ -41,7 +41,11 @@ const sized = (check: SizedRule) => ({ stage: "sized", check }) as const;
 const check = { stage: "check" } as const;
 
 export const RULES = {
-  "V-A3": rule(["error"], "the KV cache dtype is fp8_e4m3 (or auto)", resolve(kvCacheDtypeRule)),
+  "V-A3": rule(
+    ["error"],
+    "the KV cache dtype is one the platform's pool stores: fp8_e4m3 on CUDA and ROCm, bf16 on the NPU (or auto)",
+    resolve(kvCacheDtypeRule),
+  ),
   "V-D1": rule(
     ["error"],
     "the compress-state dtype is float32 or bfloat16, and float32 with online compress",

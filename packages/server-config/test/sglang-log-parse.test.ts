@@ -1,4 +1,8 @@
-/** parseSglangLog: SGLang's line formats, per-rank prefixes, repeated lines, env, and refusals of what is not a log. */
+/**
+ * parseSglangLog: SGLang's line formats, per-rank prefixes, repeated lines, env; what a pasted log holds besides
+ * (cut and wrapped lines, prose, several servers) is kept, skipped or marked, and only a file with nothing DSV4 in
+ * it is refused.
+ */
 import { ServerConfigError } from "@dsv4-kv/server-config";
 import { describe, expect, it } from "vitest";
 import { parseSglangLog } from "../src/sglang-log/parse.js";
@@ -28,6 +32,9 @@ const REPR_ARGS =
 
 const log = (...lines: string[]) => `${lines.join("\n")}\n`;
 
+/** The first section of a log (most tests hold one server). */
+const first = (text: string) => parseSglangLog(text).sections[0]!;
+
 function refusal(text: string): ServerConfigError {
   try {
     parseSglangLog(text);
@@ -40,7 +47,7 @@ function refusal(text: string): ServerConfigError {
 
 describe("parseSglangLog: sizing lines", () => {
   it("reads the memory calculation with its printed precision and units", () => {
-    const parsed = parseSglangLog(log(P("TP0") + MEM));
+    const parsed = first(log(P("TP0") + MEM));
     const [line] = parsed.sizingLines;
     expect(line!.kind).toBe("memory-calculation");
     expect(line!.label).toBe("DSV4 memory calculation");
@@ -48,18 +55,18 @@ describe("parseSglangLog: sizing lines", () => {
     expect(line!.rank).toEqual({ tp: 0, dp: null, ep: null, pp: null, label: "TP0" });
     expect(line!.fields.available_bytes).toEqual({ text: "1.57", value: 1.57, decimals: 2, unit: "GB" });
     expect(line!.fields.bytes_per_full_token).toEqual({ text: "7705.45", value: 7705.45, decimals: 2, unit: "" });
-    expect(line!.fields.full_token).toEqual({ text: "209280", value: 209280, decimals: 0, unit: "" });
+    expect(line!.fields.full_token).toEqual({ text: "209280", value: 209280, decimals: 0, unit: "", atLineEnd: true });
   });
 
   it("keeps the earliest spelling `DSv4 memory calculation` (no c128_state_fixed) as the label", () => {
     const old = "DSv4 memory calculation: bytes_per_full_token=15955.85, available_bytes=19.58 GB, full_token=1317632";
-    const [line] = parseSglangLog(log(P("TP0") + old)).sizingLines;
+    const [line] = first(log(P("TP0") + old)).sizingLines;
     expect(line!.label).toBe("DSv4 memory calculation");
     expect(Object.keys(line!.fields)).toEqual(["bytes_per_full_token", "available_bytes", "full_token"]);
   });
 
   it("reads pool sizes, the pool's init line (blank-separated) and the scheduler's max_total_num_tokens", () => {
-    const parsed = parseSglangLog(log(P("TP0") + POOLS, P("TP0") + INIT, P("TP0") + MAXTOK));
+    const parsed = first(log(P("TP0") + POOLS, P("TP0") + INIT, P("TP0") + MAXTOK));
     expect(parsed.sizingLines.map((s) => s.kind)).toEqual(["pool-sizes", "pool-init", "max-total-tokens"]);
     expect(parsed.sizingLines[1]!.label).toBe("Initialize DeepSeekV4TokenToKVPool");
     expect((parsed.sizingLines[1]!.fields.c128_state_pool_size as { value: number }).value).toBe(1536);
@@ -72,7 +79,7 @@ describe("parseSglangLog: sizing lines", () => {
     const unified =
       "DSV4 memory calculation: unified=False, bytes_per_full_token=1670.75, available_bytes=8.84 GB, " +
       "c128_state_fixed=0.00 GB, swa_fixed=0.30 GB, full_token=5491200";
-    const parsed = parseSglangLog(log(P("TP0 EP0") + cap, P("TP0 EP0") + ratio, P("TP0 EP0") + unified));
+    const parsed = first(log(P("TP0 EP0") + cap, P("TP0 EP0") + ratio, P("TP0 EP0") + unified));
     expect(parsed.sizingLines[0]!.fields.mode).toBe("cap");
     expect(parsed.sizingLines[0]!.fields["request_cap+headroom"]).toMatchObject({ value: 13312 });
     expect(parsed.sizingLines[1]!.fields.mode).toBe("ratio (explicit)");
@@ -82,7 +89,7 @@ describe("parseSglangLog: sizing lines", () => {
 
   it("reads every rank of an interleaved multi-rank log, and repeated lines in order", () => {
     const resized = "DSV4 pool sizes: full=32768, swa=3200, c4=8192, c128=256, c4_state=200, c128_state=0";
-    const parsed = parseSglangLog(
+    const parsed = first(
       log(
         P("DP0 TP0 EP0") + MEM,
         P("DP1 TP1 EP1") + MEM,
@@ -103,7 +110,7 @@ describe("parseSglangLog: sizing lines", () => {
   });
 
   it("reads a line glued after a progress bar, colour codes, and lines without a prefix", () => {
-    const parsed = parseSglangLog(
+    const parsed = first(
       log(`Capturing batches (bs=4):   0%|   | 0/4 [00:00<?, ?it/s]${P("PP1 TP3")}${POOLS}`, `\x1b[32m${MEM}\x1b[0m`),
     );
     expect(parsed.sizingLines[0]!.rank).toEqual({ tp: 3, dp: null, ep: null, pp: 1, label: "PP1 TP3" });
@@ -111,14 +118,14 @@ describe("parseSglangLog: sizing lines", () => {
   });
 
   it("does not take max_total_num_tokens inside another line for the scheduler's line", () => {
-    const parsed = parseSglangLog(log(P("TP0") + POOLS, `${P("TP0")}Capped: max_total_num_tokens=1000 by the user`));
+    const parsed = first(log(P("TP0") + POOLS, `${P("TP0")}Capped: max_total_num_tokens=1000 by the user`));
     expect(parsed.sizingLines.map((s) => s.kind)).toEqual(["pool-sizes"]);
   });
 });
 
 describe("parseSglangLog: server_args, environment, launch command", () => {
   it("reads the dict form: None, booleans, floats, nested dicts and lists, either quote", () => {
-    const parsed = parseSglangLog(log(P("") + DICT_ARGS, P("TP0") + MEM));
+    const parsed = first(log(P("") + DICT_ARGS, P("TP0") + MEM));
     expect(parsed.serverArgsLine).toBe(1);
     expect(parsed.serverArgsForm).toBe("dict");
     expect(parsed.serverArgs).toMatchObject({
@@ -134,7 +141,7 @@ describe("parseSglangLog: server_args, environment, launch command", () => {
   });
 
   it("reads the ServerArgs(...) repr", () => {
-    const parsed = parseSglangLog(log(P("") + REPR_ARGS, P("TP0") + MEM));
+    const parsed = first(log(P("") + REPR_ARGS, P("TP0") + MEM));
     expect(parsed.serverArgsForm).toBe("repr");
     expect(parsed.serverArgs).toMatchObject({
       model_path: "deepseek-ai/DeepSeek-V4-Flash",
@@ -148,15 +155,28 @@ describe("parseSglangLog: server_args, environment, launch command", () => {
     });
   });
 
-  it("accepts the same server_args on several lines, refuses two that differ", () => {
-    expect(parseSglangLog(log(P("") + REPR_ARGS, P("") + REPR_ARGS, MEM)).serverArgsLine).toBe(1);
-    const e = refusal(log(P("") + REPR_ARGS, P("") + REPR_ARGS.replace("tp_size=8", "tp_size=4"), MEM));
-    expect(e.code).toBe("SGLANG_LOG");
-    expect(e.params).toMatchObject({ line: 2, firstLine: 1 });
+  it("keeps the same server_args on several lines as one server; two that differ are two sections", () => {
+    expect(parseSglangLog(log(P("") + REPR_ARGS, P("") + REPR_ARGS, MEM)).sections).toHaveLength(1);
+    const two = parseSglangLog(log(P("") + REPR_ARGS, MEM, P("") + REPR_ARGS.replace("tp_size=8", "tp_size=4"), MEM));
+    expect(two.sections.map((x) => [x.section, x.firstLine, x.lastLine, x.startedBy])).toEqual([
+      [1, 1, 2, "file-start"],
+      [2, 3, 4, "server_args"],
+    ]);
+    expect(two.sections[1]!.serverArgs).toMatchObject({ tp_size: 4 });
+  });
+
+  it("starts a section at a restart: a rank sizing again after its pool was built, or its pools growing", () => {
+    const INIT_LINE = P("TP0") + INIT;
+    const restart = parseSglangLog(log(P("TP0") + MEM, INIT_LINE, P("TP0") + MEM, INIT_LINE));
+    expect(restart.sections.map((x) => x.startedBy)).toEqual(["file-start", "restart"]);
+    const grow = parseSglangLog(log(P("TP0") + POOLS.replace("full=209280", "full=1000"), P("TP0") + POOLS));
+    expect(grow.sections).toHaveLength(2);
+    const shrink = parseSglangLog(log(P("TP0") + POOLS, P("TP0") + POOLS.replace("full=209280", "full=1000")));
+    expect(shrink.sections).toHaveLength(1);
   });
 
   it("reads environment lines and the launch command (continued with \\) with its assignments", () => {
-    const parsed = parseSglangLog(
+    const parsed = first(
       log(
         "SGLANG_OPT_USE_ONLINE_COMPRESS=1",
         "export SGLANG_DSV4_COMPRESS_STATE_DTYPE=bfloat16",
@@ -189,61 +209,118 @@ describe("parseSglangLog: server_args, environment, launch command", () => {
   });
 });
 
-describe("parseSglangLog: refusals", () => {
+describe("parseSglangLog: refusals (nothing DSV4 in the file)", () => {
   it.each([
     ["empty", "", "is empty"],
     ["blank", "\n \n", "is empty"],
     ["binary", "abc\0def", "binary"],
-    ["garbage", "lorem ipsum\nhello world\n{not a log}\n", "no DSV4 sizing line"],
-    [
-      "a log cut off before sizing",
-      log(P("") + REPR_ARGS, `${P("TP0")}Load weight begin. avail mem=111.47 GB`),
-      "no DSV4",
-    ],
+    ["garbage", "lorem ipsum\nhello world\n{not a log}\n", "holds no DSV4 start-up material"],
+    ["prose only", "The pool was `DSV4 pool sizes: full=…` on that run.\n", "skipped line 1: prose"],
   ])("refuses %s", (_name, text, words) => {
     const e = refusal(text);
     expect(e.code).toBe("SGLANG_LOG");
     expect(e.rule).toContain(words);
   });
+});
 
-  it("refuses a server_args line cut off mid-way, naming the line", () => {
-    const e = refusal(log(MEM, P("") + REPR_ARGS.slice(0, 150)));
-    expect(e.field).toBe("log line 2");
-    expect(e.params).toMatchObject({ line: 2, truncated: true });
-    expect(e.rule).toContain("cut off");
+describe("parseSglangLog: what a pasted log holds besides SGLang's whole lines", () => {
+  it("a log cut off before sizing keeps its server_args: a section without sizing lines", () => {
+    const s = first(log(P("") + REPR_ARGS, `${P("TP0")}Load weight begin. avail mem=111.47 GB`));
+    expect(s.sizingLines).toEqual([]);
+    expect(s.serverArgs).toMatchObject({ tp_size: 8 });
+    expect(s.startupLines).toEqual([{ line: 2, text: "Load weight begin. avail mem=111.47 GB" }]);
   });
 
-  it("refuses a dict server_args cut inside a string", () => {
-    const e = refusal(log(P("") + DICT_ARGS.slice(0, 40), MEM));
-    expect(e.params).toMatchObject({ line: 1, truncated: true });
+  it("a server_args line cut off mid-way is skipped, naming the line; the sizing lines are read", () => {
+    const file = parseSglangLog(log(MEM, P("") + REPR_ARGS.slice(0, 150)));
+    expect(file.skipped).toEqual([
+      expect.objectContaining({ line: 2, reason: expect.stringContaining("cut off mid-way") }),
+    ]);
+    expect(file.sections[0]!.sizingLines).toHaveLength(1);
   });
 
-  it("refuses server_args that are not a Python literal, or with text after them", () => {
-    expect(refusal(log(`${P("")}server_args={'a': os.getenv('X')}`, MEM)).params).toMatchObject({ truncated: false });
-    expect(refusal(log(`${P("")}server_args={'a': 1} trailing`, MEM)).rule).toContain("after");
-    expect(refusal(log(`${P("")}server_args=hello`, MEM)).rule).toContain("neither");
+  it("server_args that are not a Python literal are skipped with the reason", () => {
+    const bad = parseSglangLog(log(`${P("")}server_args={'a': os.getenv('X')}`, MEM));
+    expect(bad.skipped[0]!.reason).toContain("not a Python literal");
+    expect(parseSglangLog(log(`${P("")}server_args=hello`, MEM)).skipped[0]!.reason).toContain("neither");
   });
 
-  it.each([
-    ["a sizing line cut off before its last field", MEM.slice(0, MEM.lastIndexOf(", full_token") + 2), "full_token"],
-    ["a sizing line cut off mid-value", MEM.slice(0, -"=209280".length + 1), "no value"],
-    ["a pool-sizes line missing a pool", POOLS.replace(", c128_state=0", ""), "c128_state"],
-    ["a value that is not a number", POOLS.replace("swa=20864", "swa=lots"), "swa is not a number"],
-    ["a unit SGLang does not print", MEM.replace("1.57 GB", "1.57 parsecs"), "unit"],
-    ["a line cut inside its first key", MEM.slice(0, 36), "key=value"],
-    ["an init line without fields", "Initialize DeepSeekV4TokenToKVPool with nothing", "key=value"],
-    ["a key twice", POOLS.replace("c4=52320", "c4=1, c4=2"), "twice"],
-  ])("refuses %s", (_name, line, words) => {
-    const e = refusal(log("first line", P("TP0") + line));
-    expect(e.code).toBe("SGLANG_LOG");
-    expect(e.field).toBe("log line 2");
-    expect(e.rule).toContain(words);
+  it("a sizing line cut before its last field keeps what it has, lists what is missing, marks the last value", () => {
+    const [line] = first(log(P("TP0") + MEM.slice(0, MEM.lastIndexOf(", full_token") + 2))).sizingLines;
+    expect(line!.missing).toEqual(["full_token"]);
+    expect(line!.fields.c128_state_fixed).toMatchObject({ value: 0.07 });
+    expect((line!.fields.c128_state_fixed as { truncated?: boolean }).truncated).toBeUndefined();
+    const [mid] = first(log(P("TP0") + INIT.slice(0, INIT.indexOf("c128_size=") + 12))).sizingLines;
+    expect(mid!.fields.c128_size).toMatchObject({ text: "25", truncated: true, atLineEnd: true });
+    expect(mid!.missing).toEqual(["c4_state_pool_size", "c128_state_pool_size"]);
   });
 
-  it("refuses a launch command with an unclosed quote", () => {
-    const e = refusal(log("sglang serve --model-path 'deepseek-ai/DeepSeek-V4-Flash", MEM));
-    expect(e.params).toMatchObject({ line: 1 });
-    expect(e.rule).toContain("unclosed");
+  it("an ellipsis, a cut unit or a line ending inside a key marks the line cut", () => {
+    const [ell] = first(log(`${P("TP0")}${POOLS.slice(0, POOLS.indexOf(", c4=") + 8)}...`)).sizingLines;
+    expect(ell!.fields.c4).toMatchObject({ text: "523", truncated: true });
+    const [unit] = first(log(P("TP0") + MEM.slice(0, MEM.indexOf("1.57 GB") + 6))).sizingLines;
+    expect(unit!.fields.available_bytes).toMatchObject({ value: 1.57, truncated: true });
+  });
+
+  it("a line wrapped by a person is joined when the continuation completes its keys", () => {
+    const at = MEM.indexOf("c128_state_fixed");
+    const s = first(log(P("TP0") + MEM.slice(0, at).trimEnd(), `   ${MEM.slice(at)}`, P("TP0") + POOLS));
+    expect(s.sizingLines[0]!.joined).toEqual([2]);
+    expect(s.sizingLines[0]!.missing).toEqual([]);
+    expect(s.sizingLines[0]!.fields.full_token).toMatchObject({ value: 209280 });
+    expect(s.sizingLines[1]!.line).toBe(3);
+  });
+
+  it("values end at the format's delimiters: run-on text, blank separators and thousands separators", () => {
+    const s = first(
+      log(
+        `${P("TP0")}max_total_num_tokens=3441920  avail mem=47.48 GB`,
+        "DSV4 pool sizes: full=3441920 swa=516096 c4=860480 c128=26890 c4_state=32256 c128_state=516096",
+        "max_total_num_tokens=3,895,296   cuda-graph capture 49s",
+      ),
+    );
+    expect(s.sizingLines[0]!.fields.max_total_num_tokens).toMatchObject({ value: 3441920 });
+    expect(s.sizingLines[1]!.fields).toMatchObject({ swa: { value: 516096 }, c128_state: { value: 516096 } });
+    expect(s.sizingLines[2]!.fields.max_total_num_tokens).toMatchObject({ text: "3,895,296", value: 3895296 });
+  });
+
+  it("prose and tables that mention a sizing line are skipped, not read", () => {
+    const file = parseSglangLog(
+      log(
+        "As the log said, `DSV4 pool sizes: full=…` was fine.",
+        "| DSV4 memory calculation | full_token=1 |",
+        P("TP0") + MEM,
+      ),
+    );
+    expect(file.skipped.map((x) => [x.line, x.reason.split(":")[0]])).toEqual([
+      [1, "prose"],
+      [2, "table"],
+    ]);
+    expect(file.sections[0]!.sizingLines).toHaveLength(1);
+  });
+
+  it("a field that cannot be read is left out and listed; the line is kept", () => {
+    const file = parseSglangLog(log(P("TP0") + POOLS.replace("swa=20864", "swa=lots")));
+    expect(file.sections[0]!.sizingLines[0]!.fields.swa).toBeUndefined();
+    expect(file.skipped[0]!.reason).toContain("swa=lots is not a number");
+    const twice = parseSglangLog(log(P("TP0") + POOLS.replace("c4=52320", "c4=1, c4=2")));
+    expect(twice.skipped[0]!.reason).toContain("c4 appears twice");
+  });
+
+  it("a launch command with an unclosed quote is skipped with the reason", () => {
+    const file = parseSglangLog(log("sglang serve --model-path 'deepseek-ai/DeepSeek-V4-Flash", MEM));
+    expect(file.skipped[0]).toMatchObject({ line: 1, reason: expect.stringContaining("unclosed") });
+  });
+
+  it("pieces of a ServerArgs repr whose head was cut are read by their pairs", () => {
+    const s = first(
+      log(
+        "ked_prefill_size=4096, tp_size=8, page_size=256, mem_fraction_static=0.85, dp_size=1, " +
+          "context_length=None, pp_size=1, x",
+      ),
+    );
+    expect(s.serverArgsForm).toBe("fragment");
+    expect(s.serverArgs).toMatchObject({ tp_size: 8, page_size: 256, mem_fraction_static: 0.85, context_length: null });
   });
 });
 

@@ -7,7 +7,7 @@ import type { LoggedSizingLine, ParsedSglangLog } from "../src/sglang-log/types.
 import { renderSglangSizingLog } from "../src/testing.js";
 import { EAGLE, FLASH, PRO, genBReport } from "./fixtures.js";
 
-const GENERATIONS = ["gen-a", "gen-b", "gen-b-cap", "npu"] as const;
+const GENERATIONS = ["gen-a", "gen-a-pools", "gen-b", "gen-b-cap", "npu"] as const;
 
 const report = genBReport;
 
@@ -24,7 +24,8 @@ function withField(log: ParsedSglangLog, kind: string, key: string, text: string
   return { ...log, sizingLines };
 }
 
-const mismatches = <T extends { match: boolean }>(figures: readonly T[]): T[] => figures.filter((f) => !f.match);
+const mismatches = <T extends { match: boolean | null }>(figures: readonly T[]): T[] =>
+  figures.filter((f) => f.match === false);
 
 describe("a log written from our own sizing reconciles, for every generation", () => {
   for (const generation of GENERATIONS) {
@@ -36,7 +37,12 @@ describe("a log written from our own sizing reconciles, for every generation", (
         expect(c.generation).toBe(generation);
         expect(mismatches(c.figures)).toEqual([]);
         expect(c.figures.length).toBeGreaterThanOrEqual(generation === "gen-a" ? 3 : 15);
-        expect(c.figures.every((f) => f.computed !== null && f.rank === "TP0")).toBe(true);
+        expect(c.figures.every((f) => (f.role === "compared") === (f.computed !== null) && f.rank === "TP0")).toBe(
+          true,
+        );
+        expect(c.figures.filter((f) => f.role !== "compared").map((f) => f.name)).toEqual(
+          generation === "gen-b-cap" ? ["swa-sizing.request_cap+headroom"] : [],
+        );
       }
     });
   }
@@ -79,9 +85,13 @@ describe("a log written from our own sizing reconciles, for every generation", (
     expect(b[2]).toMatch(
       /Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=\d+ c4_size=\d+ c4_logical_size=\d+ c128_size=\d+ c4_state_pool_size=\d+ c128_state_pool_size=32896$/,
     );
-    const a = renderSglangSizingLog(r, "gen-a").text;
-    expect(a).toMatch(
-      /DSv4 memory calculation: bytes_per_full_token=[\d.]+, available_bytes=93\.13 GB, full_token=\d+\n$/,
+    const a = renderSglangSizingLog(r, "gen-a").text.split("\n");
+    expect(a[0]).toMatch(
+      /DSv4 memory calculation: bytes_per_full_token=[\d.]+, available_bytes=93\.13 GB, full_token=\d+$/,
+    );
+    // The earliest calculator's pool init line has no c4_logical_size.
+    expect(a[1]).toMatch(
+      /with max_num_reqs=256 swa_size=\d+ c4_size=\d+ c128_size=\d+ c4_state_pool_size=\d+ c128_state_pool_size=\d+$/,
     );
     const cap = renderSglangSizingLog(r, "gen-b-cap").text.split("\n");
     expect(cap[0]).toMatch(
@@ -95,39 +105,51 @@ describe("a changed figure is reported with a reason", () => {
   const r = report({ maxRunningRequests: 256 });
   const { log } = renderSglangSizingLog(r, "gen-b");
 
-  it("full_token 100 pages more than the logged budget allows", () => {
+  it("full_token 100 pages more than the logged budget allows: only the figures that disagree with it differ", () => {
     const full = log.sizingLines[0]!.fields.full_token as { value: number };
     const c = reconcileSglangLog(withField(log, "memory-calculation", "full_token", String(full.value + 25600)), r);
-    const [first, ...rest] = mismatches(c.figures);
-    expect(first!.name).toBe("full_token");
-    expect(first!.why).toMatch(/over the logged budget .* this gives [\d…]+; the log says \d+/);
-    // The pools our budget sizes follow our full tokens, so they differ from the logged ones, and say why.
-    for (const f of rest) expect(f.why).toMatch(/follows from the full_token difference/);
+    // The pools are computed from the logged full tokens: the pool line's smaller full reads as a re-sizing (an
+    // input, as no --max-total-tokens is given), and every pool follows it.
+    expect(mismatches(c.figures).map((f) => f.name)).toEqual(["full_token"]);
+    expect(c.figures.find((f) => f.name === "pools.full")).toMatchObject({ role: "input", match: null });
+    const [first] = mismatches(c.figures);
+    expect(first!.derivedFrom).toEqual(["available_bytes@1", "c128_state_fixed@1", "bytes_per_full_token@1"]);
+    expect(first!.cause).toMatchObject({ explained: false, residual: expect.stringMatching(/^\+\d+$/) });
   });
 
-  it("bytes_per_full_token from another coefficient", () => {
+  it("bytes_per_full_token of a speculative server: the cause is named with its term", () => {
     const c = reconcileSglangLog(withField(log, "memory-calculation", "bytes_per_full_token", "9259.90"), r);
     const bad = mismatches(c.figures).find((f) => f.name === "bytes_per_full_token")!;
     expect(bad.computed).toBe("7705.45");
-    expect(bad.why).toMatch(/speculative=false/);
+    expect(bad.cause).toMatchObject({ explained: true, alternatives: ["speculation"], value: "9259.90" });
+    // full_token is computed from the logged price: the server's own (7705.45) gave the logged full_token, so the
+    // edited price makes it differ too, and says what it was computed from.
+    const full = c.figures.find((f) => f.name === "full_token")!;
+    expect(full.match).toBe(false);
+    expect(full.derivedFrom).toContain("bytes_per_full_token@1");
   });
 
   it("a pool size, and the budget the check was given", () => {
     const c = reconcileSglangLog(withField(log, "pool-sizes", "c4_state", "1"), r);
-    expect(mismatches(c.figures).map((f) => [f.name, f.why])).toEqual([
-      ["pools.c4_state", expect.stringMatching(/swa \/\/ 128 \(the window\) × c4 ring gives \d+; the log says 1/)],
-    ]);
+    expect(mismatches(c.figures).map((f) => [f.name, f.cause?.explained])).toEqual([["pools.c4_state", false]]);
     const other = report({ maxRunningRequests: 256 }, 90e9);
     const d = reconcileSglangLog(log, other);
     expect(mismatches(d.figures).map((f) => f.name)).toEqual(["available_bytes"]);
+    expect(reconcileSglangLog(log, other, { budgetFromLog: true }).figures[0]).toMatchObject({
+      name: "available_bytes",
+      role: "input",
+      match: null,
+    });
   });
 
-  it("the c4 state of exact mode (divided by the page) is not Gen B's", () => {
+  it("the c4 state of exact mode (divided by the page) is named as such", () => {
     const poolLine = log.sizingLines.find((l) => l.kind === "pool-sizes")!;
     const swa = (poolLine.fields.swa as { value: number }).value;
     const byPage = String(Math.floor(swa / 256) * 8);
     const c = reconcileSglangLog(withField(log, "pool-sizes", "c4_state", byPage), r);
-    expect(mismatches(c.figures).map((f) => f.name)).toEqual(["pools.c4_state"]);
+    const bad = mismatches(c.figures);
+    expect(bad.map((f) => f.name)).toEqual(["pools.c4_state"]);
+    expect(bad[0]!.cause!.alternatives).toEqual(["c4-state-per-page"]);
   });
 });
 
@@ -139,16 +161,20 @@ describe("generation detection from the log's evidence", () => {
     expect(d.generation).toBe(generation);
     const words = d.evidence.join(" | ");
     if (generation === "gen-a") expect(words).toMatch(/'DSv4' and there is no c128_state_fixed/);
+    if (generation === "gen-a-pools") expect(words).toMatch(/'DSV4' without c128_state_fixed/);
     if (generation === "gen-b") expect(words).toMatch(/c128_state_fixed and no swa_fixed/);
     if (generation === "gen-b-cap") expect(words).toMatch(/mode=cap/);
     if (generation === "npu") expect(words).toMatch(/device='npu'/);
   });
 
-  it("a log without a memory calculation line is unknown", () => {
+  it("a log without a memory calculation line: Gen B by its pool sizes line, unknown with the scheduler's only", () => {
     const { log } = renderSglangSizingLog(r, "gen-b");
     const d = detectGeneration({ ...log, sizingLines: log.sizingLines.slice(1) }, r);
-    expect(d.generation).toBe("unknown");
-    expect(d.evidence.at(-1)).toMatch(/no DSV4 memory calculation line/);
+    expect(d.generation).toBe("gen-b");
+    expect(d.evidence.at(-1)).toMatch(/a "DSV4 pool sizes" line/);
+    const only = detectGeneration({ ...log, sizingLines: log.sizingLines.slice(-1) }, r);
+    expect(only.generation).toBe("unknown");
+    expect(detectGeneration({ ...log, sizingLines: [] }, r).evidence.at(-1)).toMatch(/no DSV4 sizing line/);
   });
 });
 
@@ -162,8 +188,8 @@ describe("an unmodelled generation says so, with the figures still checkable", (
     expect(c.generation).toBe("unknown");
     expect(c.evidence.at(-1)).toMatch(/match no generation we model/);
     const full = c.figures.find((f) => f.name === "full_token")!;
-    expect(full).toMatchObject({ computed: null, match: false });
-    expect(full.why).toMatch(/^line 1: not computed: /);
+    expect(full).toMatchObject({ computed: null, match: null, role: "not-computed" });
+    expect(full.why).toMatch(/^not computed: /);
     // c4 and c128 follow from the logged full tokens in every generation.
     const c4 = c.figures.find((f) => f.name === "pools.c4")!;
     expect(c4).toMatchObject({ match: true });

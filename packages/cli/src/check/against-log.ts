@@ -6,8 +6,16 @@
  * KV budget defaults to the one the log printed, and the sizing to SGLang's arithmetic.
  */
 import { stat } from "node:fs/promises";
-import { basename } from "node:path";
-import { type ParsedSglangLog, type SglangFlag, parseSglangLog, sglangFlag } from "@dsv4-kv/server-config";
+import {
+  type DetectedPlatform,
+  type ParsedSglangLog,
+  type ParsedSglangLogFile,
+  type SglangFlag,
+  detectPlatform,
+  parseSglangLog,
+  resolveModelName,
+  sglangFlag,
+} from "@dsv4-kv/server-config";
 import { InputError, UsageError } from "../commands/args.js";
 import { flagValueFromData } from "../commands/flags.js";
 import { readTextInput } from "../commands/input.js";
@@ -25,9 +33,12 @@ import {
 const GIB = 2 ** 30;
 const FLAG = "--against-log";
 
+/** One section of the log (one server start) as check input. */
 export interface LogInput {
   path: string;
   parsed: ParsedSglangLog;
+  /** The platform the section's server ran on, and why (its rules and pools apply). */
+  platform: DetectedPlatform;
   /** Check values from server_args (or the launch command's flags). */
   values: Values;
   ignored: IgnoredSetting[];
@@ -39,13 +50,27 @@ export interface LogInput {
   summary: string[];
 }
 
+/** A log file: every section as check input, and the file's parse (skipped lines included). */
+export interface LogFileInput {
+  path: string;
+  file: ParsedSglangLogFile;
+  sections: LogInput[];
+}
+
 /** Reads and parses FILE; a log server-config refuses keeps its code (SGLANG_LOG) and names the file. */
-export async function readAgainstLog(path: string, stdin?: InputStream): Promise<LogInput> {
+export async function readAgainstLog(path: string, stdin?: InputStream): Promise<LogFileInput> {
   const text = await readTextInput(FLAG, path, stdin);
-  const parsed = parseSglangLog(text);
-  const input: LogInput = { path, parsed, values: {}, ignored: [], env: {}, budgetBytes: null, summary: [] };
+  const file = parseSglangLog(text);
+  const sections: LogInput[] = [];
+  for (const parsed of file.sections) sections.push(await sectionInput(path, parsed));
+  return { path, file, sections };
+}
+
+async function sectionInput(path: string, parsed: ParsedSglangLog): Promise<LogInput> {
+  const platform = detectPlatform(parsed);
+  const input: LogInput = { path, parsed, platform, values: {}, ignored: [], env: {}, budgetBytes: null, summary: [] };
   if (parsed.serverArgs !== null) await readServerArgs(input, parsed.serverArgs);
-  else if (parsed.launchCommand !== null) readLaunchCommand(input, parsed.launchCommand);
+  else if (parsed.launchCommand !== null) await readLaunchCommand(input, parsed.launchCommand);
   else input.summary.push("no server_args line and no launch command: the arguments are the flags' and defaults");
   const env = launchEnv(parsed.env);
   input.env = env.honoured;
@@ -53,6 +78,10 @@ export async function readAgainstLog(path: string, stdin?: InputStream): Promise
   const switches = Object.keys(env.honoured);
   if (switches.length > 0) input.summary.push(`environment switches from the log: ${switches.join(", ")}`);
   input.budgetBytes = loggedBudgetBytes(parsed);
+  if (platform.platform !== "cuda" && input.values.platform === undefined) {
+    // The comparison prints the platform and its evidence; the check takes its rules and pools.
+    input.values.platform = platform.platform;
+  }
   return input;
 }
 
@@ -94,10 +123,16 @@ async function readServerArgs(input: LogInput, args: Readonly<Record<string, unk
       effect: "unmodelled",
     });
   input.summary.push(
-    `server_args (line ${line}, ${input.parsed.serverArgsForm === "dict" ? "dict" : "ServerArgs(…)"} form): ` +
+    `server_args (line ${line}, ${FORMS[input.parsed.serverArgsForm ?? "repr"]} form): ` +
       `${read} KV-relevant read, ${plain} without effect on KV state, ${unknown.length} set and not in the flag table`,
   );
 }
+
+const FORMS = {
+  repr: "ServerArgs(…)",
+  dict: "dict",
+  fragment: "cut ServerArgs(…) pieces: only their readable pairs",
+};
 
 function ignoredEntry(flag: SglangFlag, key: string, value: unknown): IgnoredSetting {
   return { name: `server_args.${key}`, value, effect: flag.effect === "unmodelled" ? "unmodelled" : "ignored" };
@@ -122,29 +157,81 @@ function logValue(input: LogInput, key: string, dsv4Name: string, value: unknown
  * component (the checkpoint's name, e.g. DeepSeek-V4-Flash) is resolved as a name instead (--model overrides).
  */
 async function localModel(input: LogInput, path: string): Promise<string> {
-  if (!path.includes("/") || path.split("/").length === 2) return path;
+  if (!path.includes("/") && knownName(path)) return path;
+  if (path.split("/").length === 2 && !path.startsWith("/") && knownName(path)) return path;
   const exists = await stat(path).then(
     () => true,
     () => false,
   );
   if (exists) return path;
-  const name = basename(path.replace(/\/+$/, ""));
-  input.summary.push(`model path ${path} is not on this machine: resolved by its name ${name} (--model overrides)`);
-  return name;
+  const name = nameFromPath(path);
+  input.summary.push(
+    name.how === "component"
+      ? `model path ${path} is not on this machine: resolved by its name ${name.name} (--model overrides)`
+      : `model path ${path} is not on this machine and names no preset: read as ${name.name}, the preset its ` +
+          "name points to (--model overrides)",
+  );
+  return name.name;
 }
 
-function readLaunchCommand(input: LogInput, words: readonly string[]): void {
+const knownName = (name: string) => {
+  try {
+    resolveModelName(name, "--model");
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The preset a server's model path names: a component that is a preset name, else the family it spells. */
+function nameFromPath(path: string): { name: string; how: "component" | "family" } {
+  const parts = path.split("/").filter((p) => p !== "");
+  for (const part of [...parts].reverse()) {
+    for (const candidate of [part, part.replace(/_.*$/, "")])
+      if (knownName(candidate)) return { name: candidate, how: "component" };
+  }
+  return { name: /v4[-_.]?pro/i.test(path) ? "DeepSeek-V4-Pro" : DEFAULT_LOG_MODEL, how: "family" };
+}
+
+const DEFAULT_LOG_MODEL = "DeepSeek-V4-Flash";
+
+/**
+ * The launch command's flags. A log shows what ran, often cut or with flags of another version: a flag the table
+ * does not know (or a value it refuses) is left out and listed, never a reason to refuse the log.
+ */
+async function readLaunchCommand(input: LogInput, words: readonly string[]): Promise<void> {
   const launch = splitLaunchCommand(words);
   if (launch === null) return;
-  const server = parseCheckWords(launch.serverWords);
-  Object.assign(input.values, server.values);
-  input.ignored.push(...server.ignored);
+  let serverWords = [...launch.serverWords];
+  for (let attempt = 0; attempt <= launch.serverWords.length; attempt++) {
+    try {
+      const server = parseCheckWords(serverWords);
+      Object.assign(input.values, server.values);
+      input.ignored.push(...server.ignored);
+      break;
+    } catch (error) {
+      if (!UsageError.isInstance(error) && !InputError.isInstance(error)) throw error;
+      const at = serverWords.findIndex((w) => w === error.field || w.startsWith(`${error.field}=`));
+      if (at < 0) throw error;
+      const takesValue =
+        at + 1 < serverWords.length && !serverWords[at + 1]!.startsWith("--") && !serverWords[at]!.includes("=");
+      const dropped = serverWords.slice(at, takesValue ? at + 2 : at + 1);
+      serverWords = [...serverWords.slice(0, at), ...serverWords.slice(at + dropped.length)];
+      input.ignored.push({ name: `launch command: ${dropped.join(" ")}`, value: error.rule, effect: "unmodelled" });
+    }
+  }
+  if (typeof input.values.model === "string") input.values.model = await localModel(input, input.values.model);
   input.summary.push(`no server_args line: the arguments are the launch command's (${launch.program})`);
 }
 
+/** The budget the lowest rank printed first (ranks print in any order; a later line may be a draft's or a re-run's). */
 function loggedBudgetBytes(parsed: ParsedSglangLog): number | null {
-  const first = parsed.sizingLines.find((s) => s.kind === "memory-calculation");
+  const memory = parsed.sizingLines.filter((s) => s.kind === "memory-calculation");
+  const rankOf = (s: (typeof memory)[number]) => s.rank?.tp ?? s.rank?.dp ?? -1;
+  const lowest = Math.min(...memory.map(rankOf));
+  const first = memory.find((s) => rankOf(s) === lowest);
   const field = first?.fields.available_bytes ?? first?.fields.raw_available_bytes;
   if (field === undefined || typeof field === "string" || field.unit !== "GB" || field.value <= 0) return null;
+  if (field.truncated) return null;
   return Math.round(field.value * GIB);
 }

@@ -95,9 +95,15 @@ export const CLI_FLAGS: FlagTable = {
   "model-config": str("custom model JSON (preset fields, or HF config.json keys)", "FILE"),
   config: str("server arguments as a JSON or YAML object (flags win)", "FILE"),
   "against-log": str(
-    "an SGLang server's start-up log: its server_args and SGLANG_* environment supply the arguments (--config and " +
-      "flags win), and every DSV4 sizing figure it logged is compared with ours (exit 1 on a difference)",
+    "an SGLang server's start-up log (cut, wrapped, with prose, several servers): its server_args and SGLANG_* " +
+      "environment supply the arguments (--config and flags win), and every DSV4 sizing figure it logged is " +
+      "compared with ours, each difference with its cause (exit 1 on a difference)",
     "FILE",
+  ),
+  section: int(
+    1,
+    INT32_MAX,
+    "with --against-log: check and reconcile only section N of the log (one per server start; default: all)",
   ),
   "kv-budget-bytes": int(1, Number.MAX_SAFE_INTEGER, "KV budget per worker in bytes (instead of the GPU budget)"),
   "gpu-memory-gib": num(0, GIB_MAX, "device memory free before load (default 139 = H200)", true),

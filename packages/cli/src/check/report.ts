@@ -197,24 +197,23 @@ export function resolvedArgumentRows(r: CheckReport): ResolvedArgumentRow[] {
   return out;
 }
 
-/** True when every figure of the log matches ours and the generation is one dsv4-kv models. */
+/**
+ * True when the section has nothing to reconcile (a launch only), or its generation is modelled and no compared
+ * figure differs (inputs, cut values and figures with nothing to compute them from are not differences).
+ */
 export function logComparisonOk(c: LogComparison): boolean {
-  return c.generation !== "unknown" && c.figures.every((f) => f.match);
+  if (c.nothingToReconcile !== undefined) return true;
+  return c.generation !== "unknown" && c.figures.every((f) => f.match !== false);
 }
 
-/** `--against-log`: the log's figures against ours, the generation and its evidence, each difference's reason. */
-export function formatLogComparison(
-  c: LogComparison,
-  path: string,
-  summary: readonly string[],
-  paint: Paint = NO_PAINT,
-): string {
-  const out: string[] = ["", `Against the log ${path}`];
-  for (const line of summary) out.push(`  ${line}`);
-  out.push(
-    `  configurator generation: ${c.generation === "unknown" ? paint.bad("unknown (not modelled)") : c.generation}`,
-  );
-  for (const e of c.evidence) out.push(`    evidence: ${e}`);
+function verdictOf(f: FigureComparison, paint: Paint): string {
+  if (f.role === "input") return "input";
+  if (f.role === "truncated") return paint.bad("cut");
+  if (f.role === "not-computed") return paint.bad("not computed");
+  return f.match ? paint.ok("yes") : paint.bad("NO");
+}
+
+function figureTable(c: LogComparison, paint: Paint): string[] {
   const rank = (f: FigureComparison) => f.rank ?? "-";
   const w = {
     name: Math.max(6, ...c.figures.map((f) => f.name.length)),
@@ -225,21 +224,67 @@ export function formatLogComparison(
   const row = (name: string, r: string, logged: string, computed: string, match: string) =>
     `  ${name.padEnd(w.name)}  ${r.padEnd(w.rank)}  ${logged.padStart(w.logged)}  ` +
     `${computed.padStart(w.computed)}  ${match}`;
-  out.push(row("figure", "rank", "logged", "computed", "match"));
-  for (const f of c.figures) {
-    const verdict = f.match ? paint.ok("yes") : paint.bad(f.computed === null ? "not computed" : "NO");
-    out.push(row(f.name, rank(f), f.logged, f.computed ?? "-", verdict));
+  return [
+    row("figure", "rank", "logged", "computed", "match"),
+    ...c.figures.map((f) => row(f.name, rank(f), f.logged, f.computed ?? "-", verdictOf(f, paint))),
+  ];
+}
+
+/** `--against-log`: one section's figures against ours, the generation and platform with their evidence, causes. */
+export function formatLogComparison(
+  c: LogComparison,
+  path: string,
+  summary: readonly string[],
+  paint: Paint = NO_PAINT,
+): string {
+  const out: string[] = ["", `Against the log ${path} (section ${c.section}, lines ${c.firstLine}-${c.lastLine})`];
+  for (const line of summary) out.push(`  ${line}`);
+  out.push(`  platform: ${c.platform}`);
+  for (const e of c.platformEvidence) out.push(`    evidence: ${e}`);
+  if (c.nothingToReconcile !== undefined) {
+    out.push(`  ${c.nothingToReconcile}`);
+    out.push(...skippedLines(c));
+    return `${out.join("\n")}\n`;
   }
-  const explained = c.figures.filter((f) => f.why !== undefined);
-  if (explained.length > 0) {
-    out.push("  differences and notes:");
-    for (const f of explained) out.push(`    ${f.name}${f.rank ? ` (${f.rank})` : ""}: ${f.why}`);
-  }
-  const differ = c.figures.filter((f) => !f.match).length;
   out.push(
-    differ === 0 && c.generation !== "unknown"
-      ? `  ${paint.ok(`every figure matches (${c.figures.length})`)}`
-      : `  ${paint.bad(`${differ} of ${c.figures.length} figure(s) differ or are not computed`)}`,
+    `  configurator generation: ${c.generation === "unknown" ? paint.bad("unknown (not modelled)") : c.generation}`,
+  );
+  for (const e of c.evidence) out.push(`    evidence: ${e}`);
+  out.push(...figureTable(c, paint));
+  const differing = c.figures.filter((f) => f.match === false);
+  if (differing.length > 0) {
+    out.push("  differences and their causes:");
+    for (const f of differing) {
+      const where = `${f.name}${f.rank ? ` (${f.rank})` : ""}, line ${f.line}`;
+      out.push(`    ${where}: logged ${f.logged}, ours ${f.computed}; ${f.why ?? ""}`);
+      if (f.cause) out.push(`      cause: ${f.cause.explained ? "" : "unexplained: "}${f.cause.text}`);
+    }
+  }
+  const notes = new Map<string, string[]>();
+  for (const f of c.figures.filter((x) => x.role === "input" || x.role === "not-computed")) {
+    const key = `${f.name}: ${f.why ?? ""}`;
+    notes.set(key, [...(notes.get(key) ?? []), f.rank ?? "-"]);
+  }
+  if (notes.size > 0) {
+    out.push("  inputs and figures not computed:");
+    for (const [key, ranks] of notes) out.push(`    ${key} (${ranks.join(", ")})`);
+  }
+  if (c.truncated.length > 0) {
+    out.push("  cut in the log (not compared):");
+    for (const t of c.truncated) out.push(`    line ${t.line}: ${t.name} ${t.logged}: ${t.reason}`);
+  }
+  out.push(...skippedLines(c));
+  for (const r of c.rulesNotApplied ?? []) out.push(`  rule ${r.rule} not applied: ${r.reason}`);
+  const compared = c.figures.filter((f) => f.role === "compared").length;
+  out.push(
+    differing.length === 0 && c.generation !== "unknown"
+      ? `  ${paint.ok(`every compared figure matches (${compared})`)}`
+      : `  ${paint.bad(`${differing.length} of ${compared} compared figure(s) differ`)}`,
   );
   return `${out.join("\n")}\n`;
+}
+
+function skippedLines(c: LogComparison): string[] {
+  if (c.skipped.length === 0) return [];
+  return ["  lines skipped:", ...c.skipped.map((s) => `    line ${s.line}: ${s.reason}: ${JSON.stringify(s.text)}`)];
 }

@@ -2,15 +2,23 @@
  * `dsv4-kv check`: will this DeepSeek-V4 server configuration corrupt KV, how much does every pool take, how
  * many tokens fit, and which setting is wrong. Exit 0 valid, 1 invalid, 2 unusable input.
  */
-import { DEFAULT_MODEL, type ModelPreset, parseCustomModel, reconcileSglangLog } from "@dsv4-kv/server-config";
+import {
+  type CheckReport,
+  DEFAULT_MODEL,
+  RULES,
+  type LogComparison,
+  type ModelPreset,
+  parseCustomModel,
+  reconcileSglangLog,
+} from "@dsv4-kv/server-config";
 import { parseFailure, readConfigFile } from "../check/config-file.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
 import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";
 import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
-import { readAgainstLog } from "../check/against-log.js";
+import { type LogFileInput, type LogInput, readAgainstLog } from "../check/against-log.js";
 import { loadModel } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
-import { checkPayload } from "../report-html/check-payload.js";
+import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
 import { readTextInput } from "./input.js";
@@ -45,9 +53,17 @@ Server flags are SGLang's, as it spells them, with its aliases (--tp/--tp-size, 
 JSON, dashes or underscores, None = unset). Flags that do not change KV state are accepted and listed as ignored;
 the full table is docs/reference/sglang-flags.md.
 
---against-log FILE reads an SGLang server's start-up log: its server_args (and SGLANG_* environment) supply the
-arguments, its printed KV budget the budget (flags win), and every DSV4 sizing figure it logged is compared with
-ours at the log's precision, naming SGLang's configurator generation and the evidence; exit 1 on a difference.
+--against-log FILE reads an SGLang server's start-up log as operators paste it: cut, wrapped, mixed with prose
+and tables, several servers in one file. Each sizing line is read on its own (one that cannot be read is listed
+as skipped, a cut value as truncated, a line wrapped by a person is joined); the file splits into sections at
+each server_args line, launch command and restart, each checked on its own (--section N picks one). A section's
+server_args (or launch command) and SGLANG_* environment supply the arguments, its printed KV budget the budget
+(an input, not a match; flags win), its platform (Ascend NPU, ROCm, CUDA) the start-up rules that apply. Every
+figure is computed from the logged figures it depends on and compared at the log's precision, naming SGLang's
+configurator generation and the evidence; each difference carries its cause, found by recomputing under the
+arithmetic real servers used (generations, rings, layer count, state dtype, FP4 indexer, HiSparse, page size,
+SWA ratio, model), or says that none explains it and gives the residual. Exit 1 on a difference or a failed rule
+in any section; a section without sizing lines is checked as a launch.
 
 --html FILE also writes the report as one self-contained page (scripts, styles and data inline, no network):
 the verdict, every error and warning with its fix, the resolved arguments, and charts of the memory per pool,
@@ -57,9 +73,9 @@ length) rerun this check in the browser; the URL fragment holds them by flag nam
 (#speculative-num-draft-tokens=11&tp-size=4). Output and exit code are unchanged.`,
   flags: ALL_FLAGS,
   exitCodes: [
-    [0, "the configuration is valid"],
-    [1, "it is not"],
-    [2, "unusable input"],
+    [0, "the configuration is valid (with --against-log: every compared figure matches and no rule fails)"],
+    [1, "it is not (with --against-log: a figure differs or a rule fails; the report says which)"],
+    [2, "unusable input (with --against-log: nothing in the file is DSV4 start-up material)"],
   ],
 };
 
@@ -98,18 +114,81 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   return check(input, io);
 }
 
+/** One check: its report, and under --against-log the section it came from and the reconciliation. */
+interface CheckRun {
+  report: ReturnType<typeof runCheckPipeline>["report"];
+  json: Record<string, unknown>;
+  comparison: LogComparison | null;
+  section: LogInput | null;
+  ok: boolean;
+  payload: Parameters<typeof checkPayload>[0];
+  ignored: IgnoredSetting[];
+}
+
+const BUDGET_FLAGS = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"];
+
 async function check(input: CheckInput, io: CommandIO): Promise<number> {
   const { flags } = input;
   refuseStdinTwice(flags);
+  if (flags.section !== undefined && typeof flags["against-log"] !== "string")
+    throw new UsageError("--section", flags.section, "picks a section of --against-log FILE: give --against-log too");
+  const log = typeof flags["against-log"] === "string" ? await readAgainstLog(flags["against-log"], io.stdin) : null;
+  if (!log) {
+    const run = await runOne(input, null, io);
+    writeRun(run, io, flags.json === true, null);
+    return run.ok ? 0 : 1;
+  }
+  const runs: CheckRun[] = [];
+  for (const section of pickSections(log, flags.section)) runs.push(await runOne(input, section, io));
+  // The first section with sizing lines stands for the file at the top level of --json and in --html.
+  const primary = runs.find((r) => (r.section?.parsed.sizingLines.length ?? 0) > 0) ?? runs[0]!;
+  const sections = runs.map((r) => {
+    const { schemaVersion: _, logComparison: __, ...report } = r.json;
+    return { section: r.section!.parsed.section, ok: r.ok, report, logComparison: r.comparison! };
+  });
+  const json = { ...primary.json, sections };
+  if (typeof primary.payload.values.html === "string") {
+    const payload = checkPayload({ ...primary.payload, report: json as CheckPayload["report"] });
+    await writeReportHtml(primary.payload.values.html, renderReportHtml(payload));
+  }
+  if (flags.json) io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  else for (const run of runs) writeRun(run, io, false, runs.length > 1 ? log.sections.length : null);
+  if (runs.length > 1 && !flags.json) io.stdout.write(sectionsSummary(runs));
+  return runs.every((r) => r.ok) ? 0 : 1;
+}
+
+function pickSections(log: LogFileInput, section: unknown): LogInput[] {
+  if (section === undefined) return log.sections;
+  const n = section as number;
+  const picked = log.sections[n - 1];
+  const spans = log.sections.map((s) => `${s.parsed.firstLine}-${s.parsed.lastLine}`);
+  if (!picked)
+    throw new UsageError(
+      "--section",
+      n,
+      `must name a section of ${log.path}: it has ${log.sections.length} (lines ${spans.join(", ")})`,
+      { sections: log.sections.length },
+    );
+  return [picked];
+}
+
+async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): Promise<CheckRun> {
+  const { flags } = input;
   const ignored = [...input.ignored];
   // Precedence: defaults < env (the launch command's assignments over the process's, or over the log's) < the
   // log's server_args < config file < flags. A log's environment replaces this process's: it is the server's.
-  const log = typeof flags["against-log"] === "string" ? await readAgainstLog(flags["against-log"], io.stdin) : null;
   const merged: Values = {};
   for (const [envName, flag] of Object.entries(ENV_SWITCHES)) {
     const raw = input.env[envName] ?? (log ? log.env : io.env)[envName];
     if (raw === undefined || raw === "") continue;
-    merged[flag] = checkValueFromText(envName, flag, raw);
+    const fromLog = log !== null && input.env[envName] === undefined;
+    try {
+      merged[flag] = checkValueFromText(envName, flag, raw);
+    } catch (error) {
+      // A log shows the server's environment as it was: a value this check refuses is listed, not fatal.
+      if (!fromLog || !(UsageError.isInstance(error) || InputError.isInstance(error))) throw error;
+      ignored.push({ name: `${envName} (from the log)`, value: raw, effect: "unmodelled" });
+    }
   }
   if (log) {
     Object.assign(merged, log.values);
@@ -121,53 +200,113 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
     ignored.unshift(...file.ignored);
   }
   for (const [name, value] of Object.entries(flags)) if (value !== undefined && name !== "config") merged[name] = value;
-
-  // Model.
-  let model: ModelPreset;
-  let modelResolvedAs: string;
-  if (typeof merged["model-config"] === "string") {
-    model = await readModelFile(merged["model-config"], io.stdin);
-    modelResolvedAs = `${merged["model-config"]} (--model-config)`;
-    if (merged.model !== undefined)
-      throw new UsageError("--model", merged.model, "cannot be combined with --model-config: give a preset or a file");
-  } else {
-    const name = typeof merged.model === "string" ? merged.model : DEFAULT_MODEL;
-    ({ model, resolvedAs: modelResolvedAs } = await loadModel(name, input.spelling.model ?? "--model"));
-  }
+  const { model, modelResolvedAs } = await modelOf(merged, input, io.stdin);
 
   // With a log: the budget it printed unless a budget flag is given, and SGLang's Gen B arithmetic.
-  const budgetGiven = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"].some(
-    (f) => merged[f] !== undefined,
-  );
-  if (log && log.budgetBytes !== null && !budgetGiven) merged["kv-budget-bytes"] = log.budgetBytes;
+  const budgetGiven = BUDGET_FLAGS.some((f) => merged[f] !== undefined);
+  // Without a budget flag the logged budget is an input of the comparison (even one the check cannot use).
+  const budgetFromLog = log !== null && !budgetGiven;
+  if (budgetFromLog && log.budgetBytes !== null) merged["kv-budget-bytes"] = log.budgetBytes;
   if (log && merged.sizing === undefined) merged.sizing = "sglang-gen-b";
   const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored });
-  const comparison = log ? reconcileSglangLog(log.parsed, report) : null;
-  const json = comparison ? { ...toJson(report), logComparison: comparison } : toJson(report);
-  if (typeof merged.html === "string") {
-    const payload = checkPayload({ values: merged, model, modelResolvedAs, ignored, budget, report: json });
-    await writeReportHtml(merged.html, renderReportHtml(payload));
+  const reconciled = log ? reconcileSglangLog(log.parsed, report, { budgetFromLog }) : null;
+  const { report: checked, comparison } = reconciled ? rulesForLog(report, reconciled) : { report, comparison: null };
+  const json = (comparison ? { ...toJson(checked), logComparison: comparison } : toJson(checked)) as Record<
+    string,
+    unknown
+  >;
+  const ok = checked.ok && (comparison === null || logComparisonOk(comparison));
+  const payload = { values: merged, model, modelResolvedAs, ignored, budget, report: json as CheckPayload["report"] };
+  if (!log && typeof merged.html === "string")
+    await writeReportHtml(merged.html, renderReportHtml(checkPayload(payload)));
+  return { report: checked, json, comparison, section: log, ok, payload, ignored };
+}
+
+/**
+ * The check sizes with Gen B's arithmetic. For a log of an earlier configurator that sized its pools (a positive
+ * full_token or full is logged), the rules that judge Gen B's sizing of the budget (sized and check stages) do not
+ * describe that server: they are listed in the comparison as not applied, and leave the verdict.
+ */
+function rulesForLog(report: CheckReport, c: LogComparison): { report: CheckReport; comparison: LogComparison } {
+  if (c.generation !== "gen-a" && c.generation !== "gen-a-pools") return { report, comparison: c };
+  const sized = c.figures.find((f) => (f.name === "full_token" || f.name === "pools.full") && Number(f.logged) > 0);
+  if (!sized) return { report, comparison: c };
+  const bySizing = (rule: string) => RULES[rule as keyof typeof RULES]?.stage !== "resolve";
+  const dropped = report.errors.filter((e) => bySizing(e.rule));
+  if (dropped.length === 0) return { report, comparison: c };
+  const errors = report.errors.filter((e) => !bySizing(e.rule));
+  const reason =
+    `raised by Gen B's sizing of this budget; the server's ${c.generation} configurator sized ${sized.name}=` +
+    `${sized.logged} from it (line ${sized.line}): not applied to this log`;
+  return {
+    report: { ...report, errors, ok: errors.length === 0 },
+    comparison: { ...c, rulesNotApplied: dropped.map((e) => ({ rule: e.rule, reason })) },
+  };
+}
+
+async function modelOf(
+  merged: Values,
+  input: CheckInput,
+  stdin: CommandIO["stdin"],
+): Promise<{ model: ModelPreset; modelResolvedAs: string }> {
+  if (typeof merged["model-config"] === "string") {
+    if (merged.model !== undefined)
+      throw new UsageError("--model", merged.model, "cannot be combined with --model-config: give a preset or a file");
+    return {
+      model: await readModelFile(merged["model-config"], stdin),
+      modelResolvedAs: `${merged["model-config"]} (--model-config)`,
+    };
   }
-  io.stdout.write(
-    merged.json ? `${JSON.stringify(json, null, 2)}\n` : formatReport(report, paintFor(io.stdout, io.env)),
-  );
-  if (ignored.length > 0 && !merged.json) io.stdout.write(ignoredSection(ignored));
-  if (log && comparison && !merged.json)
-    io.stdout.write(formatLogComparison(comparison, log.path, log.summary, paintFor(io.stdout, io.env)));
-  if (!report.ok && !merged.json)
-    io.stderr.write(
-      `${paintFor(io.stderr, io.env).bad(`dsv4-kv check: the configuration is invalid (${report.errors.length} error${report.errors.length === 1 ? "" : "s"})`)}\n`,
-    );
-  const logOk = comparison === null || logComparisonOk(comparison);
-  if (!logOk && !merged.json) {
-    const differ = comparison!.figures.filter((f) => !f.match).length;
+  const name = typeof merged.model === "string" ? merged.model : DEFAULT_MODEL;
+  const loaded = await loadModel(name, input.spelling.model ?? "--model");
+  return { model: loaded.model, modelResolvedAs: loaded.resolvedAs };
+}
+
+/** The run's text report (or JSON without a log), with the log's comparison and a section header when several. */
+function writeRun(run: CheckRun, io: CommandIO, json: boolean, sectionCount: number | null) {
+  const paint = paintFor(io.stdout, io.env);
+  const bad = paintFor(io.stderr, io.env).bad;
+  if (json) {
+    io.stdout.write(`${JSON.stringify(run.json, null, 2)}\n`);
+    return;
+  }
+  const p = run.section?.parsed;
+  const where = p
+    ? `section ${p.section}${sectionCount ? ` of ${sectionCount}` : ""} (lines ${p.firstLine}-${p.lastLine})`
+    : "";
+  if (p && sectionCount) io.stdout.write(`\n=== ${where}, started by ${p.startedBy} ===\n`);
+  io.stdout.write(formatReport(run.report, paint));
+  if (run.ignored.length > 0) io.stdout.write(ignoredSection(run.ignored));
+  if (run.section && run.comparison)
+    io.stdout.write(formatLogComparison(run.comparison, run.section.path, run.section.summary, paint));
+  const prefix = p && sectionCount ? `dsv4-kv check (${where})` : "dsv4-kv check";
+  if (!run.report.ok) {
+    const n = run.report.errors.length;
+    io.stderr.write(`${bad(`${prefix}: the configuration is invalid (${n} error${n === 1 ? "" : "s"})`)}\n`);
+  }
+  const c = run.comparison;
+  if (c && !logComparisonOk(c)) {
+    const differ = c.figures.filter((f) => f.match === false).length;
     const what =
-      comparison!.generation === "unknown"
+      c.generation === "unknown"
         ? "the log comes from a configurator generation dsv4-kv does not model"
         : `the log differs from ours in ${differ} figure${differ === 1 ? "" : "s"}`;
-    io.stderr.write(`${paintFor(io.stderr, io.env).bad(`dsv4-kv check: ${what}`)}\n`);
+    io.stderr.write(`${bad(`${prefix}: ${what}`)}\n`);
   }
-  return report.ok && logOk ? 0 : 1;
+}
+
+function sectionsSummary(runs: readonly CheckRun[]): string {
+  const rows = runs.map((r) => {
+    const p = r.section!.parsed;
+    const c = r.comparison!;
+    const differ = c.figures.filter((f) => f.match === false).length;
+    const what = c.nothingToReconcile
+      ? "launch checked, nothing to reconcile"
+      : `${c.generation} on ${c.platform}, ${differ} figure(s) differ, ${c.truncated.length} cut`;
+    const where = `section ${p.section} (lines ${p.firstLine}-${p.lastLine}, ${p.startedBy})`;
+    return `  ${where}: ${r.ok ? "ok" : "NOT ok"}: ${what}`;
+  });
+  return `\nSections of the log (--section N picks one):\n${rows.join("\n")}\n`;
 }
 
 /** The accepted settings that were not read, with their values. */

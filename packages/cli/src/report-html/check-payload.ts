@@ -35,11 +35,15 @@ export interface CheckPayload {
   kind: "check";
   inputs: CheckInputs;
   /** `dsv4-kv check --json`'s object (with `logComparison` under --against-log). */
-  report: Omit<CheckReportJson, "logComparison"> & { logComparison?: LogComparison };
+  report: Omit<CheckReportJson, "logComparison" | "sections"> & {
+    logComparison?: LogComparison;
+    /** Every section of the log, each checked and reconciled (the page shows them and the primary one). */
+    sections?: Array<{ section: number; ok: boolean; report: unknown; logComparison: LogComparison }>;
+  };
 }
 
 /** Flags that name files or outputs: the page has no files, and the values they produced are already merged. */
-const NOT_RECOMPUTED = new Set(["config", "against-log", "model-config", "json", "html", "help"]);
+const NOT_RECOMPUTED = new Set(["config", "against-log", "section", "model-config", "json", "html", "help"]);
 
 export interface CheckPayloadSource {
   values: Values;

@@ -189,4 +189,25 @@ describe("check --html in Chromium", () => {
       await page.context().close();
     }
   });
+
+  test("an --against-log page shows its section, the other sections, and the skipped and cut lines", async () => {
+    const corpus = join(FIXTURES, "../../../server-config/test/fixtures/sglang-logs");
+    const twoServers = join(corpus, "amd-infera-mtt-working-process-prose.log");
+    const cut = join(corpus, "v41-miaai-issue-27-gb10-tp4-swa-sizing-truncated.log");
+    const cases: Array<[string[], string, string]> = [
+      [["--against-log", twoServers, "--section", "2"], "#log-skipped li", "Against the log: section 2"],
+      [["--against-log", twoServers], "#log-sections li", "Against the log: section 1"],
+      [["--against-log", cut], "#log-truncated li", "Against the log: section 1"],
+    ];
+    for (const [i, [args, list, heading]] of cases.entries()) {
+      const path = join(dir, `log-${i}.html`);
+      cli(["check", ...args, "--html", path]);
+      const { page, errors } = await openPage(browser, path);
+      expect(await page.locator("#log h2").textContent()).toContain(heading);
+      expect(await page.locator(list).count(), args.join(" ")).toBeGreaterThan(0);
+      expect(await page.locator("#log table.figures tbody tr").count()).toBeGreaterThan(0);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    }
+  });
 });

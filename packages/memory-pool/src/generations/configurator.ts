@@ -23,7 +23,20 @@ import {
   type PoolSizes,
 } from "../sizing.js";
 
-export type ConfiguratorGenerationId = "gen-a" | "gen-b" | "gen-b-cap" | "npu";
+export type ConfiguratorGenerationId = "gen-a" | "gen-a-pools" | "gen-b" | "gen-b-cap" | "npu";
+
+/** The generations that price the c128 state per SWA token (no fixed bytes): the earliest two. */
+export const isSwaScopedC128 = (generation: ConfiguratorGenerationId) =>
+  generation === "gen-a" || generation === "gen-a-pools";
+
+/** The stage a generation sizes: the earliest calculator's own (genAStage), else the config's first stage. */
+export function generationStage(
+  generation: ConfiguratorGenerationId,
+  config: SizingConfig,
+  options: GenerationOptions = {},
+): StageFacts {
+  return generation === "gen-a" ? genAStage(config, options) : firstStage(config, options);
+}
 
 /** What a generation's configurator computes (and logs) from one budget, for the first pipeline stage. */
 /**
@@ -52,10 +65,36 @@ function poolFigures(sizes: PoolSizes, c128StatePoolSize: number) {
 export interface GenerationOptions {
   /** Cap mode: the SWA tokens the cap reserves (`request_cap+headroom`, already page-aligned upstream). */
   swaCapTokens?: number;
+  /**
+   * Replaces the stage's layer counts or ring sizes (the alternatives a log's reconciliation tries: rings with or
+   * without MTP, the draft layer counted or not). Applied after the generation's own choice.
+   */
+  stage?: Partial<Pick<StageFacts, "layers" | "layersC4" | "layersC128" | "ringSizeC4" | "ringSizeC128">>;
 }
 
-function firstStage(config: SizingConfig): StageFacts {
-  return stageFacts(config)[0]!;
+function firstStage(config: SizingConfig, options: GenerationOptions = {}): StageFacts {
+  return { ...stageFacts(config)[0]!, ...options.stage };
+}
+
+/**
+ * The stage as the earliest calculator saw it: every `compress_ratios` entry is a layer (the MTP draft layer's
+ * entry too: 44 SWA layers for Flash, not 43), and its rings are the other mode's: 8/128 with MTP on, 16/256
+ * without (the speculative flag reached its ring function inverted; two public logs show both cases, see
+ * docs/reference/configurator-generations.md §3). Online c128 keeps its ring of 1.
+ */
+export function genAStage(config: SizingConfig, options: GenerationOptions = {}): StageFacts {
+  const base = stageFacts(config)[0]!;
+  const all = config.model.compressRatios;
+  const plain = stageFacts({ ...config, isSpeculative: !config.isSpeculative, ppSize: 1 })[0]!;
+  return {
+    ...base,
+    layers: all.length,
+    layersC4: all.filter((r) => r === 4).length,
+    layersC128: all.filter((r) => r === 128).length,
+    ringSizeC4: config.ringSizeOverrides?.[4] ?? plain.ringSizeC4,
+    ringSizeC128: config.ringSizeOverrides?.[128] ?? plain.ringSizeC128,
+    ...options.stage,
+  };
 }
 
 /**
@@ -75,14 +114,22 @@ export function genABytesPerFullToken(config: SizingConfig, stage: StageFacts): 
   );
 }
 
-/** Gen A: `F = int(avail / bpft) // P · P`, state pools from SWA tokens over the window. */
-function sizeGenA(config: SizingConfig, availableBytes: number): GenerationSizing {
-  const stage = firstStage(config);
+/**
+ * Gen A (and the calculator after it that also logs the pool sizes): `F = int(avail / bpft) // P · P`, state pools
+ * from SWA tokens over the window.
+ */
+function sizeGenA(
+  config: SizingConfig,
+  availableBytes: number,
+  options: GenerationOptions,
+  generation: "gen-a" | "gen-a-pools",
+): GenerationSizing {
+  const stage = generationStage(generation, config, options);
   const W = config.model.slidingWindow;
   const bpft = genABytesPerFullToken(config, stage);
   const sizes = computeSizes(config, stage, Math.trunc(availableBytes / bpft), W);
   return {
-    generation: "gen-a",
+    generation,
     bytesPerFullToken: bpft,
     c128StateFixedBytes: 0,
     swaFixedBytes: 0,
@@ -91,8 +138,13 @@ function sizeGenA(config: SizingConfig, availableBytes: number): GenerationSizin
 }
 
 /** Gen B (CUDA) and the NPU pool (same configurator, page size 128): fixed c128 bytes, then F. */
-function sizeGenB(config: SizingConfig, availableBytes: number, generation: "gen-b" | "npu"): GenerationSizing {
-  const stage = firstStage(config);
+function sizeGenB(
+  config: SizingConfig,
+  availableBytes: number,
+  generation: "gen-b" | "npu",
+  options: GenerationOptions,
+): GenerationSizing {
+  const stage = firstStage(config, options);
   const W = config.model.slidingWindow;
   const bpft = bytesPerFullToken(config, stage, W);
   const { fullTokens, fixedBytes } = genBStageCapacity(config, stage, availableBytes, bpft);
@@ -127,8 +179,9 @@ export function capCoefficients(
 }
 
 /** Cap mode: SWA and its c4 state become `swaFixed = S_cap · bytesPerSwaToken`; F from what is left. */
-function sizeCap(config: SizingConfig, availableBytes: number, swaCapTokens: number): GenerationSizing {
-  const stage = firstStage(config);
+function sizeCap(config: SizingConfig, availableBytes: number, options: GenerationOptions): GenerationSizing {
+  const swaCapTokens = options.swaCapTokens!;
+  const stage = firstStage(config, options);
   const W = config.model.slidingWindow;
   const P = config.pageSize;
   const coef = capCoefficients(config, stage);
@@ -156,10 +209,11 @@ export function sizeForGeneration(
   requireInt("availableBytes", availableBytes, 0);
   switch (generation) {
     case "gen-a":
-      return sizeGenA(config, availableBytes);
+    case "gen-a-pools":
+      return sizeGenA(config, availableBytes, options, generation);
     case "gen-b":
     case "npu":
-      return sizeGenB(config, availableBytes, generation);
+      return sizeGenB(config, availableBytes, generation, options);
     case "gen-b-cap": {
       const cap = options.swaCapTokens;
       if (cap == null) {
@@ -171,14 +225,14 @@ export function sizeForGeneration(
         );
       }
       requireInt("swaCapTokens", cap, 0);
-      return sizeCap(config, availableBytes, cap);
+      return sizeCap(config, availableBytes, options);
     }
     default:
       throw new MemoryPoolError(
         "INVALID_ARGUMENT",
         "generation",
         generation,
-        "generation must be one of gen-a, gen-b, gen-b-cap, npu",
+        "generation must be one of gen-a, gen-a-pools, gen-b, gen-b-cap, npu",
       );
   }
 }
@@ -195,7 +249,7 @@ export function sizesFromMaxTokensForGeneration(
 ): GenerationSizing {
   requireInt("maxTokens", maxTokens, 0);
   const base = sizeForGeneration(generation, config, 0, options);
-  const stage = firstStage(config);
+  const stage = generationStage(generation, config, options);
   const W = config.model.slidingWindow;
   if (generation === "gen-b-cap") {
     const P = config.pageSize;
@@ -205,7 +259,7 @@ export function sizesFromMaxTokensForGeneration(
   const sizes = computeSizes(config, stage, maxTokens, W);
   return {
     ...base,
-    ...poolFigures(sizes, generation === "gen-a" ? Math.floor(sizes.swaTokens / W) * stage.ringSizeC128 : 0),
+    ...poolFigures(sizes, isSwaScopedC128(generation) ? Math.floor(sizes.swaTokens / W) * stage.ringSizeC128 : 0),
   };
 }
 
@@ -224,8 +278,12 @@ export function npuStatePoolSize(ratio: 4 | 128, pageSize: number, maxNumReqs: n
 }
 
 /** The c128 state pool size a generation finalizes once the request count is known (Gen B and later). */
-export function finalizedC128StatePoolSize(config: SizingConfig, numReqSlots: number): number {
+export function finalizedC128StatePoolSize(
+  config: SizingConfig,
+  numReqSlots: number,
+  options: GenerationOptions = {},
+): number {
   requireInt("numReqSlots", numReqSlots, 1);
-  const stage = firstStage(config);
+  const stage = firstStage(config, options);
   return config.onlineC128 ? numReqSlots : numReqSlots * stage.ringSizeC128;
 }

@@ -1,74 +1,33 @@
 /**
- * `parseSglangLog(text)`: what an SGLang server's start-up log says about its DSV4 sizing, read line by line in
- * SGLang's own formats (docs/reference/configurator-generations.md lists them with their upstream sources):
+ * `parseSglangLog(text)`: what a pasted SGLang start-up log says about its DSV4 sizing, in SGLang's own formats
+ * (docs/reference/configurator-generations.md lists them with their upstream sources), read the way operators
+ * paste logs: cut, wrapped, mixed with prose and tables, several servers in one file.
  *
- * - prefix `[YYYY-MM-DD HH:MM:SS TP0] ` / `[… DP1 TP1 EP1] ` (logging's prefix, ranks per process) or none;
- * - `DSV4 memory calculation: k=v, …` (the earliest spelling `DSv4 memory calculation`), `DSV4 pool sizes: …`,
- *   `DSV4 SWA sizing: mode=…, …`: comma-separated `key=value`, a GB figure printed `8.84 GB`;
- * - `Initialize DeepSeekV4TokenToKVPool with k=v k=v …`: blank-separated (Python's `f"{x=}"`);
- * - the scheduler's `max_total_num_tokens=…, chunked_prefill_size=…, …, available_gpu_mem=… GB`;
- * - `server_args=ServerArgs(…)` (the dataclass repr) or `server_args={…}` (a dict);
- * - environment lines `NAME=value` / `export NAME=value`, and a launch command (`sglang serve …`,
+ * - Each line is classified (log-lines.ts): only log lines (logging's `[date time TPn] ` prefix, a level, a
+ *   container prefix) and bare SGLang messages are read; prose and tables that mention a figure are skipped.
+ * - Sizing lines (fields.ts): `DSV4 memory calculation: …` (earliest spelling `DSv4`), `DSV4 pool sizes: …`,
+ *   `DSV4 SWA sizing: …`, `Initialize DeepSeekV4TokenToKVPool with …`, the scheduler's `max_total_num_tokens=…`.
+ *   Each is read on its own: one that cannot be read is listed in `skipped`, a cut one keeps what it has (its last
+ *   value marked `truncated`), and one wrapped onto the next line by a human is joined when that is unambiguous.
+ * - `server_args=ServerArgs(…)` / `server_args={…}`, environment lines, a launch command (`sglang serve …`,
  *   `python -m sglang.launch_server …`, continued with `\`).
+ * - Sections: a new one starts at a server_args line or a launch command after a server's material, and at a
+ *   restart (a rank sizing its pools again after its pool was built).
  *
- * Repeated lines stay in order (a re-sizing after a `max_total_tokens` cap, a draft worker's pool). A log that is
- * empty, has no DSV4 sizing line, or has a sizing or server_args line cut off or unreadable is refused with a
- * ServerConfigError (code SGLANG_LOG) naming the line: never a partial result. No Node built-ins: the text is given.
+ * Refused (ServerConfigError, code SGLANG_LOG) only: no text, too large, binary, or nothing DSV4 at all.
  */
 import { ServerConfigError } from "../errors.js";
+import { sglangFlag } from "../sglang-flags.js";
+import { type ReadFields, SIZING_KINDS, type SizingKind, readFields } from "./fields.js";
+import { ANSI, type ClassifiedLine, classifyLine, excerpt } from "./log-lines.js";
 import { PythonLiteralError, type PythonValue, readPythonLiteral } from "./python-literal.js";
 import { shellWords } from "./shell-words.js";
-import type { LogRank, LoggedNumber, LoggedSizingLine, ParsedSglangLog } from "./types.js";
+import type { LoggedSizingLine, ParsedSglangLog, ParsedSglangLogFile, SectionStart, SkippedLine } from "./types.js";
 
 /** Largest log read (a start-up log is a few MB; a server that ran for days can be larger: pass its start). */
 export const MAX_LOG_CHARS = 256 * 1024 * 1024;
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal colour codes are control characters.
-const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
-/** logging's prefix: date, time, then the process's ranks (`TP0`, `DP1 TP1 EP1`, `PP0 TP3`, …). */
-const PREFIX = /\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)((?: [A-Z][A-Z_]*\d+)*)\] ?/g;
-const RANK_TOKEN = /^([A-Z][A-Z_]*?)(\d+)$/;
-const NUMBER = /^(-?\d+(?:\.(\d+))?(?:[eE][-+]?\d+)?)(?: ([A-Za-z]+))?$/;
-const UNITS = new Set(["GB", "MB", "KB", "B"]);
-const WORDS = new Set(["True", "False", "None"]);
-const KEY_START = /(?:^|,\s*|\s+)([A-Za-z_][A-Za-z0-9_+]*)=/g;
-
-interface SizingKind {
-  kind: string;
-  /** Finds the line's label; `fields` is what follows it. */
-  match: RegExp;
-  /** Keys SGLang always prints: a line without one is cut off or not SGLang's. */
-  required: readonly (string | readonly string[])[];
-  /** Keys whose value is text (a mode), not a number. */
-  text?: readonly string[];
-}
-
-const SIZING_KINDS: readonly SizingKind[] = [
-  {
-    kind: "memory-calculation",
-    match: /(DSV4 memory calculation|DSv4 memory calculation): /,
-    required: [
-      "bytes_per_full_token",
-      ["available_bytes", "raw_available_bytes", "effective_available_bytes"],
-      "full_token",
-    ],
-  },
-  {
-    kind: "pool-sizes",
-    match: /(DSV4 pool sizes|DSv4 pool sizes): /,
-    required: ["full", "swa", "c4", "c128", "c4_state", "c128_state"],
-  },
-  { kind: "swa-sizing", match: /(DSV4 SWA sizing): /, required: ["mode", "swa_tokens"], text: ["mode"] },
-  {
-    kind: "pool-init",
-    match: /(Initialize [A-Za-z0-9_]*DeepSeekV4[A-Za-z0-9_]*Pool[A-Za-z0-9_]*) with /,
-    required: ["max_num_reqs", "swa_size", "c4_size", "c128_size", "c4_state_pool_size", "c128_state_pool_size"],
-  },
-  { kind: "max-total-tokens", match: /()(?=max_total_num_tokens=)/, required: ["max_total_num_tokens"] },
-];
-const SIZING_KINDS_WITH_POOLS = new Set(["memory-calculation", "pool-sizes", "pool-init"]);
-
-const SERVER_ARGS = /(?:^|\] |\s)server_args=/;
+const SERVER_ARGS = /^server_args=/;
 const ENV_LINE = /^(?:export\s+)?[A-Z][A-Z0-9_]*=/;
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
 /** A launch command: a shell-trace mark, assignments, nohup/exec/env, then `sglang serve` or `python -m …`. */
@@ -76,197 +35,382 @@ const LAUNCH_HEAD = new RegExp(
   String.raw`^(?:[$+#>]\s+)?(?:(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:(?:nohup|exec|env)\s+)*` +
     String.raw`(?:sglang\s+serve|\S*python[0-9.]*\s+-m\s+sglang\.launch_server)(?:\s|$)`,
 );
+/** Text that names the platform a server ran on (kept as evidence; detect.ts decides). */
+const PLATFORM_HINT = new RegExp(
+  String.raw`\b(?:MI3\d{1,2}X?|gfx9\d\d|ROCm|HIP_VISIBLE_DEVICES|AMD Instinct|float8_e4m3fnuz|aiter` +
+    String.raw`|Ascend|Atlas|910[BC]|device='npu'|torch_npu|CANN|NPU graph)\b`,
+  "i",
+);
+/** A sizing label anywhere in a line: such a line is SGLang's or prose that quotes it. */
+const MENTION =
+  /DSV4 memory calculation|DSv4 memory calculation|DSV4 pool sizes|DSV4 SWA sizing|DeepSeekV4TokenToKVPool/;
+/** Figures prose quotes; a prose line holding one is listed as skipped too. */
+const MENTIONED_FIGURE = /max_total_num_tokens=|full_token=/;
+/** SGLang start-up messages on a log line that are no sizing line (a start-up that failed before it, an excerpt). */
+const STARTUP = new RegExp(
+  `^(?:${[
+    "Load weight (?:begin|end)",
+    "Capture .*graph",
+    "Allocating .* memory for V4",
+    "KV Cache is allocated",
+    "Memory pool end",
+    "Init torch distributed",
+    "Using KV cache dtype",
+    "Scheduler hit an exception",
+    ".*Loaded weights leave no GPU memory",
+    ".*DeepSeekV4",
+    ".*DSV4",
+    ".*deepseek_v4",
+  ].join("|")})`,
+);
 
-const fail = (line: number, value: unknown, rule: string, params: Record<string, unknown> = {}): never => {
-  throw new ServerConfigError("SGLANG_LOG", `log line ${line}`, value, rule, { line, ...params });
-};
+interface Section {
+  section: number;
+  firstLine: number;
+  lastLine: number;
+  startedBy: SectionStart;
+  skipped: SkippedLine[];
+  platformHints: { line: number; text: string }[];
+  serverArgs: Record<string, unknown> | null;
+  serverArgsLine: number | null;
+  serverArgsForm: "repr" | "dict" | "fragment" | null;
+  env: Record<string, string>;
+  launchEnv: Record<string, string>;
+  launchCommand: string[] | null;
+  sizingLines: LoggedSizingLine[];
+  startupLines: { line: number; text: string }[];
+}
 
-/** Reads an SGLang start-up log; throws ServerConfigError (SGLANG_LOG) for one it cannot read whole. */
-export function parseSglangLog(text: string): ParsedSglangLog {
+function newSection(n: number, line: number, startedBy: SectionStart): Section {
+  return {
+    section: n,
+    firstLine: line,
+    lastLine: line,
+    startedBy,
+    skipped: [],
+    platformHints: [],
+    serverArgs: null,
+    serverArgsLine: null,
+    serverArgsForm: null,
+    env: {},
+    launchEnv: {},
+    launchCommand: null,
+    sizingLines: [],
+    startupLines: [],
+  };
+}
+
+function refuseText(text: string): void {
   if (typeof text !== "string") throw new ServerConfigError("SGLANG_LOG", "log", text, "must be the log's text");
   if (text.length > MAX_LOG_CHARS)
     throw new ServerConfigError("SGLANG_LOG", "log", `${text.length} characters`, `must be at most ${MAX_LOG_CHARS}`);
   if (text.includes("\0")) throw new ServerConfigError("SGLANG_LOG", "log", "NUL byte", "is not text (binary data)");
   if (text.trim() === "") throw new ServerConfigError("SGLANG_LOG", "log", "", "is empty");
+}
+
+/** Reads a start-up log file into its sections; refuses only a file with nothing DSV4 in it. */
+export function parseSglangLog(text: string): ParsedSglangLogFile {
+  refuseText(text);
   const lines = text.replace(ANSI, "").split(/\r?\n|\r/);
-  const sizingLines: LoggedSizingLine[] = [];
-  const env: Record<string, string> = {};
-  const launchEnv: Record<string, string> = {};
-  let serverArgs: Record<string, unknown> | null = null;
-  let serverArgsLine: number | null = null;
-  let serverArgsForm: "repr" | "dict" | null = null;
-  let launchCommand: string[] | null = null;
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 1;
-    const raw = lines[i]!;
-    const sizing = readSizingLine(raw, lineNo);
-    if (sizing) {
-      sizingLines.push(sizing);
-      continue;
-    }
-    const args = SERVER_ARGS.exec(raw);
-    if (args) {
-      const read = readServerArgs(raw.slice(args.index + args[0].length), lineNo);
-      if (serverArgs === null) {
-        serverArgs = read.args;
-        serverArgsLine = lineNo;
-        serverArgsForm = read.form;
-      } else if (JSON.stringify(read.args) !== JSON.stringify(serverArgs)) {
-        fail(lineNo, "server_args=…", `differs from the server_args of line ${serverArgsLine}: one server per log`, {
-          firstLine: serverArgsLine,
-        });
-      }
-      continue;
-    }
-    const message = stripPrefix(raw).message.trim();
-    if (launchCommand === null && LAUNCH_HEAD.test(message)) {
-      let joined = message;
-      while (joined.endsWith("\\") && i + 1 < lines.length) joined = `${joined.slice(0, -1)} ${lines[++i]!.trim()}`;
-      const words = shellWords(joined.replace(/^[$+#>]\s+/, ""));
-      if (!Array.isArray(words))
-        return fail(lineNo, joined.slice(0, 100), `is a launch command with an unclosed ${words.unclosed} quote`);
-      const command = words.filter((w) => !["nohup", "exec", "env", "export"].includes(w));
-      launchCommand = command;
-      for (const w of command) {
-        const m = ASSIGNMENT.exec(w);
-        if (!m) break;
-        launchEnv[m[1]!] = m[2]!;
-      }
-      continue;
-    }
-    if (ENV_LINE.test(message)) readEnvLine(message, env);
+  const reader = new Reader(lines);
+  reader.run();
+  const argv = jsonArgv(text);
+  if (argv && reader.sections.every((s) => !hasMaterial(s))) {
+    // A launch stored as a JSON document (`{"args": ["--model-path", …]}` or a bare array of words).
+    const s = reader.sections[0]!;
+    s.launchCommand = ["python", "-m", "sglang.launch_server", ...argv];
   }
-  if (!sizingLines.some((s) => SIZING_KINDS_WITH_POOLS.has(s.kind)))
+  const sections = reader.sections.filter(hasMaterial);
+  if (sections.length === 0) {
+    const skipped = reader.skipped.slice(0, 3).map((s) => `line ${s.line}: ${s.reason}`);
     throw new ServerConfigError(
       "SGLANG_LOG",
       "log",
       `${lines.length} lines`,
-      "has no DSV4 sizing line (`DSV4 memory calculation: …`, `DSV4 pool sizes: …` or " +
-        "`Initialize DeepSeekV4TokenToKVPool with …`): not the start-up log of an SGLang DeepSeek-V4 server, " +
-        "or cut off before its KV pools were sized",
-      { lines: lines.length },
+      "holds no DSV4 start-up material (no `DSV4 memory calculation`, `DSV4 pool sizes` or " +
+        "`Initialize DeepSeekV4TokenToKVPool` log line, no readable server_args line, no launch command): not the " +
+        `start-up log of an SGLang DeepSeek-V4 server${skipped.length > 0 ? `; skipped ${skipped.join("; ")}` : ""}`,
+      { lines: lines.length, skipped: reader.skipped.length },
     );
+  }
+  // Lines skipped outside every kept section are reported with the first one.
+  const kept = new Set(sections);
+  const orphans = reader.sections.filter((s) => !kept.has(s)).flatMap((s) => s.skipped);
+  if (orphans.length > 0) sections[0]!.skipped.unshift(...orphans);
+  for (const s of sections) s.skipped.sort((a, b) => a.line - b.line);
+  const numbered = sections.map((s, i) => freeze({ ...s, section: i + 1 }));
+  return { lines: lines.length, sections: numbered, skipped: reader.skipped };
+}
+
+/** The words of a launch stored as JSON: an array of strings, or an object whose `args`/`argv` is one. */
+function jsonArgv(text: string): string[] | null {
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    return null;
+  }
+  const words = Array.isArray(value)
+    ? value
+    : value && typeof value === "object"
+      ? ((value as Record<string, unknown>).args ?? (value as Record<string, unknown>).argv)
+      : null;
+  if (!Array.isArray(words) || !words.every((w) => typeof w === "string")) return null;
+  return words.some((w) => w.startsWith("--")) ? (words as string[]) : null;
+}
+
+const hasMaterial = (s: Section) =>
+  s.sizingLines.length > 0 || s.serverArgs !== null || s.launchCommand !== null || s.startupLines.length > 0;
+
+function freeze(s: Section): ParsedSglangLog {
   return {
-    serverArgs,
-    serverArgsLine,
-    serverArgsForm,
-    env: { ...env, ...launchEnv },
-    launchCommand,
-    sizingLines,
+    section: s.section,
+    firstLine: s.firstLine,
+    lastLine: s.lastLine,
+    startedBy: s.startedBy,
+    skipped: s.skipped,
+    platformHints: s.platformHints,
+    serverArgs: s.serverArgs,
+    serverArgsLine: s.serverArgsLine,
+    serverArgsForm: s.serverArgsForm,
+    env: { ...s.env, ...s.launchEnv },
+    launchCommand: s.launchCommand,
+    sizingLines: s.sizingLines,
+    startupLines: s.startupLines.slice(0, 20),
   };
 }
 
-/** The message after logging's prefix, and the ranks the prefix names. */
-function stripPrefix(raw: string, before = raw.length): { message: string; rank: LogRank | null } {
-  let last: RegExpExecArray | null = null;
-  PREFIX.lastIndex = 0;
-  for (let m = PREFIX.exec(raw); m !== null && m.index < before; m = PREFIX.exec(raw)) last = m;
-  if (last === null) return { message: raw, rank: null };
-  return { message: raw.slice(last.index + last[0].length), rank: rankOf(last[2]!.trim()) };
+class Reader {
+  readonly sections: Section[] = [];
+  readonly skipped: SkippedLine[] = [];
+  private current: Section;
+  private i = 0;
+
+  constructor(private readonly lines: readonly string[]) {
+    this.current = newSection(1, 1, "file-start");
+    this.sections.push(this.current);
+  }
+
+  run(): void {
+    for (; this.i < this.lines.length; this.i++) {
+      const raw = this.lines[this.i]!;
+      this.readLine(raw, this.i + 1);
+      // After the line (a joined continuation moves i on, a server_args line may start the section).
+      if (raw.trim() !== "") this.current.lastLine = this.i + 1;
+    }
+  }
+
+  private skip(line: number, raw: string, reason: string) {
+    const entry = { line, text: excerpt(raw), reason };
+    this.skipped.push(entry);
+    this.current.skipped.push(entry);
+  }
+
+  private start(line: number, startedBy: SectionStart) {
+    const hasServer = this.current.sizingLines.length > 0 || this.current.serverArgsLine !== null;
+    if (startedBy === "launch-command" && !hasServer && this.current.launchCommand === null) return;
+    if (startedBy === "server_args" && !hasServer) return;
+    this.current = newSection(this.sections.length + 1, line, startedBy);
+    this.sections.push(this.current);
+  }
+
+  private readLine(raw: string, lineNo: number) {
+    const c = classifyLine(raw);
+    if (c.kind === "blank") return;
+    if (PLATFORM_HINT.test(raw)) this.current.platformHints.push({ line: lineNo, text: excerpt(raw) });
+    if (c.kind === "log" || c.kind === "bare") {
+      if (this.readSizing(c, raw, lineNo)) return;
+      if (SERVER_ARGS.test(c.message)) return this.readServerArgs(c.message.slice("server_args=".length), raw, lineNo);
+      if (STARTUP.test(c.message)) this.current.startupLines.push({ line: lineNo, text: excerpt(c.message) });
+    }
+    if (c.kind === "prose" && this.readArgsFragment(c.message, lineNo)) return;
+    if (c.kind === "prose" || c.kind === "table") {
+      if (MENTION.test(raw) || MENTIONED_FIGURE.test(raw))
+        this.skip(lineNo, raw, `${c.kind}: mentions a DSV4 sizing line but is not a log line`);
+      const launch = c.message.replace(/^`+|`+$/g, "");
+      if (LAUNCH_HEAD.test(launch)) return this.readLaunch(launch, lineNo);
+      if (ENV_LINE.test(c.message)) readEnvLine(c.message, this.current.env);
+      return;
+    }
+    if (LAUNCH_HEAD.test(c.message.trim())) return this.readLaunch(c.message.trim(), lineNo);
+    if (MENTION.test(c.message))
+      this.skip(lineNo, raw, "mentions a DSV4 sizing line in a message SGLang does not print");
+    if (ENV_LINE.test(c.message.trim())) readEnvLine(c.message.trim(), this.current.env);
+  }
+
+  /** A sizing line (joined with its human-wrapped continuation); false when the message is none. */
+  private readSizing(c: ClassifiedLine, raw: string, lineNo: number): boolean {
+    for (const kind of SIZING_KINDS) {
+      const m = kind.match.exec(c.message);
+      if (!m) continue;
+      let body = c.message.slice(m[0].length).trim();
+      let read = readFields(kind, body);
+      const joined: number[] = [];
+      while ((read.missing.length > 0 || read.cut) && this.i + 1 < this.lines.length) {
+        const next = this.continuation(kind, body, read);
+        if (next === null) break;
+        joined.push(this.i + 2);
+        this.i++;
+        body = next.body;
+        read = next.read;
+      }
+      return this.keepSizing(kind, m[1]!, c, raw, lineNo, read, joined);
+    }
+    return false;
+  }
+
+  private keepSizing(
+    kind: SizingKind,
+    label: string,
+    c: ClassifiedLine,
+    raw: string,
+    lineNo: number,
+    read: ReadFields,
+    joined: number[],
+  ): boolean {
+    if (Object.keys(read.fields).length === 0) {
+      this.skip(lineNo, raw, `a \`${label || "max_total_num_tokens"}\` line without a readable key=value field`);
+      return true;
+    }
+    for (const problem of read.problems) this.skip(lineNo, raw, `${problem} (the field is left out)`);
+    const sizing: LoggedSizingLine = {
+      kind: kind.kind,
+      line: lineNo,
+      rank: c.rank,
+      label,
+      fields: read.fields,
+      missing: read.missing,
+      joined,
+    };
+    if (this.isRestart(sizing)) this.start(lineNo, "restart");
+    this.current.sizingLines.push(sizing);
+    return true;
+  }
+
+  /** The next line continues this one when it is no log line and joining it completes keys of this format. */
+  private continuation(kind: SizingKind, body: string, read: ReadFields): { body: string; read: ReadFields } | null {
+    const nextRaw = this.lines[this.i + 1]!;
+    const next = classifyLine(nextRaw);
+    if (next.kind !== "prose") return null;
+    const text = next.message.trim();
+    if (!/^[A-Za-z0-9_+.=]/.test(text) || text.length > 400) return null;
+    const glue = read.cut || /[=,]$/.test(body) ? "" : kind.style === "comma" ? ", " : " ";
+    const candidates = [`${body}${glue}${text}`];
+    if (glue === "" && !/[=,]$/.test(body)) candidates.push(`${body}${kind.style === "comma" ? ", " : " "}${text}`);
+    const results = candidates
+      .map((b) => ({ body: b, read: readFields(kind, b) }))
+      .filter((r) => r.read.problems.length === 0 && r.read.missing.length < read.missing.length + (read.cut ? 1 : 0));
+    // Unambiguous: one way of joining reads whole keys (or both read the same); otherwise the line stays as is.
+    if (results.length === 1 || (results.length === 2 && sameFields(results[0]!.read, results[1]!.read)))
+      return results[0]!;
+    return null;
+  }
+
+  /**
+   * A rank that sized its pools again after building its pool, or logged larger pools than before (a re-sizing
+   * only shrinks them): the server restarted, or the file holds another server's lines.
+   */
+  private isRestart(line: LoggedSizingLine): boolean {
+    const rank = line.rank?.label ?? null;
+    const mine = this.current.sizingLines.filter((l) => (l.rank?.label ?? null) === rank);
+    if (line.kind === "memory-calculation")
+      return mine.some((l) => l.kind === "memory-calculation") && mine.some((l) => l.kind === "pool-init");
+    if (line.kind !== "pool-sizes") return false;
+    const full = line.fields.full;
+    const before = mine.filter((l) => l.kind === "pool-sizes").map((l) => l.fields.full);
+    const last = before[before.length - 1];
+    return typeof full === "object" && typeof last === "object" && !last.truncated && full.value > last.value;
+  }
+
+  private readServerArgs(rest: string, raw: string, lineNo: number) {
+    const read = readServerArgs(rest);
+    const s = this.current;
+    if ("error" in read) {
+      this.start(lineNo, "server_args");
+      this.current.serverArgsLine ??= lineNo;
+      return this.skip(lineNo, raw, `${read.error}: its arguments are not read`);
+    }
+    // The same server_args printed again before any sizing (several processes echo it) is the same server.
+    if (
+      s.serverArgs !== null &&
+      s.sizingLines.length === 0 &&
+      JSON.stringify(read.args) === JSON.stringify(s.serverArgs)
+    )
+      return;
+    this.start(lineNo, "server_args");
+    Object.assign(this.current, { serverArgs: read.args, serverArgsLine: lineNo, serverArgsForm: read.form });
+  }
+
+  /**
+   * A piece of a ServerArgs repr whose head was cut or wrapped away (`…ked_prefill_size=4096, enable_x=False, …`):
+   * at least five `key=literal` pairs whose keys are SGLang's flags. Its readable pairs are the section's
+   * server_args (merged over consecutive pieces); the broken ends are left out.
+   */
+  private readArgsFragment(message: string, lineNo: number): boolean {
+    const pairs = message.split(/,\s+(?=[a-z_][a-z0-9_]*=)/);
+    const args: Record<string, unknown> = {};
+    for (const part of pairs) {
+      const m = /^([a-z_][a-z0-9_]*)=(.*)$/s.exec(part.trim());
+      if (!m || !sglangFlag(m[1]!.replace(/_/g, "-"))) continue;
+      try {
+        const read = readPythonLiteral(m[2]!.replace(/,$/, ""));
+        if (m[2]!.replace(/,$/, "").slice(read.end).trim() === "") args[m[1]!] = read.value;
+      } catch {
+        // A pair cut at the line's edge: left out.
+      }
+    }
+    if (Object.keys(args).length < 5) return false;
+    const s = this.current;
+    if (s.serverArgsForm !== "fragment") this.start(lineNo, "server_args");
+    const current = this.current;
+    current.serverArgs = { ...(current.serverArgs ?? {}), ...args };
+    current.serverArgsLine ??= lineNo;
+    current.serverArgsForm = "fragment";
+    return true;
+  }
+
+  private readLaunch(message: string, lineNo: number) {
+    let joined = message;
+    while (joined.endsWith("\\") && this.i + 1 < this.lines.length)
+      joined = `${joined.slice(0, -1)} ${classifyLine(this.lines[++this.i]!).message.trim()}`;
+    const words = shellWords(joined.replace(/^[$+#>]\s+/, ""));
+    if (!Array.isArray(words))
+      return this.skip(lineNo, message, `a launch command with an unclosed ${words.unclosed} quote: not read`);
+    this.start(lineNo, "launch-command");
+    const command = words.filter((w) => !["nohup", "exec", "env", "export"].includes(w));
+    this.current.launchCommand = command;
+    for (const w of command) {
+      const m = ASSIGNMENT.exec(w);
+      if (!m) break;
+      this.current.launchEnv[m[1]!] = m[2]!;
+    }
+  }
 }
 
-function rankOf(label: string): LogRank | null {
-  if (label === "") return null;
-  const rank = {
-    tp: null as number | null,
-    dp: null as number | null,
-    ep: null as number | null,
-    pp: null as number | null,
-  };
-  for (const token of label.split(" ")) {
-    const m = RANK_TOKEN.exec(token)!;
-    const key = m[1]!.toLowerCase();
-    if (key === "tp" || key === "dp" || key === "ep" || key === "pp") rank[key] = Number(m[2]);
-  }
-  return { ...rank, label };
-}
+const sameFields = (a: ReadFields, b: ReadFields) => JSON.stringify(a.fields) === JSON.stringify(b.fields);
 
-function readSizingLine(raw: string, line: number): LoggedSizingLine | null {
-  for (const kind of SIZING_KINDS) {
-    const m = kind.match.exec(raw);
-    if (!m) continue;
-    // The scheduler's line is `max_total_num_tokens=…` right after the prefix; elsewhere the name is only a field.
-    const { message, rank } = stripPrefix(raw, m.index + 1);
-    if (kind.kind === "max-total-tokens" && !message.startsWith("max_total_num_tokens=")) return null;
-    const label = kind.kind === "max-total-tokens" ? "" : m[1]!; // the scheduler line has no label of its own
-    const body = raw.slice(m.index + m[0].length).trim();
-    return { kind: kind.kind, line, rank, label, fields: readFields(kind, body, line, label) };
-  }
-  return null;
-}
+type ServerArgsRead = { args: Record<string, unknown>; form: "repr" | "dict" } | { error: string };
 
-function readFields(
-  kind: SizingKind,
-  body: string,
-  line: number,
-  label: string,
-): Record<string, LoggedNumber | string> {
-  const starts: Array<{ key: string; at: number; valueAt: number }> = [];
-  KEY_START.lastIndex = 0;
-  for (let m = KEY_START.exec(body); m !== null; m = KEY_START.exec(body))
-    starts.push({ key: m[1]!, at: m.index, valueAt: m.index + m[0].length });
-  if (starts.length === 0 || starts[0]!.at !== 0)
-    fail(line, body.slice(0, 100), `is a \`${label}\` line without key=value fields in SGLang's format`);
-  const fields: Record<string, LoggedNumber | string> = {};
-  for (let k = 0; k < starts.length; k++) {
-    const { key, valueAt } = starts[k]!;
-    const end = k + 1 < starts.length ? starts[k + 1]!.at : body.length;
-    // A line cut after a separator leaves a trailing comma; the missing keys below then say it is cut off.
-    const text = body.slice(valueAt, end).trim().replace(/,$/, "").trim();
-    if (text === "") fail(line, `${key}=`, `has no value for ${key} (the line is cut off)`, { key });
-    if (Object.hasOwn(fields, key)) fail(line, key, `holds ${key} twice`, { key });
-    fields[key] = readValue(kind, key, text, line);
-  }
-  for (const need of kind.required) {
-    const any = typeof need === "string" ? [need] : need;
-    if (!any.some((key) => Object.hasOwn(fields, key)))
-      fail(line, body.slice(-100), `has no ${any.join(" or ")}: the \`${label}\` line is cut off or not SGLang's`, {
-        missing: any,
-      });
-  }
-  return fields;
-}
-
-function readValue(kind: SizingKind, key: string, text: string, line: number): LoggedNumber | string {
-  if (kind.text?.includes(key)) return text;
-  const m = NUMBER.exec(text);
-  if (m) {
-    const unit = m[3] ?? "";
-    if (unit !== "" && !UNITS.has(unit))
-      fail(line, text, `${key} has the unit ${unit}, not one SGLang prints`, { key });
-    const value = Number(m[1]);
-    if (!Number.isFinite(value)) fail(line, text, `${key} is not a finite number`, { key });
-    return { text: m[1]!, value, decimals: m[2]?.length ?? 0, unit };
-  }
-  if (WORDS.has(text)) return text;
-  return fail(line, text, `${key} is not a number (SGLang prints one here)`, { key });
-}
-
-function readServerArgs(rest: string, line: number): { args: Record<string, unknown>; form: "repr" | "dict" } {
+function readServerArgs(rest: string): ServerArgsRead {
   const form = rest.startsWith("{") ? "dict" : /^[A-Za-z_][A-Za-z0-9_]*\(/.test(rest) ? "repr" : null;
-  if (form === null)
-    fail(line, rest.slice(0, 100), "is a server_args line that is neither ServerArgs(…) nor a dict {…}");
+  if (form === null) return { error: "a server_args line that is neither ServerArgs(…) nor a dict {…}" };
   let read: { value: PythonValue; end: number };
   try {
     read = readPythonLiteral(rest);
   } catch (error) {
     if (!(error instanceof PythonLiteralError)) throw error;
-    const near = rest.slice(Math.max(0, error.offset - 40), error.offset + 40);
-    return fail(
-      line,
-      near,
-      error.truncated
-        ? `is a server_args line cut off mid-way (${error.reason}, at character ${error.offset})`
-        : `is a server_args line that is not a Python literal (${error.reason}, at character ${error.offset})`,
-      { offset: error.offset, truncated: error.truncated },
-    );
+    return {
+      error: error.truncated
+        ? `a server_args line cut off mid-way (${error.reason}, at character ${error.offset})`
+        : `a server_args line that is not a Python literal (${error.reason}, at character ${error.offset})`,
+    };
   }
-  const after = rest.slice(read.end).trim();
-  if (after !== "") fail(line, after.slice(0, 100), "has text after the server_args value", { offset: read.end });
   const value = read.value;
   if (value === null || typeof value !== "object" || Array.isArray(value))
-    return fail(line, rest.slice(0, 100), "is a server_args line whose value is not a dict or ServerArgs(…)");
-  return { args: value, form: form! };
+    return { error: "a server_args line whose value is not a dict or ServerArgs(…)" };
+  return { args: value, form };
 }
 
 /** `NAME=value` (several, shell-quoted) or `export NAME=value`; a line not made only of assignments is no env line. */

@@ -8,6 +8,7 @@ import {
   type ConfiguratorGenerationId,
   type GenerationSizing,
   finalizedC128StatePoolSize,
+  isSwaScopedC128,
   npuStatePoolSize,
   sizeForGeneration,
   sizesFromMaxTokensForGeneration,
@@ -42,10 +43,11 @@ function memoryLine(generation: ConfiguratorGenerationId, s: GenerationSizing, a
     ["bytes_per_full_token", s.bytesPerFullToken.toFixed(2)],
     ["available_bytes", gb(availableBytes), "GB"],
   ];
-  if (generation !== "gen-a") fields.push(["c128_state_fixed", gb(s.c128StateFixedBytes), "GB"]);
+  if (!isSwaScopedC128(generation)) fields.push(["c128_state_fixed", gb(s.c128StateFixedBytes), "GB"]);
   if (generation === "gen-b-cap") fields.push(["swa_fixed", gb(s.swaFixedBytes), "GB"]);
   fields.push(["full_token", String(s.fullTokens)]);
   const label = generation === "gen-a" ? "DSv4 memory calculation" : "DSV4 memory calculation";
+
   return { kind: "memory-calculation", label, fields, style: "colon" };
 }
 
@@ -94,19 +96,28 @@ function entries(report: CheckReport, generation: ConfiguratorGenerationId, opti
     });
   }
   out.push(memoryLine(generation, sized, available));
-  if (generation === "gen-a") return out;
-  out.push(poolSizesLine(sized));
+  if (generation !== "gen-a") out.push(poolSizesLine(sized));
   let final = sized;
   const T = config.maxTotalTokens;
-  if (T != null && T < sized.fullTokens) {
+  // The earliest calculator logs no re-sizing: its lines are written for the budget alone.
+  if (T != null && T < sized.fullTokens && generation !== "gen-a") {
     final = sizesFromMaxTokensForGeneration(generation, config, T, opts);
     out.push(poolSizesLine(final));
   }
-  const mrr = resolveMaxRunningRequests(config, final.fullTokens);
+  // The earliest calculator gives every worker the whole --max-running-requests (no attention-DP split).
+  const mrr = resolveMaxRunningRequests(
+    generation === "gen-a" ? { ...config, attnDpSize: 1 } : config,
+    final.fullTokens,
+  );
   const slots = numReqSlots(config, mrr);
   const P = config.pageSize;
   const c4State = generation === "npu" ? npuStatePoolSize(4, P, mrr) : final.c4StatePoolSize;
-  const c128State = generation === "npu" ? npuStatePoolSize(128, P, mrr) : finalizedC128StatePoolSize(config, slots);
+  const c128State =
+    generation === "npu"
+      ? npuStatePoolSize(128, P, mrr)
+      : isSwaScopedC128(generation)
+        ? final.c128StatePoolSize
+        : finalizedC128StatePoolSize(config, slots);
   out.push({
     kind: "pool-init",
     label: "Initialize DeepSeekV4TokenToKVPool",
@@ -114,7 +125,7 @@ function entries(report: CheckReport, generation: ConfiguratorGenerationId, opti
       ["max_num_reqs", String(mrr)],
       ["swa_size", String(final.swaTokens)],
       ["c4_size", String(final.c4Size)],
-      ["c4_logical_size", String(final.c4LogicalSize)],
+      ...(generation === "gen-a" ? [] : ([["c4_logical_size", String(final.c4LogicalSize)]] as Field[])),
       ["c128_size", String(final.c128Size)],
       ["c4_state_pool_size", String(c4State)],
       ["c128_state_pool_size", String(c128State)],
@@ -165,15 +176,24 @@ export function renderSglangSizingLog(
     rank: { tp: tp ? Number(tp[1]) : null, dp: null, ep: null, pp: null, label: rank },
     label: e.label,
     fields: Object.fromEntries(e.fields.map(([k, v, unit]) => [k, logged(v, unit)])),
+    missing: [],
+    joined: [],
   }));
   return {
     text: `${lines.join("\n")}\n`,
     log: {
+      section: 1,
+      firstLine: 1,
+      lastLine: lines.length,
+      startedBy: serverArgs ? "server_args" : "file-start",
+      skipped: [],
+      platformHints: [],
       serverArgs,
       serverArgsLine: serverArgs ? 1 : null,
       env: {},
       launchCommand: null,
       sizingLines,
+      startupLines: [],
     },
   };
 }

@@ -26,7 +26,7 @@ export const CONTROL_FLAGS = [
 ] as const;
 
 /** Flags that name files or outputs: not settings of a view. */
-const NOT_SETTINGS = new Set(["config", "against-log", "model-config", "json", "html", "help"]);
+const NOT_SETTINGS = new Set(["config", "against-log", "section", "model-config", "json", "html", "help"]);
 
 /** Every flag a fragment may set: check's flag table less the file and output flags. */
 export const FRAGMENT_FLAGS: readonly string[] = Object.keys(ALL_FLAGS).filter((name) => !NOT_SETTINGS.has(name));

@@ -16,6 +16,7 @@ import { ringChart } from "./charts/ring.js";
 import { fragmentOf, parseFragment, pipelineInput } from "./check-state.js";
 import { type Control, controlsFor } from "./controls.js";
 import { el } from "./dom.js";
+import { logSection } from "./log-view.js";
 import { type RingPicture, ringPicture } from "./ring-model.js";
 
 /** The highest draft-token count the capacity chart reruns the check for (at least this many, more when needed). */
@@ -107,7 +108,7 @@ function verdictLine(report: CheckReport, payload: CheckPayload, changed: boolea
     formatReport(report)
       .split("\n")
       .find((line) => line.startsWith("Result: ")) ?? "";
-  const { logComparison: _, ...cliJson } = payload.report;
+  const { logComparison: _, sections: __, ...cliJson } = payload.report;
   const identical = !changed && same(toJson(report), cliJson);
   return [
     el("h1", {}, `dsv4-kv check: ${report.model.name}`),
@@ -248,26 +249,6 @@ function ignoredSection(report: CheckReport): HTMLElement | string {
       ),
     );
   return el("section", { id: "ignored" }, el("h2", {}, "Accepted and not read"), list);
-}
-
-function logSection(payload: CheckPayload, changed: boolean): HTMLElement | string {
-  const c = payload.report.logComparison;
-  if (!c) return "";
-  const differ = c.figures.filter((f) => !f.match).length;
-  return el(
-    "section",
-    { id: "log" },
-    el("h2", {}, "Against the log"),
-    el(
-      "p",
-      {},
-      `Configurator generation ${c.generation}; ` +
-        (differ === 0
-          ? `every figure matches (${c.figures.length})`
-          : `${differ} of ${c.figures.length} figure(s) differ`) +
-        `${changed ? " (for the CLI's settings, not the ones changed here)" : ""}.`,
-    ),
-  );
 }
 
 function terminalSection(report: CheckReport): HTMLElement {
