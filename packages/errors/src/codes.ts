@@ -267,6 +267,10 @@ const serverConfig = block("@dsv4-kv/server-config", {
     "A checkpoint config.json dsv4-kv does not model (another architecture, DeepSeek-V4.1's ratios or KV sources).",
     "Use a DeepSeek-V4 checkpoint; the field named is the one of config.json that decided it.",
   ],
+  TP_DIVISIBILITY: [
+    "The parallel layout does not divide what SGLang splits over it (heads, o_groups, experts, MoE width; V-TP1-3).",
+    "Use a --tp-size, --dp-size or --ep-size the message lists (DeepSeek-V4-Flash: attention TP 1, 2, 4 or 8).",
+  ],
   SGLANG_LOG: [
     "A server log that is not a whole SGLang DeepSeek-V4 start-up log (empty, no DSV4 sizing line, a line cut off).",
     "Pass the start-up log of one server as SGLang wrote it, up to the KV pool lines; the message names the line.",
@@ -285,6 +289,10 @@ const cli = block("@dsv4-kv/cli", {
   WORK_LIMIT: [
     "A run whose estimated state space, time or memory, known before it starts, is beyond the bound it allows.",
     "Raise the flag the message names (--max-states, --time-limit, --max-memory-gib) or give a smaller run.",
+  ],
+  DUPLICATE_KEY: [
+    "An input gives one setting twice: a JSON key twice in one object, or a --config flag in two spellings.",
+    "Keep one of the two (the message names both, with where they are); nothing is taken silently.",
   ],
 });
 

@@ -81,12 +81,14 @@ export function modelFromConfigJson(raw: unknown, options: ModelConfigOptions = 
   };
   if (facts.qkRopeHeadDim >= headDim)
     reader.fail("INVALID_ARGUMENT", "qk_rope_head_dim", facts.qkRopeHeadDim, `must be below head_dim = ${headDim}`);
-  const preset = matchingPreset(facts);
+  const parallel = reader.parallelShape(config);
+  const preset = matchingPreset(facts, parallel);
   if (preset) return { model: preset, layout, preset: preset.name };
   return {
     model: {
       name: options.name ?? "custom",
       ...facts,
+      ...parallel,
       qkNopeHeadDim: headDim - facts.qkRopeHeadDim,
       contextLen: facts.maxPositionEmbeddings,
       mtpLayers: facts.compressRatios.length - numHiddenLayers,
@@ -109,10 +111,26 @@ type Facts = Pick<
   | "dsparkBlockSize"
 >;
 
-/** The preset whose every KV fact equals these (the checkpoint size is not in config.json). */
-function matchingPreset(facts: Facts): ModelPreset | undefined {
+type ParallelShape = Pick<ModelPreset, "numAttentionHeads" | "oGroups" | "nRoutedExperts" | "moeIntermediateSize">;
+
+/** config.json's keys that name what SGLang splits over the parallel ranks, and the ModelPreset field of each. */
+const PARALLEL_KEYS = {
+  num_attention_heads: "numAttentionHeads",
+  o_groups: "oGroups",
+  n_routed_experts: "nRoutedExperts",
+  moe_intermediate_size: "moeIntermediateSize",
+} as const satisfies Record<string, keyof ParallelShape>;
+
+/**
+ * The preset whose every KV fact equals these (the checkpoint size is not in config.json), and whose parallel
+ * shape agrees with every one config.json gives.
+ */
+function matchingPreset(facts: Facts, parallel: ParallelShape): ModelPreset | undefined {
+  const agrees = (p: ModelPreset) =>
+    Object.values(PARALLEL_KEYS).every((field) => parallel[field] == null || parallel[field] === p[field]);
   return Object.values(MODEL_PRESETS).find(
     (p) =>
+      agrees(p) &&
       p.numHiddenLayers === facts.numHiddenLayers &&
       p.headDim === facts.headDim &&
       p.qkRopeHeadDim === facts.qkRopeHeadDim &&
@@ -143,6 +161,12 @@ class ConfigReader {
   int(config: Record<string, unknown>, key: string, min: number): number {
     if (!(key in config)) this.fail("INVALID_ARGUMENT", key, undefined, "is missing; a DeepSeek-V4 config.json has it");
     return this.intValue(config[key], key, min);
+  }
+
+  parallelShape(config: Record<string, unknown>): ParallelShape {
+    const out: ParallelShape = {};
+    for (const [key, field] of Object.entries(PARALLEL_KEYS)) out[field] = this.optionalInt(config, key, 1);
+    return out;
   }
 
   optionalInt(config: Record<string, unknown>, key: string, min: number): number | null {
@@ -325,6 +349,9 @@ export function presetConfigJson(preset: ModelPreset, layout: ModelConfigLayout)
     sliding_window: preset.slidingWindow,
     max_position_embeddings: preset.maxPositionEmbeddings,
     num_nextn_predict_layers: preset.mtpLayers,
+    ...Object.fromEntries(
+      Object.entries(PARALLEL_KEYS).flatMap(([key, field]) => (preset[field] == null ? [] : [[key, preset[field]]])),
+    ),
     ...(preset.dsparkBlockSize === null ? {} : { dspark_block_size: preset.dsparkBlockSize }),
   };
   if (layout === "deepseek")

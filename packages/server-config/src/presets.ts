@@ -24,6 +24,15 @@ export interface ModelPreset extends KvModelShape {
    * docs/reference/pools-and-sizing.md §2.2).
    */
   checkpointGiB: number;
+  /**
+   * What SGLang splits over the parallel ranks (V-TP1, V-TP3): config.json's `num_attention_heads`, `o_groups`,
+   * `n_routed_experts` and `moe_intermediate_size`. Absent or null when a custom model file does not give them;
+   * the rules then check only what is known.
+   */
+  numAttentionHeads?: number | null;
+  oGroups?: number | null;
+  nRoutedExperts?: number | null;
+  moeIntermediateSize?: number | null;
 }
 
 const GB_IN_GIB = 1e9 / 2 ** 30;
@@ -41,6 +50,9 @@ function preset(p: Omit<ModelPreset, "qkNopeHeadDim" | "contextLen" | "mtpLayers
   };
 }
 
+/** Flash's (and Flash-0731's) config.json: 64 heads, 8 output groups, 256 routed experts of width 2048. */
+const FLASH_PARALLEL_SHAPE = { numAttentionHeads: 64, oGroups: 8, nRoutedExperts: 256, moeIntermediateSize: 2048 };
+
 export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
   "DeepSeek-V4-Flash": preset({
     name: "DeepSeek-V4-Flash",
@@ -54,6 +66,7 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     maxPositionEmbeddings: 1_048_576,
     dsparkBlockSize: null,
     checkpointGiB: 148.66 * GB_IN_GIB, // ≈ 138.45 GiB
+    ...FLASH_PARALLEL_SHAPE,
   }),
   "DeepSeek-V4-Flash-0731": preset({
     name: "DeepSeek-V4-Flash-0731",
@@ -67,6 +80,7 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     maxPositionEmbeddings: 1_048_576,
     dsparkBlockSize: 5,
     checkpointGiB: 166.9 * GB_IN_GIB,
+    ...FLASH_PARALLEL_SHAPE,
   }),
   "DeepSeek-V4-Pro": preset({
     name: "DeepSeek-V4-Pro",
@@ -80,6 +94,10 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     maxPositionEmbeddings: 1_048_576,
     dsparkBlockSize: null,
     checkpointGiB: 805 * GB_IN_GIB,
+    numAttentionHeads: 128,
+    oGroups: 16,
+    nRoutedExperts: 384,
+    moeIntermediateSize: 3072,
   }),
 };
 
@@ -97,6 +115,10 @@ export const CustomModelSchema = z.strictObject({
   maxPositionEmbeddings: z.int().positive(),
   dsparkBlockSize: z.int().positive().nullable().default(null),
   checkpointGiB: z.number().positive().optional(),
+  numAttentionHeads: z.int().positive().nullable().default(null),
+  oGroups: z.int().positive().nullable().default(null),
+  nRoutedExperts: z.int().positive().nullable().default(null),
+  moeIntermediateSize: z.int().positive().nullable().default(null),
 });
 
 const HF_KEYS: Record<string, string> = {
@@ -109,6 +131,10 @@ const HF_KEYS: Record<string, string> = {
   max_position_embeddings: "maxPositionEmbeddings",
   dspark_block_size: "dsparkBlockSize",
   checkpoint_gib: "checkpointGiB",
+  num_attention_heads: "numAttentionHeads",
+  o_groups: "oGroups",
+  n_routed_experts: "nRoutedExperts",
+  moe_intermediate_size: "moeIntermediateSize",
   name: "name",
 };
 
@@ -159,6 +185,10 @@ export function parseCustomModel(raw: unknown): CustomModelResult {
       contextLen: m.maxPositionEmbeddings,
       dsparkBlockSize: m.dsparkBlockSize,
       checkpointGiB: m.checkpointGiB ?? Number.NaN,
+      numAttentionHeads: m.numAttentionHeads,
+      oGroups: m.oGroups,
+      nRoutedExperts: m.nRoutedExperts,
+      moeIntermediateSize: m.moeIntermediateSize,
     },
   };
 }

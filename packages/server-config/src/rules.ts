@@ -14,6 +14,7 @@ import type { ConfigIssue } from "./rules/issue.js";
 import { onlineDraftCountRule, onlineSpeculationRule, onlineVerifyWidthRule } from "./rules/online.js";
 import { deepepDispatchRule, dpAttentionRequestsRule } from "./rules/parallel.js";
 import { poolShapeRule, ringDraftRule } from "./rules/pools.js";
+import { attentionHeadsRule, dpDividesTpRule, moeSplitRule, tokenIndexRangeRule } from "./rules/tensor-parallel.js";
 
 export { type ConfigIssue, type IssueData, makeIssue } from "./rules/issue.js";
 export type { ResolveContext, ResolutionFacts, SizedContext } from "./rules/context.js";
@@ -85,6 +86,17 @@ export const RULES = {
     "the trtllm attention backend's requirements; other backends are not modelled",
     resolve(trtllmBackendRule),
   ),
+  "V-TP2": rule(["error"], "with attention DP, --dp-size divides --tp-size", resolve(dpDividesTpRule)),
+  "V-TP1": rule(
+    ["error"],
+    "the attention TP size divides the model's attention heads and output groups",
+    resolve(attentionHeadsRule),
+  ),
+  "V-TP3": rule(
+    ["error"],
+    "the expert-parallel size divides TP and the routed experts; the MoE TP size divides the expert width",
+    resolve(moeSplitRule),
+  ),
   "V-DP1": rule(
     ["error", "warning"],
     "attention DP gives every rank at least one running request (and no unused remainder)",
@@ -113,6 +125,7 @@ export const RULES = {
     "a PD prefill node's SWA cap holds a request of the context length",
     sized(prefillSwaCapRule),
   ),
+  "V-I1": rule(["error"], "the full pool's token indices fit SGLang's int32", sized(tokenIndexRangeRule)),
   R1: rule(["error"], "the ring simulator keeps every committed compress-state position resident", check),
 } as const satisfies Record<string, RuleInfo>;
 

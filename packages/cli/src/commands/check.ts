@@ -38,7 +38,7 @@ export const spec: CommandSpec = {
 or corrected, and why), the compress-state rings and the draft tokens they serve, a residency check of the
 resolved rings (the planner's ring simulator), every KV pool with shape and bytes, the capacity in tokens and
 requests, the unused bytes, and every error and warning of the start-up rules (V-A*, V-S*, V-D*, V-M*, V-P*,
-V-K*), all at once.
+V-K*, V-TP*, V-I1), all at once.
 
 With no flags: DeepSeek-V4-Flash, EAGLE 3 steps, top-k 1, 4 draft tokens, on one rank of an 8×H200
 tensor-parallel deployment (139 GiB per GPU, each rank loads 1/8 of the checkpoint's weights),
