@@ -4,10 +4,11 @@
  */
 import { closestMatch } from "@dsv4-kv/errors";
 import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
-import { parse as parseYaml } from "yaml";
+import { LineCounter, isMap, isNode, isScalar, parseDocument } from "yaml";
 import { InputError, UsageError } from "../commands/args.js";
 import { flagValueFromData } from "../commands/flags.js";
 import { readTextInput } from "../commands/input.js";
+import { DuplicateKeyError, lineColumn, rejectDuplicateKeys, scanJsonKeys } from "../commands/json-keys.js";
 import type { InputStream } from "../commands/registry.js";
 import { ALL_FLAGS } from "./flags.js";
 import { type IgnoredSetting, type Values, dsv4FlagOf, effectOf } from "./launch.js";
@@ -32,22 +33,77 @@ export interface ConfigFileValues {
   ignored: IgnoredSetting[];
 }
 
+/** A top-level setting of a config file, in file order (a repeated key appears twice). */
+interface ConfigEntry {
+  key: string;
+  value: unknown;
+  line: number;
+}
+
+/** The file's top-level settings in order; a JSON key twice in one object is refused by the JSON scan. */
+function configEntries(path: string, text: string, isJson: boolean): ConfigEntry[] {
+  if (isJson) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      throw parseFailure("--config", path, "JSON", error);
+    }
+    rejectDuplicateKeys("--config", path, text);
+    const record = settingsObject(path, raw);
+    const entries: ConfigEntry[] = [];
+    scanJsonKeys(text, (k) => {
+      if (k.depth === 1) entries.push({ key: k.key, value: record[k.key], line: lineColumn(text, k.offset).line });
+      return false;
+    });
+    return entries;
+  }
+  // uniqueKeys off: a key given twice must reach the spelling check below, which names both lines.
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { uniqueKeys: false, lineCounter: lines });
+  if (doc.errors.length > 0) throw parseFailure("--config", path, "YAML", doc.errors[0]);
+  settingsObject(path, doc.toJS());
+  if (!isMap(doc.contents)) return [];
+  return doc.contents.items.map((pair) => ({
+    key: String(isScalar(pair.key) ? pair.key.value : pair.key),
+    value: isNode(pair.value) ? pair.value.toJS(doc) : pair.value,
+    line: isNode(pair.key) && pair.key.range ? lines.linePos(pair.key.range[0]).line : 0,
+  }));
+}
+
+function settingsObject(path: string, raw: unknown): Record<string, unknown> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new InputError("--config", path, "must hold an object of settings");
+  return raw as Record<string, unknown>;
+}
+
+/** Refuses a flag set twice, in any of its spellings (`tp-size`, `tp_size`, `tp`, `tensor-parallel-size`). */
+function checkSpelledOnce(path: string, seen: Map<string, ConfigEntry>, canonical: string, entry: ConfigEntry) {
+  const first = seen.get(canonical);
+  if (first === undefined) {
+    seen.set(canonical, entry);
+    return;
+  }
+  const show = (e: ConfigEntry) => `${e.key}: ${JSON.stringify(e.value)} on line ${e.line}`;
+  throw new DuplicateKeyError(
+    entry.key,
+    entry.value,
+    `sets --${canonical} again (${show(first)} and ${show(entry)} of ${path}): a setting given twice is ambiguous, ` +
+      "so neither is taken; keep one",
+    { file: path, flag: canonical, first: { ...first }, second: { ...entry } },
+  );
+}
+
 /** `path` may be `-` (standard input, read as YAML, which also reads JSON). */
 export async function readConfigFile(path: string, stdin?: InputStream): Promise<ConfigFileValues> {
   const text = await readTextInput("--config", path, stdin);
-  const isJson = /\.json$/i.test(path);
-  let raw: unknown;
-  try {
-    raw = isJson ? JSON.parse(text) : parseYaml(text);
-  } catch (error) {
-    throw parseFailure("--config", path, isJson ? "JSON" : "YAML", error);
-  }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new InputError("--config", path, "must hold an object of settings");
+  const entries = configEntries(path, text, /\.json$/i.test(path));
   const values: Values = {};
   const ignored: IgnoredSetting[] = [];
   const unknown: UnknownKey[] = [];
-  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+  const seen = new Map<string, ConfigEntry>();
+  for (const entry of entries) {
+    const { key, value } = entry;
     const name = key
       .replace(/^-+/, "")
       .replace(/_/g, "-")
@@ -60,6 +116,7 @@ export async function readConfigFile(path: string, stdin?: InputStream): Promise
       unknown.push({ key, value, suggestion: closestMatch(name, [...Object.keys(ALL_FLAGS), ...SGLANG_FLAG_NAMES]) });
       continue;
     }
+    checkSpelledOnce(path, seen, sglang ? sglang.name : dsv4Name!, entry);
     if (isUnset(value)) {
       // An explicit `None` algorithm turns speculative decoding off; left out, check's default run applies.
       if (dsv4Name === "speculative-algorithm") values[dsv4Name] = "none";

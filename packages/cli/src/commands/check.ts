@@ -22,6 +22,7 @@ import { type CheckPayload, checkPayload } from "../report-html/check-payload.js
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
 import { readTextInput } from "./input.js";
+import { rejectDuplicateKeys } from "./json-keys.js";
 import { STDIN_PATH } from "./read-input.js";
 import { paintFor } from "../colour.js";
 import { type CommandSpec, renderHelp } from "./help.js";
@@ -50,8 +51,9 @@ and SGLANG_DSV4_COMPRESS_STATE_DTYPE (flags and --config win).
 
 Server flags are SGLang's, as it spells them, with its aliases (--tp/--tp-size, --dp, --ep, --model/--model-path,
 …), as --flag value or --flag=value, here, after -- in a pasted launch command, or as keys of --config (YAML or
-JSON, dashes or underscores, None = unset). Flags that do not change KV state are accepted and listed as ignored;
-the full table is docs/reference/sglang-flags.md.
+JSON, dashes or underscores, None = unset; a flag given twice in any spelling, or a JSON key twice, is refused
+naming both). Flags that do not change KV state are accepted and listed as ignored; the full table is
+docs/reference/sglang-flags.md.
 
 --against-log FILE reads an SGLang server's start-up log as operators paste it: cut, wrapped, mixed with prose
 and tables, several servers in one file. Each sizing line is read on its own (one that cannot be read is listed
@@ -329,6 +331,7 @@ async function readModelFile(path: string, stdin: CommandIO["stdin"]): Promise<M
   } catch (error) {
     throw parseFailure("--model-config", path, "JSON", error);
   }
+  rejectDuplicateKeys("--model-config", path, text);
   const result = parseCustomModel(raw);
   if (!result.ok) {
     throw new InputError("--model-config", path, `is not a model config: ${result.issues.join("; ").slice(0, 500)}`, {

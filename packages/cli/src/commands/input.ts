@@ -3,6 +3,7 @@
  * touches it: its size while it is read, its nesting depth by an iterative scan before `JSON.parse`.
  */
 import { InputError } from "./args.js";
+import { rejectDuplicateKeys } from "./json-keys.js";
 import { STDIN_PATH, readInputBytes } from "./read-input.js";
 import type { InputStream } from "./registry.js";
 
@@ -46,12 +47,15 @@ export async function readJsonInput(
     });
   }
   const text = bytes.toString("utf8");
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch (error) {
     const reason = error instanceof SyntaxError ? error.message : String(error);
     throw new InputError(source.field, at, `is not JSON: ${reason.slice(0, 200)}`);
   }
+  rejectDuplicateKeys(source.field, at, text);
+  return parsed;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   type ResidencyScenario,
   windowSize,
 } from "@dsv4-kv/planner";
-import { LimitError, UsageError } from "./args.js";
+import { InputError, LimitError, UsageError } from "./args.js";
 import { NO_PAINT, type Paint, paintFor } from "../colour.js";
 import { renderReportHtml, requireWritableReportHtml, writeReportHtml } from "../report-html/render.js";
 import {
@@ -93,7 +93,7 @@ stops the run and prints the summary so far; --time-limit (default ${DEFAULT_TIM
 marked as such ("complete": false in --json, exit 3 when nothing failed so far).
 
 --replay FILE runs the batch sequence of a \`dsv4-kv prove residency --json\` counterexample (its ring and pad
-come from the file) and explains its violation.
+come from the file, which must give each of them: nothing is derived) and explains its violation.
 
 --html FILE also writes one self-contained page (scripts, styles and data inline) for a bug report: the last
 batches before the first violation (prefix, D, accepted tokens, what each wrote), the ring's slots over those
@@ -221,15 +221,32 @@ function replayInput(doc: unknown, path: string): { config: ResidencyScenario; b
   if (typeof cx !== "object" || cx === null) {
     throw new UsageError("--replay", path, "holds no counterexample (the proof succeeded): nothing to replay");
   }
+  const need = (where: string, obj: Record<string, unknown>, key: string, type: "number" | "boolean" | "array") =>
+    replayField(path, `${where}${key}`, obj[key], type);
   const config = {
-    compressRatio: ring.compressRatio as number,
-    ringSize: ring.ringSize as number,
-    swaPageSize: ring.swaPageSize as number,
-    useReqRing: ring.useReqRing as boolean,
-    writePad: proof.writePad as number,
+    compressRatio: need("ring.", ring, "compressRatio", "number") as number,
+    ringSize: need("ring.", ring, "ringSize", "number") as number,
+    swaPageSize: need("ring.", ring, "swaPageSize", "number") as number,
+    useReqRing: need("ring.", ring, "useReqRing", "boolean") as boolean,
+    writePad: need("", proof, "writePad", "number") as number,
     draftTokens: 1,
   };
-  return { config, batches: cx.batches as ResidencyBatch[] };
+  return { config, batches: need("counterexample.", cx, "batches", "array") as ResidencyBatch[] };
+}
+
+/**
+ * A field a replay file must give, of its type: a missing write pad used to be derived from the ring, so a file cut
+ * down by hand replayed against another pad than the one it recorded (and reported 0 violations).
+ */
+function replayField(path: string, where: string, value: unknown, type: "number" | "boolean" | "array"): unknown {
+  const ok = type === "array" ? Array.isArray(value) : typeof value === type;
+  if (ok) return value;
+  const what = value === undefined ? "has no" : `has a ${value === null ? "null" : typeof value}`;
+  throw new InputError("--replay", path, `${what} ${where} (a prove residency --json file gives it as a ${type})`, {
+    missing: where,
+    expected: type,
+    ...(value === undefined ? {} : { given: value }),
+  });
 }
 
 /** Batches a text replay lists one by one; a longer replay shows its first and last ones. */
