@@ -111,8 +111,9 @@ int64_t ReadInt(Napi::Env env, Napi::Value v, const KeyStyle& style, const std::
   const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", field, v, "must be a number (" + range + ")");
   const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
-        d == static_cast<double>(static_cast<int64_t>(d))))
+  // The double is range-checked (and bounded by 2^53 - 1) before the cast, which is then always defined.
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) && d == std::floor(d) &&
+        std::fabs(d) <= kMaxSafeInteger))
     ThrowField(env, style.code, field, d, "must be " + range);
   return static_cast<int64_t>(d);
 }
@@ -175,8 +176,10 @@ Context::Context(const Napi::CallbackInfo& info) : Wrapped<Context>(info) {
   if (info.Length() > 0 && !info[0].IsUndefined()) {
     if (!info[0].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "device", info[0], "must be an integer");
     double d = info[0].As<Napi::Number>().DoubleValue();
-    if (!(d >= 0 && d <= 1024 && d == static_cast<int>(d)))
-      ThrowField(env, "ERR_OUT_OF_RANGE", "device", d, "must be a non-negative integer");
+    // The range first, then the cast: a double outside int's range must never reach static_cast<int>.
+    if (!(d >= 0 && d <= kMaxDeviceIndex && d == std::floor(d)))
+      ThrowField(env, "ERR_OUT_OF_RANGE", "device", d,
+                 "must be a device index: an integer in [0, " + std::to_string(kMaxDeviceIndex) + "]");
     dev = static_cast<int>(d);
   }
   device_ = dev;
@@ -341,8 +344,8 @@ static size_t OffsetArg(Napi::Env env, const Napi::CallbackInfo& info, size_t i,
   if (info.Length() <= i || info[i].IsUndefined()) return 0;
   if (!info[i].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", what, info[i], "must be a number");
   double d = info[i].As<Napi::Number>().DoubleValue();
-  if (!(d >= 0 && d == static_cast<double>(static_cast<uint64_t>(d))))
-    ThrowField(env, "ERR_OUT_OF_RANGE", what, d, "must be a non-negative integer");
+  // Range-checked as a double before any cast: converting 1e30 (or NaN) to an integer is undefined behaviour.
+  if (!IsSafeIndex(d)) ThrowField(env, "ERR_OUT_OF_RANGE", what, d, "must be an integer in [0, 2^53 - 1]");
   return static_cast<size_t>(d);
 }
 

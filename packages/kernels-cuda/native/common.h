@@ -28,6 +28,7 @@
 #include <napi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,15 @@
 #endif
 
 namespace dsv4kv {
+
+// Numbers from JS arrive as doubles. Every range check is done on the double, before any cast to an integer type:
+// converting a double outside the target type's range (1e30, NaN) is undefined behaviour.
+// 2^53 - 1: the largest integer below which every integer is exact as a double (Number.MAX_SAFE_INTEGER).
+constexpr double kMaxSafeInteger = 9007199254740991.0;
+// The largest device ordinal `new Context(device)` accepts (CUDA's count is far below; this bounds the cast).
+constexpr int kMaxDeviceIndex = 1024;
+// A non-negative whole number that is exact as a double: a byte offset, a length.
+inline bool IsSafeIndex(double d) { return d >= 0 && d <= kMaxSafeInteger && d == std::floor(d); }
 
 // Throw a validation error: err.code, err.field, err.rule and, when a value is given, err.value. The message is
 // "field = value: rule" ("field rule" without a value), for callers of the raw addon.

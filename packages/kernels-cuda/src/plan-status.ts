@@ -6,6 +6,7 @@
  */
 import { PlannerError } from "@dsv4-kv/planner";
 import { INT32_MAX } from "@dsv4-kv/planner/internal";
+import { KernelsCudaError } from "./errors.js";
 import { PLAN_ERR, type PlanErrName } from "./plan-err.js";
 
 /**
@@ -32,7 +33,17 @@ export interface StatusGeometry {
   legacy: boolean;
 }
 
+/** Decodes a status region read back from the device: a Uint8Array of at least PLAN_STATUS_BYTES. */
 export function decodePlanStatus(bytes: Uint8Array): PlanStatus {
+  if (!(bytes instanceof Uint8Array))
+    throw new KernelsCudaError("INVALID_TYPE", "bytes", bytes, "must be a Uint8Array (the status region read back)");
+  if (bytes.byteLength < PLAN_STATUS_BYTES)
+    throw new KernelsCudaError(
+      "DEVICE_BUFFER",
+      "bytes.byteLength",
+      bytes.byteLength,
+      `must be at least PLAN_STATUS_BYTES = ${PLAN_STATUS_BYTES} (256 records of ${PLAN_STATUS_RECORD_BYTES} bytes)`,
+    );
   const v = new DataView(bytes.buffer, bytes.byteOffset, PLAN_STATUS_BYTES);
   const R = PLAN_STATUS_RECORD_BYTES;
   const grid = Math.min(256, Math.max(1, v.getInt32(32, true)));

@@ -45,6 +45,7 @@ import type {
   PrefillPlanConfig,
   PrefillPlanInputs,
 } from "./addon-types.js";
+import { KernelsCudaError } from "./errors.js";
 import { loadNative, type NativeAddon } from "./native.js";
 import {
   decodePlanStatus,
@@ -563,6 +564,17 @@ const statusGeometry = new WeakMap<DeviceBuffer, StatusGeometry>();
 
 /** Reads a PlanStatus buffer (synchronous copy); throws the PlannerError when the kernel refused its input. */
 export function readPlanStatus(status: DeviceBuffer): PlanStatus {
+  const buffer = status as Partial<DeviceBuffer> | null;
+  if (typeof buffer !== "object" || buffer === null || typeof buffer.download !== "function")
+    throw new KernelsCudaError("INVALID_TYPE", "status", status, "must be the DeviceBuffer passed as a plan's status");
+  if (buffer.freed) throw new KernelsCudaError("DEVICE_BUFFER", "status", "freed", "was freed (DeviceBuffer.free())");
+  if (typeof buffer.byteLength !== "number" || buffer.byteLength < PLAN_STATUS_BYTES)
+    throw new KernelsCudaError(
+      "DEVICE_BUFFER",
+      "status.byteLength",
+      buffer.byteLength,
+      `must be at least PLAN_STATUS_BYTES = ${PLAN_STATUS_BYTES}`,
+    );
   const bytes = new Uint8Array(PLAN_STATUS_BYTES);
   status.download(bytes);
   const st = decodePlanStatus(bytes);

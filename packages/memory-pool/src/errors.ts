@@ -21,7 +21,8 @@ export type MemoryPoolErrorCode =
   | "HISPARSE_RATIO"
   | "STATE_DTYPE"
   | "KV_LAYOUT"
-  | "OUT_OF_RANGE";
+  | "OUT_OF_RANGE"
+  | "INT32_OVERFLOW";
 
 export class MemoryPoolError extends FieldError {
   static override readonly kind = "MemoryPoolError";

@@ -139,6 +139,12 @@ export interface OnlineMtpBackend {
   allocState(rows: number, dtype: StateDtype): StateBuffer;
   /** A vector of `length` elements, all `value`. */
   allocIndex(length: number, value: number): IndexVector;
+  /**
+   * The values a vector was last given from the host (`uploadIndex`, `writeIndex` over the whole vector), without a
+   * device read; undefined when the backend does not keep them. The controller checks request slots and sequence
+   * lengths against them, so a slot outside the pool is refused instead of skipped by the kernels.
+   */
+  hostIndex?(v: IndexVector): Int32Array | undefined;
 
   writePrefix(p: WritePrefixParams): void;
   markPending(p: MarkPendingParams): void;

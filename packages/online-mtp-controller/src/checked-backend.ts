@@ -52,15 +52,26 @@ export interface BackendStorage {
 export abstract class CheckedBackend implements OnlineMtpBackend {
   abstract readonly name: string;
 
+  /** Host copies of the vectors the host filled (uploadIndex, writeIndex); kernels never write into those. */
+  private readonly hostCopies = new WeakMap<IndexVector, Int32Array>();
+
   uploadIndex(values: Int32Array): IndexVector {
     checkTypedArray(values, Int32Array, "values");
-    return this.storage.newIndex(values);
+    const v = this.storage.newIndex(values);
+    this.hostCopies.set(v, values.slice());
+    return v;
   }
   writeIndex(dst: IndexVector, values: Int32Array): void {
     checkHandle(dst, "index", "dst");
     checkTypedArray(values, Int32Array, "values");
     check(values.length <= dst.length, "SHAPE", "values.length", values.length, `must be <= ${dst.length}`);
     this.storage.storeIndex(dst, values);
+    const copy = this.hostCopies.get(dst);
+    if (copy) copy.set(values);
+    else if (values.length === dst.length) this.hostCopies.set(dst, values.slice());
+  }
+  hostIndex(v: IndexVector): Int32Array | undefined {
+    return this.hostCopies.get(v);
   }
   allocIndex(length: number, value: number): IndexVector {
     checkInt(length, 0, I32_MAX, "SHAPE", "length", "must be a non-negative int32 element count");

@@ -13,3 +13,8 @@ export const MAX_VERIFY_TOKENS = 8;
 export const KV_SCORE_COLS = 2 * HEAD_DIM;
 
 export type StateDtype = "fp32" | "bf16";
+/**
+ * Most request slots a controller serves (our bound, far above SGLang's request pool of max running requests + 1 plus
+ * PD slots): 65,536 slots at 8 draft banks are 590k state rows, 3.6 GiB of fp32 state per layer.
+ */
+export const MAX_REQ_SLOTS = 65536;

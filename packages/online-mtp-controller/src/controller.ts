@@ -30,7 +30,7 @@ import {
   checkSameLength,
   checkSlots,
 } from "./check.js";
-import { HEAD_DIM, MAX_VERIFY_TOKENS, STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
+import { HEAD_DIM, MAX_REQ_SLOTS, MAX_VERIFY_TOKENS, STATE_ROW_ELEMS, type StateDtype } from "./constants.js";
 import { OnlineMtpError } from "./errors.js";
 import { type ForwardMode, checkForwardMode } from "./forward-mode.js";
 import { checkHandle, validateMark } from "./validate.js";
@@ -145,10 +145,11 @@ export class OnlineMtpController {
     checkInt(
       opts.numReqSlots,
       1,
-      I32_MAX,
+      MAX_REQ_SLOTS,
       "REQ_INDEX",
       "numReqSlots",
-      "must be an integer >= 1 (slot 0 is the padding slot)",
+      `must be an integer in [1, ${MAX_REQ_SLOTS}] (slot 0 is the padding slot; more slots than SGLang's request pool ` +
+        "ever holds would need tens of GiB of state per layer)",
     );
     checkInt(
       opts.maxDraftTokens,
@@ -168,11 +169,27 @@ export class OnlineMtpController {
     this.setNumDraftTokens(opts.numDraftTokens);
     this.bankStrideRows = onlineC128BankStrideRows(this.numReqSlots);
     this.stateRows = onlineC128TotalRows(this.numReqSlots, this.maxDraftTokens);
-    this.layers = Array.from({ length: this.numLayers }, () =>
-      this.backend.allocState(this.stateRows, this.stateDtype),
-    );
+    this.layers = this.allocLayers();
     this.pendingSeqLens = this.backend.allocIndex(this.numReqSlots, -1);
     this.pendingWidths = this.backend.allocIndex(this.numReqSlots, 0);
+  }
+
+  /** Every layer's state buffer; an allocation the host or device cannot make is refused naming what sized it. */
+  private allocLayers(): StateBuffer[] {
+    try {
+      return Array.from({ length: this.numLayers }, () => this.backend.allocState(this.stateRows, this.stateDtype));
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      const bytes = this.stateBytes;
+      throw new OnlineMtpError(
+        "STATE_ROWS",
+        "numReqSlots",
+        this.numReqSlots,
+        `with maxDraftTokens ${this.maxDraftTokens} and ${this.numLayers} layers needs ${this.stateRows} state rows ` +
+          `per layer, ${bytes} bytes in all, which the ${this.backend.name} backend could not allocate (${e.message})`,
+        { stateRows: this.stateRows, stateBytes: bytes, numLayers: this.numLayers },
+      );
+    }
   }
 
   /** Bytes of all layers' state (docs/reference/online-mtp.md §14 fixed budget): rows · 3H · dtype bytes · layers. */
@@ -223,16 +240,35 @@ export class OnlineMtpController {
     checkHandle(rpi, "index", "reqPoolIndices");
     checkHandle(seqLens, "index", "seqLens");
     checkSameLength(seqLens.length, rpi.length, "seqLens.length", "reqPoolIndices.length");
-    if (verifyBs === undefined) return rpi.length;
-    checkInt(
-      verifyBs,
-      0,
-      rpi.length,
-      "BATCH_SIZE",
-      "verifyBs",
-      `must be in [0, len(reqPoolIndices)] = [0, ${rpi.length}]`,
-    );
-    return verifyBs;
+    if (verifyBs !== undefined)
+      checkInt(
+        verifyBs,
+        0,
+        rpi.length,
+        "BATCH_SIZE",
+        "verifyBs",
+        `must be in [0, len(reqPoolIndices)] = [0, ${rpi.length}]`,
+      );
+    const bs = verifyBs ?? rpi.length;
+    this.checkHostValues(rpi, seqLens, bs); // the rows the kernels will run
+    return bs;
+  }
+
+  /**
+   * The first `rows` slots and sequence lengths as the host gave them (when the backend keeps a host copy, as the
+   * CPU and GPU backends do): a slot outside [0, numReqSlots) or a negative length is refused by name. The kernels
+   * skip such a row, so without this a wrong slot was silently not committed.
+   */
+  protected checkHostValues(rpi: IndexVector, seqLens: IndexVector, rows: number, seqField = "seqLens"): void {
+    const slots = this.backend.hostIndex?.(rpi);
+    const lens = this.backend.hostIndex?.(seqLens);
+    const n = this.numReqSlots;
+    for (let b = 0; b < rows; b++) {
+      if (slots !== undefined)
+        checkInt(slots[b], 0, n - 1, "REQ_INDEX", `reqPoolIndices[${b}]`, `must be a request slot in [0, ${n - 1}]`);
+      if (lens !== undefined)
+        checkInt(lens[b], 0, I32_MAX, "INVALID_ARGUMENT", `${seqField}[${b}]`, "must be a sequence length >= 0");
+    }
   }
 
   /** `batchSize` rows of two index vectors, each at least that long. */
@@ -248,6 +284,7 @@ export class OnlineMtpController {
       "batchSize",
       `must be in [0, min(len(reqPoolIndices), len(${seqField}))] = [0, ${avail}]`,
     );
+    this.checkHostValues(rpi, seqLens, batchSize, seqField);
   }
 
   /**

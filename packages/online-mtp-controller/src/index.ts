@@ -2,6 +2,7 @@ export {
   HEAD_DIM,
   STATE_ROW_ELEMS,
   CHUNK_TOKENS,
+  MAX_REQ_SLOTS,
   MAX_VERIFY_TOKENS,
   KV_SCORE_COLS,
   type StateDtype,

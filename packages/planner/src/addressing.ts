@@ -4,7 +4,14 @@
  * input that would overflow or index out of range is refused instead of wrapped.
  */
 import { PlannerError } from "./errors.js";
-import { DEFAULT_IDENTITY_TOKENS_PER_REQ, INT32_MAX, toIntArray, type FullToState, type ReqToToken } from "./inputs.js";
+import {
+  DEFAULT_IDENTITY_TOKENS_PER_REQ,
+  type FullToState,
+  INT32_MAX,
+  type ReqToToken,
+  requireIntegerArray,
+  toIntArray,
+} from "./inputs.js";
 
 export interface SlotMaps {
   reqToToken?: ReqToToken;
@@ -64,7 +71,7 @@ export interface SlotMapGeometry {
 /** Validates and normalises the slot maps of one ring configuration (the one copy of these checks). */
 export function slotMapGeometry(compressRatio: number, useReqRing: boolean, maps: SlotMaps): SlotMapGeometry {
   const requestStyle = compressRatio === 128 || useReqRing;
-  const r2t = maps.reqToToken ?? { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
+  const r2t = reqToTokenMap(maps.reqToToken);
   let stride: number;
   let rows: number;
   let data: ArrayLike<number> | null = null;
@@ -84,11 +91,32 @@ export function slotMapGeometry(compressRatio: number, useReqRing: boolean, maps
     rows = requestStyle ? Math.floor(INT32_MAX / stride) : r2t.data.length / stride;
     if (!requestStyle) data = r2t.data;
   }
-  const f2s = maps.fullToState ?? "identity";
+  const f2s = maps.fullToState === undefined ? "identity" : maps.fullToState;
+  if (f2s !== "identity") requireIntegerArray("fullToState", f2s);
   // Upstream narrows full_to_state to int32 inside loc(); values beyond int32 are refused here.
   const fullToState =
     requestStyle || f2s === "identity" ? null : (toIntArray("fullToState", f2s, 0, INT32_MAX) as Int32Array);
   return { requestStyle, stride, rows, reqToToken: data, fullToState, fullToStateLength: fullToState?.length ?? 0 };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `reqToToken` as given: absent means the identity map of DEFAULT_IDENTITY_TOKENS_PER_REQ; anything else must be
+ * one of the two forms (null is not "absent": it used to fall back to the identity without a word).
+ */
+function reqToTokenMap(value: unknown): ReqToToken {
+  if (value === undefined) return { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
+  const forms = "must be { identity: { tokensPerReq } } or { data, stride } (omit it for the identity map)";
+  if (!isObject(value)) throw new PlannerError("INVALID_TYPE", "reqToToken", value, forms);
+  if ("identity" in value) {
+    if (!isObject(value.identity))
+      throw new PlannerError("INVALID_TYPE", "reqToToken.identity", value.identity, "must be { tokensPerReq }");
+    return value as ReqToToken;
+  }
+  if (!("data" in value)) throw new PlannerError("INVALID_TYPE", "reqToToken", value, forms);
+  requireIntegerArray("reqToToken.data", value.data);
+  return value as ReqToToken;
 }
 
 /** A row length of `reqToToken`: at least 1, and at most int32 (locations are int32, so a longer row has no room). */

@@ -19,8 +19,29 @@ export const MAX_NUM_Q_TOKENS = 65535; // ragged ids are uint16 in CompressPlan 
 export const UPSTREAM_DEVICE_BATCH_LIMIT = 1024; // one block of 1024 threads, one thread per request
 export const INT32_MAX = 0x7fffffff;
 
+/**
+ * The most elements one array input may hold (2^27: 512 MiB as int32). Why a bound: a length is read before any
+ * element, so an array-like `{ length: 1e9 }` or a sparse `new Array(1e9)` would allocate gigabytes first.
+ */
+export const MAX_ARRAY_LENGTH = 2 ** 27;
+
+/** Refuses anything but an array or a typed array of at most MAX_ARRAY_LENGTH elements, before its length is used. */
+export function requireIntegerArray(field: string, values: unknown): void {
+  const isArray = Array.isArray(values) || (ArrayBuffer.isView(values) && !(values instanceof DataView));
+  if (!isArray) {
+    throw new PlannerError("INVALID_TYPE", field, values, "must be an array or a typed array of integers");
+  }
+  const n = (values as ArrayLike<unknown>).length;
+  if (n > MAX_ARRAY_LENGTH) {
+    throw new PlannerError("INVALID_ARGUMENT", `${field}.length`, n, `must be at most ${MAX_ARRAY_LENGTH}`, {
+      max: MAX_ARRAY_LENGTH,
+    });
+  }
+}
+
 /** Reads element i of an IntegerArray as a JS number, refusing non-integers and values outside int64-safe range. */
 export function toIntArray(field: string, values: IntegerArray, min: number, max: number): Int32Array | Float64Array {
+  requireIntegerArray(field, values);
   const n = values.length;
   const out = max <= INT32_MAX && min >= -INT32_MAX - 1 ? new Int32Array(n) : new Float64Array(n);
   for (let i = 0; i < n; i++) {

@@ -472,7 +472,8 @@ export class ResidencyScenarioRun {
     this.sim = new RingResidencySimulator(s);
     requireInteger("draftTokens", s.draftTokens, 1, 65535);
     this.total = requireInteger("steps", s.steps ?? 300, 0, 10_000_000);
-    this.rng = new SeededRandom(s.seed ?? 1);
+    // The generator keeps 32 bits: NaN, a fraction or 2^32 + k would silently run the seed 0 or k.
+    this.rng = new SeededRandom(s.seed === undefined ? 1 : requireInteger("seed", s.seed, 0, 0xffffffff));
     this.mix = s.mixBatches === undefined || optionalBoolean("mixBatches", s.mixBatches);
     this.adaptive = optionalBoolean("adaptive", s.adaptive);
     this.paged = s.compressRatio === 4 && !s.useReqRing;

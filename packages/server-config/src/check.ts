@@ -20,11 +20,11 @@ import {
 import { PlannerError, residencyProofStatus, runResidencyScenario } from "@dsv4-kv/planner";
 import { requireBudget } from "./budget.js";
 import type { z } from "zod";
-import type { ModelPreset } from "./presets.js";
+import { type ModelPreset, requireModelPreset } from "./presets.js";
 import type { BudgetReportSchema, CheckReportSchema, ResidencyCheckSchema } from "./report-schema.js";
 import { resolveServerConfig, ringDraftIssue, type DerivedValues } from "./resolve.js";
 import { type ConfigIssue, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
-import type { ServerArgs } from "./schema.js";
+import { type ServerArgs, requireServerArgs } from "./schema.js";
 
 /** The KV budget per worker: given in bytes, or from device memory (docs/reference/pools-and-sizing.md §7.1). */
 export type BudgetInput =
@@ -74,6 +74,8 @@ export function checkServerConfig(
   budgetInput: BudgetInput,
   options: CheckOptions = {},
 ): CheckReport {
+  requireServerArgs(args);
+  requireModelPreset(model);
   requireBudget(budgetInput, args.memFractionStatic, options.fieldName ?? ((field) => field));
   const resolved = resolveServerConfig(args, model);
   const { derived, notes } = resolved;

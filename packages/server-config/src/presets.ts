@@ -5,6 +5,7 @@
  */
 import type { KvModelShape } from "@dsv4-kv/memory-pool";
 import { z } from "zod";
+import { ServerConfigError } from "./errors.js";
 
 export interface ModelPreset extends KvModelShape {
   name: string;
@@ -191,4 +192,56 @@ export function parseCustomModel(raw: unknown): CustomModelResult {
       moeIntermediateSize: m.moeIntermediateSize,
     },
   };
+}
+
+const positive = z.int().positive();
+const optionalCount = positive.nullable().optional();
+
+/** What the resolution reads of a model: a preset, or what parseCustomModel / modelFromConfigJson returned. */
+const ModelPresetSchema = z.object({
+  name: z.string().min(1),
+  numHiddenLayers: positive,
+  headDim: positive,
+  qkRopeHeadDim: positive,
+  qkNopeHeadDim: positive,
+  indexHeadDim: positive,
+  slidingWindow: positive,
+  compressRatios: z.array(z.int().nonnegative()).min(1),
+  maxPositionEmbeddings: positive,
+  contextLen: positive,
+  mtpLayers: z.int().nonnegative(),
+  dsparkBlockSize: positive.nullable(),
+  /** NaN when the model file does not say. */
+  checkpointGiB: z.union([z.number().nonnegative(), z.nan()]),
+  numAttentionHeads: optionalCount,
+  oGroups: optionalCount,
+  nRoutedExperts: optionalCount,
+  moeIntermediateSize: optionalCount,
+});
+
+/** Refuses a model that is not a ModelPreset (null, a config.json object, a field of the wrong type). */
+export function requireModelPreset(model: unknown): asserts model is ModelPreset {
+  if (typeof model !== "object" || model === null || Array.isArray(model))
+    throw new ServerConfigError(
+      "INVALID_TYPE",
+      "model",
+      model,
+      "must be a model preset (MODEL_PRESETS, parseCustomModel)",
+    );
+  const parsed = ModelPresetSchema.safeParse(model);
+  if (parsed.success) {
+    if (parsed.data.compressRatios.length < parsed.data.numHiddenLayers)
+      throw new ServerConfigError(
+        "INVALID_ARGUMENT",
+        "model.compressRatios",
+        parsed.data.compressRatios.length,
+        `must hold a ratio per layer (numHiddenLayers = ${parsed.data.numHiddenLayers})`,
+      );
+    return;
+  }
+  const issue = parsed.error.issues[0]!;
+  const path = issue.path.map(String);
+  const value = path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], model);
+  const code = issue.code === "invalid_type" ? "INVALID_TYPE" : "INVALID_ARGUMENT";
+  throw new ServerConfigError(code, `model.${path.join(".")}`, value, issue.message, { zodCode: issue.code });
 }

@@ -13,10 +13,10 @@ import {
   type SizingConfig,
   type StageFacts,
 } from "@dsv4-kv/memory-pool";
-import type { ModelPreset } from "./presets.js";
+import { type ModelPreset, requireModelPreset } from "./presets.js";
 import { type ConfigIssue, evaluateResolveRules } from "./rules.js";
 import { STATE_DTYPES } from "./rules/dtype.js";
-import { SPECULATIVE_ALGORITHMS_ACCEPTED, type ServerArgs } from "./schema.js";
+import { SPECULATIVE_ALGORITHMS_ACCEPTED, type ServerArgs, requireServerArgs } from "./schema.js";
 
 export { ringDraftIssue, type RingDraftParams } from "./rules/pools.js";
 
@@ -328,6 +328,8 @@ function rings(sizing: SizingConfig, numDraftTokens: number) {
 }
 
 export function resolveServerConfig(args: ServerArgs, model: ModelPreset): ResolvedServerConfig {
+  requireServerArgs(args);
+  requireModelPreset(model);
   const notes: ConfigNote[] = [];
   const note: Note = (n) => notes.push(n);
   const overrides = modelOverrides(args, note);

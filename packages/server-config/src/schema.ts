@@ -172,6 +172,10 @@ const EXPECTED: Readonly<Record<ValueKind, string>> = {
 export function parseServerArgs(raw: Record<string, unknown>, options: ParseServerArgsOptions = {}): ParseArgsResult {
   const name = options.fieldName ?? ((field: string) => field);
   const errors: ServerConfigError[] = [];
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    errors.push(new ServerConfigError("INVALID_TYPE", "args", raw, "must be an object of server arguments"));
+    return { ok: false, errors, issues: errors.map((e) => e.message) };
+  }
   const normalized: Record<string, unknown> = {};
   const spelling: Record<string, string> = {};
   for (const [key, given] of Object.entries(raw)) {
@@ -210,4 +214,22 @@ export function parseServerArgs(raw: Record<string, unknown>, options: ParseServ
     }
   }
   return { ok: false, errors, issues: errors.map((e) => e.message) };
+}
+
+/**
+ * Refuses `args` that did not come from `parseServerArgs` in a form the resolution can read (null, a raw object
+ * with a string for a number, an unknown key): the first field at fault, as a ServerConfigError.
+ */
+export function requireServerArgs(args: unknown): asserts args is ServerArgs {
+  if (typeof args !== "object" || args === null || Array.isArray(args))
+    throw new ServerConfigError("INVALID_TYPE", "args", args, "must be the server arguments parseServerArgs returns");
+  const parsed = ServerArgsSchema.safeParse(args);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.map(String).join(".") || "args";
+  const value = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], args);
+  const code = issue.code === "invalid_type" ? "INVALID_TYPE" : "INVALID_ARGUMENT";
+  throw new ServerConfigError(code, field, value, `${issue.message} (pass what parseServerArgs returns)`, {
+    zodCode: issue.code,
+  });
 }

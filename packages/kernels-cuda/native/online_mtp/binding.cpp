@@ -493,6 +493,14 @@ CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
   if (info.Length() < 3)
     ThrowField(env, kErr, "arguments.length", info.Length(),
                std::string(what) + "(ctx, buf, view, byteOffset?) needs 3");
+  // byteOffset first, as a double: no context or buffer is needed to refuse 1e30 or -1, and nothing casts it before
+  // its range is known (casting 1e30 to an integer was undefined behaviour).
+  double off = 0;
+  if (info.Length() > 3 && !info[3].IsUndefined()) {
+    if (!info[3].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "byteOffset", info[3], "must be a number");
+    off = info[3].As<Napi::Number>().DoubleValue();
+    if (!IsSafeIndex(off)) ThrowField(env, kErr, "byteOffset", off, "must be an integer in [0, 2^53 - 1]");
+  }
   CopyArgs c{};
   c.ctx = CtxOf(env, info[0]);
   c.buf = DeviceBuffer::FromValue(env, info[1], "buf");
@@ -500,16 +508,11 @@ CopyArgs ParseCopy(const Napi::CallbackInfo& info, const char* what) {
   if (c.buf->device() != c.ctx->device())
     Fail(env, "buf.device", c.buf->device(), "must be ctx.device = " + std::to_string(c.ctx->device()));
   c.view = HostViewOf(env, info[2], "view");
-  double off = 0;
-  if (info.Length() > 3 && !info[3].IsUndefined()) {
-    if (!info[3].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "byteOffset", info[3], "must be a number");
-    off = info[3].As<Napi::Number>().DoubleValue();
-  }
   const double room = static_cast<double>(c.buf->bytes()) - static_cast<double>(c.view.bytes);
-  if (!(off >= 0 && off == static_cast<double>(static_cast<int64_t>(off)) && off <= room))
-    Fail(env, "byteOffset", static_cast<int64_t>(off),
-         "must be an integer in [0, buf.byteLength − view.byteLength] = [0, " +
-             std::to_string(static_cast<int64_t>(room)) + "]");
+  if (off > room)
+    ThrowField(env, kErr, "byteOffset", off,
+               "must be an integer in [0, buf.byteLength − view.byteLength] = [0, " +
+                   std::to_string(static_cast<int64_t>(room)) + "]");
   c.offset = static_cast<size_t>(off);
   return c;
 }
