@@ -74,7 +74,7 @@ export function checkServerConfig(
   budgetInput: BudgetInput,
   options: CheckOptions = {},
 ): CheckReport {
-  requireServerArgs(args);
+  args = requireServerArgs(args);
   requireModelPreset(model);
   requireBudget(budgetInput, args.memFractionStatic, options.fieldName ?? ((field) => field));
   const resolved = resolveServerConfig(args, model);

@@ -328,7 +328,7 @@ function rings(sizing: SizingConfig, numDraftTokens: number) {
 }
 
 export function resolveServerConfig(args: ServerArgs, model: ModelPreset): ResolvedServerConfig {
-  requireServerArgs(args);
+  args = requireServerArgs(args);
   requireModelPreset(model);
   const notes: ConfigNote[] = [];
   const note: Note = (n) => notes.push(n);

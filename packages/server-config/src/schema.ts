@@ -218,13 +218,15 @@ export function parseServerArgs(raw: Record<string, unknown>, options: ParseServ
 
 /**
  * Refuses `args` that did not come from `parseServerArgs` in a form the resolution can read (null, a raw object
- * with a string for a number, an unknown key): the first field at fault, as a ServerConfigError.
+ * with a string for a number, an unknown key): the first field at fault, as a ServerConfigError. Returns the args
+ * as the schema reads them.
  */
-export function requireServerArgs(args: unknown): asserts args is ServerArgs {
+export function requireServerArgs(args: unknown): ServerArgs {
   if (typeof args !== "object" || args === null || Array.isArray(args))
     throw new ServerConfigError("INVALID_TYPE", "args", args, "must be the server arguments parseServerArgs returns");
   const parsed = ServerArgsSchema.safeParse(args);
-  if (parsed.success) return;
+  // The parsed copy: a key left undefined gets its default, as parseServerArgs would have given it.
+  if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const field = issue.path.map(String).join(".") || "args";
   const value = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], args);

@@ -54,3 +54,11 @@ describe("checkServerConfig and resolveServerConfig refuse bad args and models b
     expect(checkServerConfig(args, { ...bare, checkpointGiB: Number.NaN }, budget).ok).toBe(true);
   });
 });
+
+describe("args with a key left undefined are read as parseServerArgs would give them (found by the fuzz test)", () => {
+  test("compressStateDtype: undefined takes its default instead of a TypeError in the resolution", () => {
+    const report = checkServerConfig({ ...args, compressStateDtype: undefined } as never, FLASH, budget);
+    expect(report.ok).toBe(true);
+    expect(report.args.compressStateDtype).toBe("float32");
+  });
+});
