@@ -1,6 +1,7 @@
 // Issue 23 point 6: the public library functions under hostile inputs. Each call either returns or throws a
 // dsv4-kv error with a code (Dsv4KvError.isInstance): never a TypeError, a RangeError or a crash. Seeded and bounded
 // in time (hostile.ts); a failure prints the seed and the shrunk input to replay it.
+import { CpuCompressBackend, runCompressScenario, scenarioStateRows } from "@dsv4-kv/compress";
 import { Dsv4KvError } from "@dsv4-kv/errors";
 import { decodePlanStatus, readPlanStatus } from "@dsv4-kv/kernels-cuda";
 import { CpuBackend, OnlineMtpController, runSimulation } from "@dsv4-kv/online-mtp-controller";
@@ -130,6 +131,21 @@ describe("fuzz: online-mtp-controller and kernels-cuda's host readers", () => {
     const sim = { requests: 3, steps: 5, draftTokens: 3, seed: 1 };
     fc.assert(
       fc.property(mutated(sim, { requests: 8, steps: 10 }), (s) => typedOrOk(() => runSimulation(s as never))),
+      fuzzParams(1500),
+    );
+  });
+  test("runCompressScenario on the CPU backends", () => {
+    const opts = { compressRatio: 4, draftTokens: 3, steps: 3, requests: 2, seed: 1, headDim: 128, ringSize: 16 };
+    const tame = { steps: 4, requests: 3, ringSize: 1024, swaPageSize: 1024, draftTokens: 16 };
+    fc.assert(
+      fc.property(mutated(opts, tame), (o) => {
+        typedOrOk(() => {
+          const stateRows = scenarioStateRows(o as never);
+          const { compressRatio, headDim = 512, stateDtype = "fp32" } = o;
+          const ring = new CpuCompressBackend({ compressRatio, headDim, stateDtype, stateRows } as never);
+          runCompressScenario(o as never, ring, new CpuBackend());
+        });
+      }),
       fuzzParams(1500),
     );
   });
