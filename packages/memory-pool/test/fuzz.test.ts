@@ -1,9 +1,10 @@
 // Issue 23 point 6, memory-pool's part: its public functions under hostile inputs either return or throw a dsv4-kv
-// error with a code. Seeded (DSV4KV_FUZZ_SEED) and bounded in time (DSV4KV_FUZZ_MS per property, default 2000).
+// error with a code. Seeded and bounded in time (@dsv4-kv/vitest-preset/fuzz: DSV4KV_FUZZ_SEED, DSV4KV_FUZZ_MS).
 // The CLI's fuzz tests (packages/cli/test/fuzz/) cover the other packages.
 import { Dsv4KvError } from "@dsv4-kv/errors";
+import { fuzzParams, hostileValue as hostile, mutated, typedOrOk as typedOrOkBy } from "@dsv4-kv/vitest-preset/fuzz";
 import fc from "fast-check";
-import { describe, expect, test } from "vitest";
+import { describe, test } from "vitest";
 import {
   c128OfflineRequestRows,
   c128OfflineStateRow,
@@ -16,50 +17,7 @@ import {
 } from "../src/index.js";
 import { flashSpec } from "./fixtures.js";
 
-const params = {
-  seed: Number(process.env.DSV4KV_FUZZ_SEED ?? 20261202),
-  numRuns: 100_000,
-  interruptAfterTimeLimit: Number(process.env.DSV4KV_FUZZ_MS ?? 2000),
-  markInterruptAsFailure: false,
-};
-
-const hostile: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(
-    null,
-    undefined,
-    Number.NaN,
-    Number.POSITIVE_INFINITY,
-    -1,
-    0,
-    0.5,
-    2 ** 31,
-    2 ** 53,
-    1e30,
-    "8",
-    {},
-    [],
-  ),
-  fc.integer({ min: -(2 ** 40), max: 2 ** 40 }),
-  fc.integer({ min: -4, max: 600 }),
-  fc.double(),
-  fc.string({ maxLength: 6 }),
-);
-
-function typedOrOk(fn: () => unknown): void {
-  try {
-    fn();
-  } catch (e) {
-    if (!Dsv4KvError.isInstance(e)) throw new Error(`untyped ${String(e)}`, { cause: e });
-    expect(typeof e.code).toBe("string");
-  }
-}
-
-function mutated(base: Record<string, unknown>): fc.Arbitrary<Record<string, unknown>> {
-  const keys = [...Object.keys(base), "bogusKey"];
-  return fc
-    .array(fc.tuple(fc.constantFrom(...keys), hostile), { maxLength: 3 })
-    .map((edits) => Object.assign({ ...base }, Object.fromEntries(edits)));
-}
+const typedOrOk = (fn: () => unknown) => typedOrOkBy(fn, (e): e is Dsv4KvError => Dsv4KvError.isInstance(e));
 
 describe("fuzz: memory-pool", () => {
   test("slot and row math", () => {
@@ -71,7 +29,7 @@ describe("fuzz: memory-pool", () => {
         typedOrOk(() => c128OnlineStateRow(a as never));
         typedOrOk(() => fullLocToC4CompressedIndex(a as never));
       }),
-      params,
+      fuzzParams(),
     );
   });
   test("sizeKvCache, compressStateRingSize, kvBudgetFromGpu", () => {
@@ -91,7 +49,7 @@ describe("fuzz: memory-pool", () => {
           typedOrOk(() => kvBudgetFromGpu(gpu as never));
         },
       ),
-      params,
+      fuzzParams(),
     );
   });
 });

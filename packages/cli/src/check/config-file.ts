@@ -8,7 +8,7 @@ import { LineCounter, isMap, isNode, isScalar, parseDocument } from "yaml";
 import { InputError, UsageError } from "../commands/args.js";
 import { flagValueFromData } from "../commands/flags.js";
 import { readTextInput } from "../commands/input.js";
-import { DuplicateKeyError, lineColumn, rejectDuplicateKeys, scanJsonKeys } from "../commands/json-keys.js";
+import { DuplicateKeyError, lineColumn, parseJsonFile, scanJsonKeys } from "../commands/json-keys.js";
 import type { InputStream } from "../commands/registry.js";
 import { ALL_FLAGS } from "./flags.js";
 import { type IgnoredSetting, type Values, dsv4FlagOf, effectOf } from "./launch.js";
@@ -43,14 +43,7 @@ interface ConfigEntry {
 /** The file's top-level settings in order; a JSON key twice in one object is refused by the JSON scan. */
 function configEntries(path: string, text: string, isJson: boolean): ConfigEntry[] {
   if (isJson) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      throw parseFailure("--config", path, "JSON", error);
-    }
-    rejectDuplicateKeys("--config", path, text);
-    const record = settingsObject(path, raw);
+    const record = settingsObject(path, parseJsonFile("--config", path, text));
     const entries: ConfigEntry[] = [];
     scanJsonKeys(text, (k) => {
       if (k.depth === 1) entries.push({ key: k.key, value: record[k.key], line: lineColumn(text, k.offset).line });

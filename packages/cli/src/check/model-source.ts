@@ -8,8 +8,8 @@ import { lstat, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type ModelPreset, modelFromConfigJson, resolveModelName } from "@dsv4-kv/server-config";
 import { InputError } from "../commands/args.js";
+import { parseJsonFile } from "../commands/json-keys.js";
 import { STDIN_PATH, readInputBytes } from "../commands/read-input.js";
-import { rejectDuplicateKeys } from "../commands/json-keys.js";
 
 export interface ModelSource {
   model: ModelPreset;
@@ -72,13 +72,5 @@ async function readConfigText(path: string, flag: string): Promise<string> {
 }
 
 function parseJson(text: string, path: string, flag: string): unknown {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).slice(0, 200);
-    throw new InputError(flag, path, `is not valid JSON (${reason})`);
-  }
-  rejectDuplicateKeys(flag, path, text);
-  return parsed;
+  return parseJsonFile(flag, path, text);
 }

@@ -11,7 +11,7 @@ import {
   parseCustomModel,
   reconcileSglangLog,
 } from "@dsv4-kv/server-config";
-import { parseFailure, readConfigFile } from "../check/config-file.js";
+import { readConfigFile } from "../check/config-file.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
 import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";
 import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
@@ -22,7 +22,7 @@ import { type CheckPayload, checkPayload } from "../report-html/check-payload.js
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
 import { readTextInput } from "./input.js";
-import { rejectDuplicateKeys } from "./json-keys.js";
+import { parseJsonFile } from "./json-keys.js";
 import { STDIN_PATH } from "./read-input.js";
 import { paintFor } from "../colour.js";
 import { type CommandSpec, renderHelp } from "./help.js";
@@ -325,14 +325,7 @@ function ignoredSection(ignored: readonly IgnoredSetting[]): string {
 
 async function readModelFile(path: string, stdin: CommandIO["stdin"]): Promise<ModelPreset> {
   const text = await readTextInput("--model-config", path, stdin);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw parseFailure("--model-config", path, "JSON", error);
-  }
-  rejectDuplicateKeys("--model-config", path, text);
-  const result = parseCustomModel(raw);
+  const result = parseCustomModel(parseJsonFile("--model-config", path, text));
   if (!result.ok) {
     throw new InputError("--model-config", path, `is not a model config: ${result.issues.join("; ").slice(0, 500)}`, {
       issues: [...result.issues],

@@ -4,6 +4,7 @@
  * a key given twice in one object is refused, naming both places.
  */
 import { FieldError } from "@dsv4-kv/errors";
+import { InputError } from "./args.js";
 
 /** One setting given twice (code DUPLICATE_KEY): a JSON key twice in an object, a --config flag in two spellings. */
 export class DuplicateKeyError extends FieldError {
@@ -119,4 +120,20 @@ export function rejectDuplicateKeys(field: string, at: string | undefined, text:
       "JSON readers keep one of them silently, so neither is taken: remove one",
     { key: key.key, objectPath: key.objectPath, first: a, second: b },
   );
+}
+
+/**
+ * A JSON file's text as a value: not JSON is an InputError ("is not valid JSON (reason)", the parser's first line), a
+ * key given twice a DuplicateKeyError. The readers of --config, --model-config and a checkpoint's config.json.
+ */
+export function parseJsonFile(field: string, path: string, text: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 200);
+    throw new InputError(field, path, `is not valid JSON (${reason})`);
+  }
+  rejectDuplicateKeys(field, path, text);
+  return parsed;
 }

@@ -1,6 +1,6 @@
 // Issue 23 point 6: the CLI's flag and file inputs under hostile values, run in process through main(). Every run
 // must end with exit 0, 1 or 2, and a refusal must be a dsv4-kv error (the CLI prints "internal error" for anything
-// else). Seeded and bounded in time (hostile.ts); work-size flags keep valid values small (the fuzz looks for
+// else). Seeded and bounded in time (@dsv4-kv/vitest-preset/fuzz); work-size flags keep valid values small (the fuzz looks for
 // crashes, not for long runs, which point 2 of the issue bounds).
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,7 @@ import { stringify } from "yaml";
 import type { FlagSpec } from "../../src/commands/flags.js";
 import { COMMANDS, type CommandIO } from "../../src/commands/registry.js";
 import { main } from "../../src/main.js";
-import { fuzzParams, hostileValue, mutated } from "./hostile.js";
+import { fuzzParams, hostileValue, mutated } from "@dsv4-kv/vitest-preset/fuzz";
 
 const dir = mkdtempSync(join(tmpdir(), "dsv4-fuzz-"));
 let fileCount = 0;

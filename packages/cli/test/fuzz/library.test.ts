@@ -1,6 +1,6 @@
 // Issue 23 point 6: the public library functions under hostile inputs. Each call either returns or throws a
 // dsv4-kv error with a code (Dsv4KvError.isInstance): never a TypeError, a RangeError or a crash. Seeded and bounded
-// in time (hostile.ts); a failure prints the seed and the shrunk input to replay it.
+// in time (@dsv4-kv/vitest-preset/fuzz); a failure prints the seed and the shrunk input to replay it.
 import { CpuCompressBackend, runCompressScenario, scenarioStateRows } from "@dsv4-kv/compress";
 import { Dsv4KvError } from "@dsv4-kv/errors";
 import { decodePlanStatus, readPlanStatus } from "@dsv4-kv/kernels-cuda";
@@ -16,19 +16,10 @@ import {
 } from "@dsv4-kv/server-config";
 import { presetConfigJson } from "@dsv4-kv/server-config/testing";
 import fc from "fast-check";
-import { describe, expect, test } from "vitest";
-import { fuzzParams, hostileValue, mutated } from "./hostile.js";
+import { describe, test } from "vitest";
+import { fuzzParams, hostileValue, mutated, typedOrOk as typedOrOkBy } from "@dsv4-kv/vitest-preset/fuzz";
 
-/** Runs `fn`; a throw must be a dsv4-kv error with a string code. */
-function typedOrOk(fn: () => unknown): void {
-  try {
-    fn();
-  } catch (e) {
-    if (!Dsv4KvError.isInstance(e)) throw new Error(`untyped ${String(e)}`, { cause: e });
-    expect(typeof e.code).toBe("string");
-    expect(e.message.length).toBeGreaterThan(0);
-  }
-}
+const typedOrOk = (fn: () => unknown) => typedOrOkBy(fn, (e): e is Dsv4KvError => Dsv4KvError.isInstance(e));
 
 const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
 const prefill = { compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [518, 9], extendLens: [6, 9] };
