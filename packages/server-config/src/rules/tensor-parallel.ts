@@ -6,7 +6,7 @@
 import type { ResolveContext, SizedContext } from "./context.js";
 import { type ConfigIssue, issuesOf } from "./issue.js";
 
-/** SGLang's `req_to_token` table and its attention kernels' page tables hold token indices as int32. */
+/** SGLang's request-to-token table (`req_to_token`) holds full-pool token indices as int32. */
 export const INT32_MAX = 0x7fffffff;
 
 /** The MoE a2a backends for which SGLang sets the expert-parallel size to the TP size. */
