@@ -4,6 +4,7 @@
 import { describe, expect, test } from "vitest";
 import { KernelsCudaError, PLAN_STATUS_BYTES, decodePlanStatus, readPlanStatus, probe } from "../src/index.js";
 import { loadNativeUnchecked } from "../src/testing.js";
+import { gpuTest } from "./helpers.js";
 
 function refusal(fn: () => unknown): KernelsCudaError {
   try {
@@ -60,6 +61,28 @@ describe("the addon range-checks numbers as doubles before any cast (host code; 
       }
       // A valid offset goes on to the context, which {} is not.
       expect(refusal(() => addon.onlineMtp[call]({} as never, {} as never, new Uint8Array(4), 4)).field).toBe("ctx");
+    }
+  });
+});
+
+describe("DeviceBuffer copies: the byte offset is range-checked as a double (needs a GPU for a buffer)", () => {
+  gpuTest("upload / download with byteOffset 1e30, -1, 0.5 or 2^53 refuse by name; in range it copies", ({ gpu }) => {
+    const addon = loadNativeUnchecked()!;
+    const b = new addon.DeviceBuffer(64, gpu);
+    try {
+      for (const off of [1e30, -1, 0.5, 2 ** 53]) {
+        for (const copy of [() => b.upload(new Uint8Array(4), off), () => b.download(new Uint8Array(4), off)]) {
+          const e = refusal(copy);
+          expect(e).toMatchObject({ code: "INVALID_ARGUMENT", value: off });
+          expect(e.rule).toBe("must be an integer in [0, 2^53 - 1]");
+        }
+      }
+      b.upload(Uint8Array.of(1, 2, 3, 4), 60);
+      const out = new Uint8Array(4);
+      b.download(out, 60);
+      expect([...out]).toEqual([1, 2, 3, 4]);
+    } finally {
+      b.free();
     }
   });
 });
