@@ -316,3 +316,23 @@ describe("options are refused strictly (CompressError naming the field)", () => 
     );
   });
 });
+
+describe("large SWA pages: a batch stays within the planner's MAX_NUM_Q_TOKENS rows", () => {
+  // Prefill chunks drawn up to twice a 65,536-token page used to add up past 65,535 rows, and the planner refused the
+  // batch with a numQTokens the user never gave; chunks are now cut to what the batch has left.
+  it("c4 paged, SWA page 65,536, 4 requests: every batch plans and every entry is right", () => {
+    for (const seed of [1, 2, 3]) {
+      const r = run({
+        compressRatio: 4,
+        headDim: 128,
+        swaPageSize: 65536,
+        draftTokens: 4,
+        requests: 4,
+        seed,
+        steps: 6,
+      });
+      expect(r.wrongEntries, `seed ${seed}`).toBe(0);
+      expect(r.batches.prefill, `seed ${seed}`).toBeGreaterThan(0);
+    }
+  });
+});

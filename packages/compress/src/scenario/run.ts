@@ -14,6 +14,7 @@ import {
   type CompressPlanTable,
   DECODE_PLAN_BYTES,
   INVALID_SEQ_LEN,
+  MAX_NUM_Q_TOKENS,
   earliestFutureRead,
   planDecode,
   planPrefill,
@@ -313,6 +314,9 @@ export class CompressScenarioRun {
   private prefillParts(pending: ScenarioRequest[], running: ScenarioRequest[]): Omit<Part, "prefix" | "offset">[] {
     const w = this.o.window;
     const parts: Omit<Part, "prefix" | "offset">[] = [];
+    // A batch holds at most the planner's MAX_NUM_Q_TOKENS rows: on large SWA pages the chunks are cut to what is left,
+    // and a request with no room waits for a later batch (the random draws stay the same, so small pages are unchanged).
+    let room = MAX_NUM_Q_TOKENS;
     for (const req of pending) {
       const pick = this.rng.next();
       const chunk =
@@ -321,7 +325,9 @@ export class CompressScenarioRun {
           : pick < 0.6
             ? this.rng.int(w, 2 * w + 3)
             : this.rng.int(1, this.sizes.maxPlainChunk);
-      const extend = Math.min(chunk, req.promptLen - req.len);
+      const extend = Math.min(chunk, req.promptLen - req.len, room);
+      if (extend === 0) continue;
+      room -= extend;
       parts.push({ req, extend, accept: extend });
     }
     if (running.length > 0 && (parts.length === 0 || this.rng.next() < 0.3)) {
@@ -329,8 +335,9 @@ export class CompressScenarioRun {
       // half the plain chunks stop just before a chunk boundary, so that the next verifies close a c128 chunk
       const toBoundary =
         Math.ceil((req.len + 1) / w) * w - this.rng.int(1, Math.min(w - 1, 2 * this.o.draftTokens) || 1);
-      const extend = toBoundary > req.len && this.rng.next() < 0.5 ? toBoundary - req.len : this.rng.int(1, 2 * w + 3);
-      parts.push({ req, extend, accept: extend });
+      const drawn = toBoundary > req.len && this.rng.next() < 0.5 ? toBoundary - req.len : this.rng.int(1, 2 * w + 3);
+      const extend = Math.min(drawn, room);
+      if (extend > 0) parts.push({ req, extend, accept: extend });
     }
     return parts;
   }
