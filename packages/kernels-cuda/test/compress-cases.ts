@@ -175,32 +175,36 @@ export function extendCase(L: Layout, seqLens: number[], extendLens: number[]): 
 export const LONG_EXTEND = { seqLens: [1621, 1607, 1630], extendLens: [1600, 1600, 1600] };
 
 /**
- * A prefill whose write rows are all padding, then a decode on the same stream that writes ring rows the prefill's
- * compressions read. The compress table holds `valid` variants of one compression that reads both ring pages (from
- * the c4 order case), each with its own main page (the last `valid` pages), `spacing` rows apart with padding between:
- * with `spacing` = the kernel's warp slots / 4 (SMs x 4 resident blocks on an H200), every valid item lands on the
- * same four warps (warp 0 of blocks 0 to 3, one per channel slice). They pool them one after another, each reading its
- * page for the first time, while the rest of the grid has exited, so the write and decode kernels have room to run
- * long before the last compression. Decode row m only writes (seqLen % 4 != 0), into the first row of compression m's
- * main page. Stream order says every compression reads its page as it was before the decode.
+ * The stream-order case, one period of its compress table (`spacing` plan rows: one copy of a c4 compression that
+ * reads the first row of main page P, `bufferLen` 5 = row 0 of `readPage1`, then padding); the test tiles the period
+ * thousands of times. Every write-plan row is padding (the write kernel has nothing to store, the form that once let
+ * its grid end before the compress grid); then a decode whose one row stores into that same state row (seqLen 6:
+ * `seqLen % 4 != 0`, a store only). The c4 compress grid has one warp slot per resident warp (SMs x blocks per SM x 4)
+ * and slot o takes items o, o + slots, …; with `spacing` = SMs x 4 every copy lands on one of at most 16 slots (one
+ * per resident block of an SM), which pool their copies one after another while every other warp exits after reading
+ * its padding. So the busy slots run for copies / 16 compressions or more, the rest of the GPU is free for the write
+ * and decode kernels, and a decode that stores before the last compression changes the entries of every compression
+ * after it: each entry is the pooling of the pre-decode row (stream order) or of the decode's row (a broken order).
  */
-export function streamOrderCase(spacing: number, valid: number): { prefill: PrefillCase; planD: DecodePlanRecord[] } {
+export function sharedPageOrderCase(spacing: number): {
+  planC: CompressPlanRecord[];
+  planW: WritePlanRecord[];
+  planD: DecodePlanRecord[];
+  inputRows: number;
+  reading: CompressPlanRecord;
+} {
   const base = extendCase(C4_PAGED, [21], [16]);
-  const reading = base.planC.find((r) => validC(r) && r.bufferLen > 4);
-  if (reading === undefined) throw new Error("the c4 order case lacks a compression that reads the main page");
-  const pageOf = (m: number) => C4_PAGED.stateRows / 4 - valid + m;
-  if (pageOf(0) <= reading.readPage0) throw new Error("the main pages would overlap the overlap page");
-  const planC = Array.from({ length: spacing * valid }, (_, i) =>
-    i % spacing === 0 ? { ...reading, readPage1: pageOf(i / spacing) } : INVALID_COMPRESS_PLAN,
-  );
+  const first = base.planC.find((r) => validC(r) && r.bufferLen === 5);
+  if (first === undefined) throw new Error("the c4 order case lacks a compression that reads one main-page row");
+  const page = C4_PAGED.stateRows / 4 - 1;
+  if (page <= first.readPage0) throw new Error("the main page would overlap the overlap page");
+  const reading = { ...first, readPage1: page };
+  // One period of the compress table; the test tiles its bytes `valid` times (2 million records as objects would
+  // cost seconds and hundreds of MB).
+  const planC = Array.from({ length: spacing }, (_, i) => (i === 0 ? reading : INVALID_COMPRESS_PLAN));
   const planW = Array.from({ length: 64 }, () => ({ raggedId: INVALID_RAGGED_ID, writeLoc: 0 }));
-  const planD = Array.from({ length: valid }, (_, m) => ({
-    seqLen: 6,
-    writeLoc: pageOf(m) * 4,
-    readPage0: 0,
-    readPage1: 0,
-  }));
-  return { prefill: { planC, planW, inputRows: base.inputRows }, planD };
+  const planD = [{ seqLen: 6, writeLoc: page * 4, readPage0: 0, readPage1: 0 }];
+  return { planC, planW, planD, inputRows: base.inputRows, reading };
 }
 
 // ---- bad plan rows ---------------------------------------------------------------------------------------------
