@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { CASES, outputPath, runCase } from "./golden/run-case.mjs";
 
 describe("golden CLI outputs", () => {
-  for (const c of CASES as { name: string; args: string[] }[]) {
+  for (const c of CASES) {
     it(`${c.name}: dsv4-kv ${c.args.join(" ")}`.slice(0, 160), () => {
       const expected = readFileSync(outputPath(c.name), "utf8");
       expect(runCase(c)).toBe(expected);
