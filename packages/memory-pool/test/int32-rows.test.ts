@@ -7,8 +7,8 @@ import {
   c128OfflineStateRow,
   c128OnlineStateRow,
   swaLocToC4StateRow,
-  unifiedC4StateRow,
 } from "../src/index.js";
+import { unifiedC4StateRow } from "../src/slots.js";
 
 function refusal(fn: () => unknown) {
   try {

@@ -4,7 +4,6 @@ import {
   CompressPlanTable,
   DecodePlanTable,
   PlannerError,
-  ResidencyScenarioRun,
   WritePlanTable,
   type WritePlanRecord,
   earliestFutureRead,
@@ -19,12 +18,13 @@ import {
   planPrefillLegacy,
   proveResidency,
   residencyProofStatus,
-  shippedResidencyProof,
   unpackWriteRaggedId,
   validateRing,
   windowSize,
   writePad,
 } from "../src/index.js";
+import { ResidencyScenarioRun } from "../src/internal.js";
+import { shippedResidencyProof } from "../src/prove/table.js";
 import { reqToTokenInt32 } from "../src/internal.js";
 import { thrown } from "./helpers.js";
 
