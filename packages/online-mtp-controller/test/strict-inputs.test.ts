@@ -1,4 +1,4 @@
-/** Issue 10, strict inputs: one test per refusal class of the controller, the helpers and the simulation. */
+/** Strict inputs: one test per refusal class of the controller, the helpers and the simulation. */
 import { describe, expect, test } from "vitest";
 import {
   CpuBackend,

@@ -1,4 +1,4 @@
-// Library entry points refuse garbage with a PlannerError naming field, value and rule (issue 10, point 2).
+// Library entry points refuse garbage with a PlannerError naming field, value and rule.
 import { describe, expect, test } from "vitest";
 import {
   CompressPlanTable,

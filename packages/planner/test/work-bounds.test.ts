@@ -1,4 +1,4 @@
-// Issue 23, point 2, the planner's side: a proof's cost is known before it runs (estimateResidencyProof), a proof
+// The planner's side of bounded work: a proof's cost is known before it runs (estimateResidencyProof), a proof
 // and a replay stop at a deadline with an incomplete result, and a scenario's initial prefill on a large SWA page
 // is chunked instead of refused with a token count the caller never gave.
 import { describe, expect, test } from "vitest";
