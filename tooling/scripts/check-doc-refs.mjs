@@ -115,7 +115,11 @@ function checkFile(root, file, docs) {
   }
   if (isMarkdown) findings.push(...checkMarkdownLinks(root, file, text, docs, covered));
   for (const m of text.matchAll(ISSUE_NUMBER)) {
-    add(m.index, "issue", `"${m[0]}" names an issue no reader of the repository can open: say what was decided and why`);
+    add(
+      m.index,
+      "issue",
+      `"${m[0]}" names an issue no reader of the repository can open: say what was decided and why`,
+    );
   }
   for (const m of text.matchAll(SECTION_SIGN)) {
     if (!covered.has(m.index)) {

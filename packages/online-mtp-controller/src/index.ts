@@ -22,6 +22,14 @@ export type {
   OnlineMtpBackend,
 } from "./backend.js";
 
+export {
+  validateWritePrefix,
+  validateMarkPending,
+  validateCommitPending,
+  validateResetSlots,
+  validateOnlineDecode,
+  validateOnlinePrefill,
+} from "./validate.js";
 export { CpuBackend } from "./cpu-backend.js";
 export { type ForwardMode, FORWARD_MODES, logicalForwardMode, targetVerifyBatchSize } from "./forward-mode.js";
 export {
