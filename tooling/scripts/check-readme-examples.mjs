@@ -26,7 +26,7 @@ export function codeBlocks(markdown) {
   markdown.split("\n").forEach((text, i) => {
     const marker = /^\s{0,3}(`{3,}|~{3,})\s*([\w-]*)/.exec(text);
     if (open === null && marker) open = { fence: marker[1], lang: marker[2].toLowerCase(), line: i + 2, lines: [] };
-    else if (open !== null && marker && marker[1].startsWith(open.fence) && marker[2] === "") {
+    else if (open && marker?.[1].startsWith(open.fence) && marker[2] === "") {
       if (CODE_LANGS.has(open.lang)) blocks.push({ line: open.line, code: open.lines.join("\n") });
       open = null;
     } else if (open !== null) open.lines.push(text);

@@ -66,7 +66,7 @@ describe("check-readme-examples on a fixture tree", () => {
     ]);
   });
   it("reads only code blocks of a script language", () => {
-    expect(codeBlocks(block("sh", "x") + "\n" + block("ts", "a", "b")).map((b) => b.code)).toEqual(["a\nb"]);
+    expect(codeBlocks(`${block("sh", "x")}\n${block("ts", "a", "b")}`).map((b) => b.code)).toEqual(["a\nb"]);
   });
 });
 
