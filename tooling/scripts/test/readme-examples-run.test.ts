@@ -1,21 +1,22 @@
 // Every TypeScript example of a published package's README runs: each code block is written to a module of its own
-// (tooling/scripts/.readme-examples/, ignored by git) and imported, with the workspace packages read from their
-// sources as in every other test. A block that needs a CUDA GPU is skipped, with the reason, where there is none.
+// in its package (`.readme-examples/`, ignored by git, so that the package's own dependencies resolve) and imported;
+// workspace packages resolve to their sources (vitest.config.ts). A block that needs a CUDA GPU is skipped, with the
+// reason, where there is none.
 // What the blocks print is checked by the packages' own README tests where they have one (compress, the
 // controller); here a block must run to its end.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { KernelsCudaUnavailableError } from "@dsv4-kv/kernels-cuda";
 import { afterAll, describe, expect, test, vi } from "vitest";
 import { codeBlocks } from "../check-readme-examples.mjs";
 import { workspacePackages } from "../lib/workspace.mjs";
 import { REPO_ROOT } from "./fixture.js";
 
-const OUT = join(REPO_ROOT, "tooling/scripts/.readme-examples");
-rmSync(OUT, { recursive: true, force: true });
-mkdirSync(OUT, { recursive: true });
-afterAll(() => rmSync(OUT, { recursive: true, force: true }));
+const OUT_DIR = ".readme-examples";
+const outDirs = new Set<string>();
+afterAll(() => {
+  for (const dir of outDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 const readmes = workspacePackages(REPO_ROOT)
   .filter((p) => !p.manifest.private)
@@ -39,13 +40,17 @@ for (const { name, dir, blocks } of readmes) {
   describe(`${name} README`, () => {
     for (const { line, code } of blocks) {
       test(`the example at ${dir}/README.md:${line} runs`, async (ctx) => {
-        const module = join(OUT, `${dir.replaceAll("/", "-")}-${line}.ts`);
+        const out = join(REPO_ROOT, dir, OUT_DIR);
+        outDirs.add(out);
+        mkdirSync(out, { recursive: true });
+        const module = join(out, `readme-${line}.ts`);
         writeFileSync(module, `${code}\nexport {};\n`);
         const log = vi.spyOn(console, "log").mockImplementation(() => {});
         try {
           await import(pathToFileURL(module).href);
         } catch (e) {
-          if (KernelsCudaUnavailableError.isInstance(e)) ctx.skip(`needs a CUDA GPU: ${(e as Error).message}`);
+          // kernels-cuda's KernelsCudaUnavailableError (the code, never the message, tells it)
+          if ((e as { code?: unknown }).code === "GPU_UNAVAILABLE") ctx.skip(`needs a CUDA GPU: ${String(e)}`);
           throw e;
         } finally {
           log.mockRestore();
