@@ -23,9 +23,8 @@ import {
   windowSize,
   writePad,
 } from "../src/index.js";
-import { ResidencyScenarioRun } from "../src/internal.js";
 import { shippedResidencyProof } from "../src/prove/table.js";
-import { reqToTokenInt32 } from "../src/internal.js";
+import { ResidencyScenarioRun, reqToTokenInt32 } from "../src/internal.js";
 import { thrown } from "./helpers.js";
 
 function expectRefusal(fn: () => unknown, code: string, field: string | RegExp): void {
