@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The browser-safety check of `pnpm lint`: the runtime code of planner, memory-pool and server-config runs in the
-// HTML report's page (issue 15), so it must not need Node. Two passes:
+// HTML report's page, so it must not need Node. Two passes:
 //   - a scan of each package's src/**/*.ts (tests, bench and scripts live outside src/) for imports of Node
 //     built-ins (`node:*` and the bare names of `module.builtinModules`: static, `export … from`, `import()`,
 //     `require`, `import x = require()`; type-only imports are erased and allowed) and for references to the Node

@@ -8,7 +8,10 @@
 //   - a relative Markdown link whose file or anchor does not exist, or that leaves the repository;
 //   - a citation of documents outside the repository: the research specs, the ecosystem notes, the shared folder
 //     next to the repository;
-//   - a bare section-sign citation (not written after a docs/ path nor as the text of a checked Markdown link).
+//   - a bare section-sign citation (not written after a docs/ path nor as the text of a checked Markdown link);
+//   - the word "issue" followed by a number: the project's issue tracker is not part of the repository, so a reader
+//     cannot open it; say what was decided and why (docs/decisions.md). A public issue elsewhere is cited as
+//     `owner/repo#N`, which is not flagged.
 // Usage: node tooling/scripts/check-doc-refs.mjs [--report] [--root DIR]
 //   --report prints file:line for every finding; without it, counts per kind and per file.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -17,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { listFiles } from "./lib/files.mjs";
 import { headingIndex, markdownLinks } from "./lib/markdown.mjs";
 
-const SCANNED_DIRS = ["packages/", "docs/", "tooling/"];
+const SCANNED_DIRS = ["packages/", "docs/", "tooling/", ".changeset/"];
 const CODE_FILE = /\.(?:ts|mts|cts|mjs|cjs|js|cu|cuh|cpp|cc|h|hpp|cmake|sh)$|(?:^|\/)CMakeLists\.txt$/;
 // The patterns are written with escapes so that this file does not cite what it forbids.
 const OUTSIDE = [
@@ -38,6 +41,9 @@ const SECTIONS_AFTER_DOC =
   /^\s*\u00a7\s*(?:[A-Z]|\d+)(?:\.\d+)*(?:\s*(?:,|\/|and)\s*\u00a7\s*(?:[A-Z]|\d+)(?:\.\d+)*)*/u;
 const REFERENCE_DIR = "docs/reference";
 const SECTION_SIGN = /\u00a7/gu;
+// The word followed by a number, in any case, with or without a space or "#"; not the verb ("issues" and a count),
+// nor inside an identifier or a file name (a fixture named after a public upstream issue), nor `owner/repo#N`.
+const ISSUE_NUMBER = /(?<![\w./-])issue\s*#?\d+/giu;
 
 /** @typedef {{ file: string, line: number, kind: string, message: string }} Finding */
 
@@ -108,6 +114,13 @@ function checkFile(root, file, docs) {
     checkSections(docs, `${REFERENCE_DIR}/${m[1]}.md`, text, m.index, m.index + m[0].length, covered, add);
   }
   if (isMarkdown) findings.push(...checkMarkdownLinks(root, file, text, docs, covered));
+  for (const m of text.matchAll(ISSUE_NUMBER)) {
+    add(
+      m.index,
+      "issue",
+      `"${m[0]}" names an issue no reader of the repository can open: say what was decided and why`,
+    );
+  }
   for (const m of text.matchAll(SECTION_SIGN)) {
     if (!covered.has(m.index)) {
       const context = text.slice(m.index, m.index + 12).split("\n")[0];

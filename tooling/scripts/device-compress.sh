@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A focused GPU-machine run for the compress kernels (issue 16): the kernels-cuda, compress and online-MTP
+# A focused GPU-machine run for the compress kernels: the kernels-cuda, compress and online-MTP
 # controller suites with the GPU present, the compress benchmark, then memcheck and racecheck over the compress and
 # online prefill tests. Same conventions as device-all.sh (results under $OUT, at most 8 files).
 #   bash .device/run.sh 'bash tooling/scripts/device-compress.sh'

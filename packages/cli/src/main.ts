@@ -2,7 +2,8 @@
  * dsv4-kv entry: finds the command (longest matching word path), prints help and version, maps failures to
  * exit codes. Exit codes: 0 ok, 1 the check found a problem, 2 unusable input or usage error.
  */
-import { Dsv4KvError, closestMatch } from "@dsv4-kv/errors";
+import { Dsv4KvError } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { paintFor } from "./colour.js";
 import { UsageError } from "./commands/args.js";
 import { renderHelp } from "./commands/help.js";

@@ -1,9 +1,9 @@
 /**
- * `check --against-log` on the logs operators really have (issue 24, every case of its "Why" list): a cut line, a
+ * `check --against-log` on the logs operators really have (every kind of mess a pasted log shows): a cut line, a
  * line wrapped by a person, a number run into the next words, prose that mentions a figure, two servers in one
  * file, a launch without sizing lines, an Ascend NPU log with bf16 KV, the earliest configurator on MI300X, a
  * full_token difference that must not cascade, the budget taken from the log as an input, a number cut at the end
- * of a line. Each test failed on the code before issue 24 (the report lists how it was shown).
+ * of a line. Each test failed on the reader that refused such logs (before docs/decisions.md D31).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,7 +48,7 @@ function json(args: string[]) {
 const figures = (j: { logComparison: { figures: Figure[] } }) => j.logComparison.figures;
 const differing = (j: { logComparison: { figures: Figure[] } }) => figures(j).filter((f) => f.match === false);
 
-describe("issue 24: the messes of real logs", () => {
+describe("the messes of real logs", () => {
   it("a cut `Initialize DeepSeekV4TokenToKVPool` line: the rest is compared, the cut value is marked truncated", () => {
     const i = lines.findIndex((l) => l.includes("TP3] Initialize DeepSeekV4TokenToKVPool"));
     const cut = [...lines];

@@ -1,4 +1,4 @@
-// V-TP1-3 on real launch lines (issue 23), end to end. The lines are quoted verbatim from their sources; only the
+// V-TP1-3 on real launch lines, end to end. The lines are quoted verbatim from their sources; only the
 // checkpoint path is swapped for a local folder holding that model's config.json (the line names a path on the
 // poster's machine).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -34,7 +34,7 @@ const PR_23933 =
   "SGLANG_SHARED_EXPERT_TP1=1 SGLANG_ENABLE_THINKING=1 SGLANG_DSV4_FP4_EXPERTS=1 SGLANG_JIT_DEEPGEMM_PRECOMPILE=0 GLOO_SOCKET_IFNAME=eth0 NCCL_MIN_NCHANNELS=24 NCCL_IB_QPS_PER_CONNECTION=8 sglang serve --trust-remote-code --model-path /data00/models/DeepSeek-V4-Pro --tp 16 --dp-size 2  --enable-dp-attention --cuda-graph-max-bs 8 --max-running-requests 16 --enable-metrics --host 0.0.0.0 --port 8080 --mem-fraction-static 0.9 --moe-runner-backend marlin --dist-init-addr 192.168.3.198:30300 --nnodes 2 --node-rank 0 --tool-call-parser deepseekv4 --reasoning-parser deepseek-v4";
 
 /*
- * sgl-project/sglang issue #2591 ("[Feature] DeepSeek V3 optimization", 2025-02-12): DeepSeek-V3 on 14 H100s with
+ * sgl-project/sglang#2591 ("[Feature] DeepSeek V3 optimization", 2025-02-12): DeepSeek-V3 on 14 H100s with
  * --tp 14. Pointed at a DeepSeek-V4-Flash checkpoint, 14 divides neither its 64 heads, its 8 output groups nor its
  * expert width 2048.
  */
@@ -50,7 +50,7 @@ describe("check on real launch lines: what the parallel layout must divide", () 
     expect(out.args).toMatchObject({ tpSize: 16, dpSize: 2, enableDpAttention: true });
     expect(parallelIssues(out)).toEqual([]);
   });
-  test("issue #2591's --tp 14 on a DeepSeek-V4-Flash checkpoint is refused by V-TP1 and V-TP3", () => {
+  test("sgl-project/sglang#2591's --tp 14 on a DeepSeek-V4-Flash checkpoint is refused by V-TP1 and V-TP3", () => {
     const line = ISSUE_2591.replace("/models/dsv3", checkpoint("DeepSeek-V4-Flash"));
     const r = cli(["check", "--json", "--", line]);
     expect(r.code).toBe(1);

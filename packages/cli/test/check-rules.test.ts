@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { cli } from "./cli-helpers.js";
 
-// The two configurations issue 11 found reported VALID; each is now INVALID (exit 1) naming its start-up rule.
+// Two configurations once reported VALID; each is now INVALID (exit 1) naming its start-up rule.
 describe("dsv4-kv check: the start-up rules SGLang lacks, end to end", () => {
   it("--context-length 2000000 on a 1,048,576-position model is V-C1", () => {
     const r = cli(["check", "--context-length", "2000000"]);

@@ -1,4 +1,4 @@
-// Issue 23 point 4: a setting given twice is refused naming both (never one taken silently), and a replay file
+// A setting given twice is refused naming both (never one taken silently), and a replay file
 // refuses a missing field. Every case ran on the parent commit with the first value or the last one taken.
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

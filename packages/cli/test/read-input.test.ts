@@ -1,4 +1,4 @@
-// Issue 23, point 1: every file input of the CLI reads regular files only (or stdin for `-`), refuses a device,
+// Every file input of the CLI reads regular files only (or stdin for `-`), refuses a device,
 // FIFO, socket or directory at once by what it is, counts its byte limit on what it reads and bounds symlinks.
 // Each command runs in a child process with a timeout, so a reader that blocks on a FIFO fails the test instead
 // of hanging it.

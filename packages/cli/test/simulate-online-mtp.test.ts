@@ -153,7 +153,7 @@ describe("simulate online-mtp output helpers", () => {
     expect(writes[3]).toBe("\r\x1b[K");
   });
 
-  test("through a pipe: plain lines every 2 s (issue 23: a log file shows the run is alive); --quiet: none", () => {
+  test("through a pipe: plain lines every 2 s (a log file shows the run is alive); --quiet: none", () => {
     const writes: string[] = [];
     let t = 0;
     const pipe = { isTTY: false, write: (s: string) => writes.push(s) > 0 };

@@ -1,4 +1,4 @@
-// Issue 10's hostile inputs, end to end: every refusal exits 2 with a typed error naming the field or the flag.
+// Hostile inputs, end to end: every refusal exits 2 with a typed error naming the field or the flag.
 import { spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, ftruncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// Issue 23, "Unclear": refusals that named a value the user never gave, the wrong field, or an impossible rule,
+// Unclear refusals: those that named a value the user never gave, the wrong field, or an impossible rule,
 // and pasted launch commands whose invisible characters gave ": is not a flag".
 import { describe, expect, test } from "vitest";
 import { tokenizeCommand } from "../src/check/launch.js";

@@ -1,4 +1,4 @@
-// Issue 23, point 2: every command whose work grows with its input states its bound. The runaway cases of the
+// Every command whose work grows with its input states its bound. The runaway cases of the
 // issue, each in a child process under a timeout well below the issue's 60 s: refused up front by a typed
 // WORK_LIMIT error naming the estimate and the flag, or stopped at --time-limit with a partial result, marked as
 // such, after an estimate line and progress lines with an ETA on a stderr that is not a terminal.

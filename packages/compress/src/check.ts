@@ -2,7 +2,7 @@
  * Argument checks of this package: each throws a `CompressError` naming the field, the value given and the rule;
  * nothing is coerced (a string is never a number or a boolean).
  */
-import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors";
+import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors/internal";
 import { CompressError } from "./errors.js";
 
 // One const per check: an assertion function must be declared with an explicit type (TS2775).

@@ -27,7 +27,6 @@ export {
 } from "./scenario/options.js";
 export {
   type ScenarioBackends,
-  CompressScenarioRun,
   runCompressScenario,
   scenarioStateRows,
 } from "./scenario/run.js";

@@ -1,17 +1,4 @@
-// What other packages of this repository need from this one; not for users (no semver promise).
-export { type Layout, layoutOf } from "./geometry.js";
-export {
-  type CheckedPrefill,
-  type CheckedDecode,
-  type PlanViolation,
-  checkPrefillShape,
-  checkPrefillRows,
-  checkDecodeShape,
-  checkDecodeRows,
-  compressRowRule,
-  writeRowRule,
-  decodeRowRule,
-  decodeCompresses,
-} from "./validate.js";
-export { type ElementSpan, type WindowSpans, prefillSpans, decodeSpans } from "./window.js";
-export { fp32Bound, bf16Bound } from "./tolerance.js";
+// What the other packages of this repository share with this one. Released in step with them (one changesets
+// fixed group, docs/decisions.md#d36-internal-subpaths-are-released-in-step); no promise to anyone else.
+// The steppable scenario behind `dsv4-kv simulate compress` (its time limit and progress).
+export { CompressScenarioRun } from "./scenario/run.js";

@@ -16,7 +16,7 @@ import {
   WritePlanTable,
 } from "@dsv4-kv/planner";
 import type { CompressGeometry, DecodeBatch, PrefillBatch } from "./backend.js";
-import { typeOf } from "@dsv4-kv/errors";
+import { typeOf } from "@dsv4-kv/errors/internal";
 import { check, checkFiniteElements, checkFloat32Array, checkInt, checkKeys, checkObject } from "./check.js";
 import { CompressError } from "./errors.js";
 import { type Layout, layoutOf } from "./geometry.js";

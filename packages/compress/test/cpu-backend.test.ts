@@ -4,7 +4,7 @@
  * tables), the pre-batch-ring order, decode, the state rows' dtype rounding, and the backend's own refusals.
  */
 import { CompressPlanTable, WritePlanTable } from "@dsv4-kv/planner";
-import { toBf16Bits } from "@dsv4-kv/online-mtp-controller";
+import { toBf16Bits } from "@dsv4-kv/online-mtp-controller/internal";
 import { describe, expect, test } from "vitest";
 import { CompressError, CpuCompressBackend, entryTolerance, offlineCompress } from "../src/index.js";
 import { WritesFirstCpuBackend } from "../src/testing.js";

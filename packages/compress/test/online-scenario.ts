@@ -14,9 +14,9 @@ import {
   HEAD_DIM,
   KV_SCORE_COLS,
   type OnlineMtpBackend,
-  STATE_TOLERANCE,
   type StateDtype,
 } from "@dsv4-kv/online-mtp-controller";
+import { STATE_TOLERANCE } from "@dsv4-kv/online-mtp-controller/internal";
 import { ChunkReference } from "@dsv4-kv/online-mtp-controller/testing";
 import { SeededRandom } from "@dsv4-kv/planner/internal";
 import { offlineCompress, windowOf } from "../src/oracle.js";

@@ -10,12 +10,8 @@ import { describe, expect, it } from "vitest";
 import { CpuCompressBackend } from "../src/cpu-backend.js";
 import type { DecodeBatch, PrefillBatch, RingCompressBackend } from "../src/backend.js";
 import { CompressError } from "../src/errors.js";
-import {
-  type CompressScenarioOptions,
-  CompressScenarioRun,
-  runCompressScenario,
-  scenarioStateRows,
-} from "../src/index.js";
+import { type CompressScenarioOptions, runCompressScenario, scenarioStateRows } from "../src/index.js";
+import { CompressScenarioRun } from "../src/scenario/run.js";
 import { RINGS, cpuBackendFor } from "./scenario-cases.js";
 
 function run(options: CompressScenarioOptions, online = false) {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { FieldError, fieldChecks, typeOf } from "../src/index.js";
+import { FieldError, fieldChecks, typeOf } from "../src/internal.js";
 
 class KitError extends FieldError {
   static override readonly kind = "KitError";

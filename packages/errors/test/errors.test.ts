@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
-import { Dsv4KvError, ERROR_CODES, closestMatch, formatMessage, formatValue, isErrorCode } from "../src/index.js";
+import { Dsv4KvError, ERROR_CODES, formatMessage, isErrorCode } from "../src/index.js";
+import { closestMatch, formatValue } from "../src/internal.js";
 import { renderErrorsDoc } from "./render-doc.js";
 
 class PlannerLikeError extends Dsv4KvError {

@@ -1,4 +1,4 @@
-// The cases of issue 16's speed table for the ring compress kernels, planned by the real planner, and the exact
+// The cases of the ring compress speed table (docs/benchmarks.md) for the ring compress kernels, planned by the real planner, and the exact
 // bytes one call moves (docs/reference/compress-kernels.md §9); the online prefill rows' bytes are the count of
 // `onlineMtp.bench` op prefill, mirrored here for --dry. No addon here: `compress.mjs --dry` runs on a machine without
 // a GPU.
@@ -253,7 +253,7 @@ function sumParts(parts) {
 }
 
 /**
- * Issue 16's table (upstream's kernels on our H200, graph µs per call): `bytes` in MB as the issue prints them.
+ * The speed table (upstream's kernels on our H200, graph µs per call): `bytes` in MB as the table prints them.
  * `target`: the multiple of the copy floor allowed (1.5 for verify batches, 1.25 for the L2-cold chunk and decode
  * cases, none where only "not slower than upstream" applies).
  */

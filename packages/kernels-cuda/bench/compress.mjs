@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// CUDA-event timings of the ring compress kernels (exports.compress.bench) on issue 16's cases, beside the issue's
+// CUDA-event timings of the ring compress kernels (exports.compress.bench) on the speed table's cases, beside the table's
 // figures for upstream's kernels: eager (iters launches back to back) and graph (one CUDA graph of iters calls
 // replayed), µs per call, median of reps; bytes per call counted from the plans (bench/compress-cases.mjs) or, for the
 // online prefill rows (onlineMtp.bench op prefill), the op's own count; the copy floor (bytes at the issue's

@@ -4,7 +4,7 @@
  * with the field the addon names). `KernelsCudaUnavailableError`: no usable GPU (code GPU_UNAVAILABLE, the probe
  * result in `params.probe` and `probe`, its cause in `params.noGpu`). Planning refusals are the planner's `PlannerError`.
  */
-import { FieldError } from "@dsv4-kv/errors";
+import { FieldError } from "@dsv4-kv/errors/internal";
 import { FORCE_CPU_ENV } from "./env.js";
 import type { ProbeResult } from "./native.js";
 

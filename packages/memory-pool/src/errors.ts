@@ -2,7 +2,8 @@
  * The memory pool's errors and argument checks. Every refusal names the field, the value and the rule; the message
  * is built by @dsv4-kv/errors' `formatMessage` from those and the structured `params`.
  */
-import { Dsv4KvError, FieldError, closestMatch } from "@dsv4-kv/errors";
+import { Dsv4KvError } from "@dsv4-kv/errors";
+import { FieldError, closestMatch } from "@dsv4-kv/errors/internal";
 
 export type MemoryPoolErrorCode =
   | "INVALID_ARGUMENT"

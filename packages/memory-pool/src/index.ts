@@ -1,7 +1,5 @@
 export { MemoryPoolError, MemoryPoolCapacityErrors, type MemoryPoolErrorCode } from "./errors.js";
 export {
-  ONLINE_C128_RING_SIZE,
-  onlineC128RowElements,
   onlineC128RowBytes,
   onlineC128DraftBankCount,
   onlineC128BankStrideRows,
@@ -13,12 +11,10 @@ export {
   type OnlineC128BankLayoutOptions,
 } from "./banks.js";
 export {
-  SENTINEL_STATE_ROW,
   swaLocToC4StateRow,
   c128OfflineStateRow,
   c128OfflineRequestRows,
   c128OnlineStateRow,
-  unifiedC4StateRow,
   fullLocToC4CompressedIndex,
 } from "./slots.js";
 export {
@@ -31,13 +27,10 @@ export {
 export {
   type KvHeadDims,
   kvBytesPerToken,
-  configuratorKvBytesPerToken,
   kvPageAlignBytes,
   indexerBytesPerToken,
   attentionHeadDim,
-  offlineStateRowElements,
   offlineStateRowBytes,
-  GIB,
 } from "./bytes.js";
 export {
   type PoolDtype,
@@ -51,10 +44,8 @@ export {
   type CompositePoolOptions,
   type CompositePool,
   singleKvPool,
-  kvBytesPerPage,
   indexerPool,
   compressStatePool,
-  countLayers,
   compositePool,
   draftWorkerPool,
 } from "./pools.js";
@@ -62,25 +53,24 @@ export {
   type SizingMode,
   type KvModelShape,
   type SizingConfig,
-  type StageFacts,
   type BytesPerFullToken,
   type PoolSizes,
   type PoolReport,
   type StageSizing,
   type SizingResult,
   ppStageLayerRanges,
-  stageFacts,
   ringDraftViolations,
   bytesPerFullToken,
-  numReqSlots,
   c128FixedBytes,
-  requestedMaxRunningRequests,
   resolveMaxRunningRequests,
-  computeSizes,
   sizeKvCache,
   poolSizesFromMaxTokens,
 } from "./sizing.js";
-export { type GpuBudgetInput, type GpuBudget, minimumViableMemFraction, kvBudgetFromGpu } from "./budget.js";
+export {
+  type GpuBudgetInput,
+  type GpuBudget,
+  kvBudgetFromGpu,
+} from "./budget.js";
 export {
   type RingChoice,
   type RingAdvice,

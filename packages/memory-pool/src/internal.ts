@@ -1,4 +1,5 @@
-// What other packages of this repository need from this one; not for users (no semver promise).
+// What the other packages of this repository share with this one. Released in step with them (one changesets
+// fixed group, docs/decisions.md#d36-internal-subpaths-are-released-in-step); no promise to anyone else.
 export {
   type ConfiguratorGenerationId,
   type GenerationSizing,
@@ -14,3 +15,6 @@ export {
   finalizedC128StatePoolSize,
 } from "./generations/configurator.js";
 export { compressedPoolSizes } from "./sizing.js";
+export { GIB } from "./bytes.js";
+export { type StageFacts, stageFacts, numReqSlots, computeSizes } from "./sizing.js";
+export { minimumViableMemFraction } from "./budget.js";

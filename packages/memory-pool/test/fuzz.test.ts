@@ -1,4 +1,4 @@
-// Issue 23 point 6, memory-pool's part: its public functions under hostile inputs either return or throw a dsv4-kv
+// memory-pool's public functions under hostile inputs either return or throw a dsv4-kv
 // error with a code. Seeded and bounded in time (@dsv4-kv/vitest-preset/fuzz: DSV4KV_FUZZ_SEED, DSV4KV_FUZZ_MS).
 // The CLI's fuzz tests (packages/cli/test/fuzz/) cover the other packages.
 import { Dsv4KvError } from "@dsv4-kv/errors";

@@ -1,4 +1,4 @@
-// Issue 23: slot math that used to return rows past int32 (c128OfflineStateRow(2^31, 0, 256) = 549755813888) now
+// Slot math that used to return rows past int32 (c128OfflineStateRow(2^31, 0, 256) = 549755813888) now
 // refuses them with INT32_OVERFLOW, naming the input that drove the row there.
 import { describe, expect, test } from "vitest";
 import {
@@ -7,8 +7,8 @@ import {
   c128OfflineStateRow,
   c128OnlineStateRow,
   swaLocToC4StateRow,
-  unifiedC4StateRow,
 } from "../src/index.js";
+import { unifiedC4StateRow } from "../src/slots.js";
 
 function refusal(fn: () => unknown) {
   try {

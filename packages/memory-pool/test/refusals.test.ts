@@ -11,10 +11,10 @@ import {
   kvBytesPerToken,
   ringDraftViolations,
   sizeKvCache,
-  stageFacts,
   swaLocToC4StateRow,
   swaRingSize,
 } from "../src/index.js";
+import { stageFacts } from "../src/internal.js";
 import { FLASH, SCENARIO_B_BYTES, flashSpec } from "./fixtures.js";
 
 /** The MemoryPoolError `run` throws (the test fails on anything else). */

@@ -7,11 +7,9 @@ import {
   compressStatePool,
   compressStateRingSize,
   compressStateWritePad,
-  configuratorKvBytesPerToken,
   fullLocToC4CompressedIndex,
   indexerBytesPerToken,
   indexerPool,
-  kvBytesPerPage,
   kvBytesPerToken,
   offlineStateRowBytes,
   onlineC128RowBytes,
@@ -19,6 +17,8 @@ import {
   swaLocToC4StateRow,
   swaRingSize,
 } from "../src/index.js";
+import { configuratorKvBytesPerToken } from "../src/bytes.js";
+import { kvBytesPerPage } from "../src/pools.js";
 import { FLASH } from "./fixtures.js";
 
 describe("ring sizes (pools-and-sizing §4.1)", () => {

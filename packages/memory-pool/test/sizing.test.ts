@@ -10,9 +10,9 @@ import {
   ppStageLayerRanges,
   ringDraftViolations,
   sizeKvCache,
-  stageFacts,
   type SizingConfig,
 } from "../src/index.js";
+import { stageFacts } from "../src/internal.js";
 import { FLASH, PRO, SCENARIO_B_BYTES, flashSpec } from "./fixtures.js";
 
 const nonSpec = (overrides: Partial<SizingConfig> = {}): SizingConfig =>

@@ -3,7 +3,7 @@
  * `OnlineMtpError` naming the field, the value given and the rule; nothing is coerced (a string is never a number
  * or a boolean).
  */
-import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors";
+import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors/internal";
 import { OnlineMtpError, type OnlineMtpErrorCode } from "./errors.js";
 
 export const I32_MAX = 0x7fffffff;

@@ -3,7 +3,8 @@
  * offending input (with an index where it is an array element), `value` is what was given, `rule` is the
  * precondition it broke (docs/errors.md lists every code).
  */
-import { type ErrorCode, FieldError } from "@dsv4-kv/errors";
+import type { ErrorCode } from "@dsv4-kv/errors";
+import { FieldError } from "@dsv4-kv/errors/internal";
 
 export type OnlineMtpErrorCode = ErrorCode;
 

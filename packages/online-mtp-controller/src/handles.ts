@@ -4,7 +4,7 @@
  * check: a handle made elsewhere is refused.
  */
 import type { IndexVector, MatrixF32, StateBuffer } from "./backend.js";
-import { typeOf } from "@dsv4-kv/errors";
+import { typeOf } from "@dsv4-kv/errors/internal";
 import { check } from "./check.js";
 
 type Handle = IndexVector | MatrixF32 | StateBuffer;

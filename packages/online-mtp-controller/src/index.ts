@@ -8,37 +8,20 @@ export {
   type StateDtype,
 } from "./constants.js";
 export { OnlineMtpError, type OnlineMtpErrorCode } from "./errors.js";
-export {
-  type Precision,
-  type TokenInput,
-  type ErrorStats,
-  clearedRow,
-  updateRow,
-  foldRow,
-  segmentStats,
-  mergeRows,
-  offlinePool,
-  chunkPos,
-  toBf16Bits,
-  fromBf16Bits,
-  roundBf16,
-  compareRows,
-  STATE_TOLERANCE,
-} from "./math.js";
-export { bankRow } from "./layout.js";
-export {
-  type IndexVector,
-  type MatrixF32,
-  type StateBuffer,
-  type WritePrefixParams,
-  type MarkPendingParams,
-  type CommitPendingParams,
-  type ResetSlotsParams,
-  type OnlineDecodeParams,
-  type OnlinePrefillParams,
-  type OnlineMtpBackend,
-  SEGMENT_FIELDS,
+
+export type {
+  IndexVector,
+  MatrixF32,
+  StateBuffer,
+  WritePrefixParams,
+  MarkPendingParams,
+  CommitPendingParams,
+  ResetSlotsParams,
+  OnlineDecodeParams,
+  OnlinePrefillParams,
+  OnlineMtpBackend,
 } from "./backend.js";
+
 export {
   validateWritePrefix,
   validateMarkPending,
@@ -51,7 +34,6 @@ export { CpuBackend } from "./cpu-backend.js";
 export { type ForwardMode, FORWARD_MODES, logicalForwardMode, targetVerifyBatchSize } from "./forward-mode.js";
 export {
   OnlineMtpController,
-  UpstreamOnlineMtpController,
   type OnlineMtpControllerOptions,
   type OnlineMtpFlags,
   type VerifyContext,

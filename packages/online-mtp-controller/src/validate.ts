@@ -18,7 +18,7 @@ import type {
   WritePrefixParams,
 } from "./backend.js";
 import { SEGMENT_FIELDS } from "./backend.js";
-import { typeOf } from "@dsv4-kv/errors";
+import { typeOf } from "@dsv4-kv/errors/internal";
 import { I32_MAX, check, checkBoolean, checkInt, checkKeys, checkObject } from "./check.js";
 import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, MAX_VERIFY_TOKENS } from "./constants.js";
 

@@ -3,7 +3,9 @@
 import { describe, expect, test } from "vitest";
 import { BF16_UNIT_ROUNDOFF, elementBounds, foldStepBound, roundedSpread, storeBound } from "../src/bf16-bound.js";
 import { ChunkReference, emptyRowErrorStats } from "../src/bf16-reference.js";
-import { CpuBackend, STATE_TOLERANCE, roundBf16, runSimulation } from "../src/index.js";
+import { CpuBackend, runSimulation } from "../src/index.js";
+import { STATE_TOLERANCE } from "../src/internal.js";
+import { roundBf16 } from "../src/testing.js";
 import { bf16RoundOf as bf16Round } from "../src/math.js";
 import { FaultyCpuBackend } from "../src/testing.js";
 

@@ -6,12 +6,12 @@ import {
   OnlineMtpController,
   OnlineMtpError,
   STATE_ROW_ELEMS,
-  UpstreamOnlineMtpController,
   logicalForwardMode,
   runSimulation,
   targetVerifyBatchSize,
   type OnlineMtpBackend,
 } from "../src/index.js";
+import { UpstreamOnlineMtpController } from "../src/testing.js";
 import { bitsEqual, randn, setup, verifyOne } from "./helpers.js";
 
 /** Wraps a backend: records every call in order and counts device → host reads. */

@@ -9,9 +9,9 @@ import {
   type MatrixF32,
   type OnlineMtpBackend,
   type StateDtype,
-  type TokenInput,
   type WritePrefixParams,
 } from "../src/index.js";
+import type { TokenInput } from "../src/testing.js";
 
 export const H = HEAD_DIM;
 

@@ -1,4 +1,4 @@
-// Issue 23: prepareForward / beginVerify / markPending with a slot outside the pool or a negative length used to
+// prepareForward / beginVerify / markPending with a slot outside the pool or a negative length used to
 // return the verify offset and commit nothing for that row (the kernels skip it); a controller of 1e6 slots threw a
 // RangeError from a 13.8e9-element typed array. Both are refused by name now.
 import { describe, expect, test } from "vitest";

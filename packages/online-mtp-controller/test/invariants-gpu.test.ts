@@ -13,10 +13,10 @@ import {
   KV_SCORE_COLS,
   OnlineMtpController,
   STATE_ROW_ELEMS,
-  compareRows,
   runSimulation,
   type OnlineMtpBackend,
 } from "../src/index.js";
+import { compareRows } from "../src/testing.js";
 import { GpuBackend, probeGpuBackend } from "../src/gpu.js";
 import { INVARIANTS } from "./invariants.js";
 import { BACKEND_REFUSALS } from "./refusals.js";

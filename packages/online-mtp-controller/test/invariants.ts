@@ -9,19 +9,20 @@ import {
   KV_SCORE_COLS,
   OnlineMtpError,
   STATE_ROW_ELEMS,
-  STATE_TOLERANCE,
-  SEGMENT_FIELDS,
-  UpstreamOnlineMtpController,
   type MatrixF32,
+  runSimulation,
+  type OnlineMtpBackend,
+  type StateDtype,
+} from "../src/index.js";
+import { STATE_TOLERANCE, SEGMENT_FIELDS } from "../src/internal.js";
+import {
+  UpstreamOnlineMtpController,
   clearedRow,
   compareRows,
   foldRow,
   offlinePool,
-  runSimulation,
-  type OnlineMtpBackend,
-  type StateDtype,
   type TokenInput,
-} from "../src/index.js";
+} from "../src/testing.js";
 import { ChunkReference, emptyRowErrorStats } from "../src/bf16-reference.js";
 import { H, bitsEqual, changedRows, randn, setup, snapshot, tokenOf, writePrefixParams } from "./helpers.js";
 

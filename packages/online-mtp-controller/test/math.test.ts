@@ -9,10 +9,10 @@ import {
   offlinePool,
   roundBf16,
   segmentStats,
-  toBf16Bits,
   updateRow,
   type TokenInput,
-} from "../src/index.js";
+} from "../src/testing.js";
+import { toBf16Bits } from "../src/internal.js";
 
 const Hs = 16; // the math is per channel; a narrow head keeps property tests fast
 

@@ -1,5 +1,5 @@
 /**
- * Backend-generic refusal checks (issue 10: strict inputs): every bad input of a backend call is refused with an
+ * Backend-generic refusal checks (strict inputs): every bad input of a backend call is refused with an
  * OnlineMtpError naming field, value and rule, before anything is launched or copied. Registered for the CPU
  * backend and, on a CUDA machine, for the GPU backend.
  */

@@ -1,4 +1,4 @@
-// Issue 23: `runSimulation` takes `stop` (a time limit asks it before every step): the run ends there, the
+// `runSimulation` takes `stop` (a time limit asks it before every step): the run ends there, the
 // requests still running are checked, and `steps` says how many ran.
 import { describe, expect, test } from "vitest";
 import { CpuBackend, OnlineMtpError, runSimulation } from "../src/index.js";

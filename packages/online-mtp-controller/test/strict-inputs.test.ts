@@ -1,24 +1,26 @@
-/** Issue 10, strict inputs: one test per refusal class of the controller, the helpers and the simulation. */
+/** Strict inputs: one test per refusal class of the controller, the helpers and the simulation. */
 import { describe, expect, test } from "vitest";
 import {
   CpuBackend,
   KV_SCORE_COLS,
   OnlineMtpController,
   type OnlineMtpControllerOptions,
+  logicalForwardMode,
+  runSimulation,
+  targetVerifyBatchSize,
+} from "../src/index.js";
+import {
   bankRow,
   chunkPos,
   clearedRow,
   compareRows,
   foldRow,
   fromBf16Bits,
-  logicalForwardMode,
   mergeRows,
-  runSimulation,
   segmentStats,
-  targetVerifyBatchSize,
-  toBf16Bits,
   updateRow,
-} from "../src/index.js";
+} from "../src/testing.js";
+import { toBf16Bits } from "../src/internal.js";
 import { H, setup } from "./helpers.js";
 import { BACKEND_REFUSALS, expectRefused } from "./refusals.js";
 

@@ -4,7 +4,7 @@
  * signatures, so the case format and its validation live here once for both.
  */
 import { planDecode, planDecodeLegacy, type DecodePlanOptions, type LegacyDecodePlanOptions } from "./decode.js";
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { z } from "zod";
 import { PlannerError } from "./errors.js";
 import type { ReqToToken } from "./inputs.js";

@@ -3,7 +3,8 @@
  * offending input (with an index where it is an array element), `value` is what was given, `rule` is the
  * precondition it broke, in words a user can act on. `code` is stable and machine-readable (docs/errors.md).
  */
-import { type ErrorCode, FieldError } from "@dsv4-kv/errors";
+import type { ErrorCode } from "@dsv4-kv/errors";
+import { FieldError } from "@dsv4-kv/errors/internal";
 
 export type PlannerErrorCode = ErrorCode;
 

@@ -46,7 +46,6 @@ export {
   type PrefillPlan,
   type LegacyPrefillPlanOptions,
   planPrefill,
-  planPrefillStage0,
   planPrefillLegacy,
 } from "./prefill.js";
 export { type DecodePlanOptions, type LegacyDecodePlanOptions, planDecode, planDecodeLegacy } from "./decode.js";
@@ -59,8 +58,6 @@ export {
   type RingSlotContent,
   RingResidencySimulator,
   runResidencyScenario,
-  ResidencyScenarioRun,
-  KEPT_VIOLATIONS,
 } from "./residency.js";
 export {
   type ResidencyProof,
@@ -68,17 +65,25 @@ export {
   proveResidency,
   findMaxDraftTokens,
 } from "./prove/prove.js";
-export { type ResidencyProofOptions, type ProofProgress, ProofCache, proofCacheFor } from "./prove/search.js";
-export { type ResidencyProofEstimate, estimateResidencyProof } from "./prove/estimate.js";
+export type {
+  ResidencyProofOptions,
+  ProofProgress,
+} from "./prove/search.js";
+
 export {
   type ResidencyBatch,
   type ReplayControl,
   type ReplayResult,
   replayResidency,
-  describeBatches,
 } from "./prove/replay.js";
-export { type ShippedResidencyProof, SHIPPED_RESIDENCY_PROOFS, shippedResidencyProof } from "./prove/table.js";
-export { type ResidencyProofStatus, LIVE_PROOF_PLAN_BUDGET, residencyProofStatus } from "./prove/status.js";
+export {
+  type ShippedResidencyProof,
+  SHIPPED_RESIDENCY_PROOFS,
+} from "./prove/table.js";
+export {
+  type ResidencyProofStatus,
+  residencyProofStatus,
+} from "./prove/status.js";
 export {
   type PlanCase,
   type PlanCaseKind,

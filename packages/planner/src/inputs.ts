@@ -2,7 +2,7 @@
  * Input normalisation and validation shared by every planner entry point. Upstream narrows int64 inputs to
  * int32 and trusts them; we refuse anything that would not survive that narrowing or would index out of range.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { PlannerError } from "./errors.js";
 
 /** Integer arrays as users hold them: plain arrays, typed arrays, or int64 tensors as BigInt64Array. */

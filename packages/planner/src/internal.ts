@@ -1,4 +1,5 @@
-// What other packages of this repository need from this one; not for users (no semver promise).
+// What the other packages of this repository share with this one. Released in step with them (one changesets
+// fixed group, docs/decisions.md#d36-internal-subpaths-are-released-in-step); no promise to anyone else.
 export {
   INT32_MAX,
   PLAN_OPTION_KEYS,
@@ -18,3 +19,6 @@ export {
 export { devicePathOf, type NormalizedPrefillOptions, normalizePrefillOptions, stage0Into } from "./prefill.js";
 export { SeededRandom } from "./random.js";
 export { validateDecodeInputs, validateLegacyDecode } from "./decode.js";
+export { ResidencyScenarioRun } from "./residency.js";
+export { type ResidencyProofEstimate, estimateResidencyProof } from "./prove/estimate.js";
+export { describeBatches } from "./prove/replay.js";

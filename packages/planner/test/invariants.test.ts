@@ -5,12 +5,12 @@ import { SlotResolver } from "../src/internal.js";
 import {
   earliestFutureRead,
   planPrefill,
-  planPrefillStage0,
   planDecode,
   writePad,
   windowSize,
   type PrefillPlanOptions,
 } from "../src/index.js";
+import { planPrefillStage0 } from "../src/prefill.js";
 import { testSeed } from "../src/testing.js";
 import { referenceStage0 } from "./helpers.js";
 

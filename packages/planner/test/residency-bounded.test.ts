@@ -1,7 +1,9 @@
 // The residency simulator's memory is O(ring + window), not O(batches) (it used to keep every batch and every
 // committed position: 300,000 steps exceeded a Map's maximum size).
 import { describe, expect, test } from "vitest";
-import { RingResidencySimulator, ResidencyScenarioRun, KEPT_VIOLATIONS } from "../src/index.js";
+import { RingResidencySimulator } from "../src/index.js";
+import { ResidencyScenarioRun } from "../src/internal.js";
+import { KEPT_VIOLATIONS } from "../src/residency.js";
 
 describe("bounded simulator state", () => {
   test.each([

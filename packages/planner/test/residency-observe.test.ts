@@ -1,13 +1,8 @@
 // The residency simulator's observation API (what `simulate residency --html` draws): onBatch reports every batch
 // of a scenario, in order, with the simulator after it; slotContents says what each written slot holds.
 import { describe, expect, test } from "vitest";
-import {
-  type ResidencyBatch,
-  ResidencyScenarioRun,
-  RingResidencySimulator,
-  replayResidency,
-  runResidencyScenario,
-} from "../src/index.js";
+import { type ResidencyBatch, RingResidencySimulator, replayResidency, runResidencyScenario } from "../src/index.js";
+import { ResidencyScenarioRun } from "../src/internal.js";
 
 describe("residency observation", () => {
   test("onBatch's batches replay to the scenario's own report (resumes included)", () => {

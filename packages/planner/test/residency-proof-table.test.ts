@@ -1,13 +1,8 @@
 // The shipped residency proofs (src/prove/table.ts) are recomputed here: a planner change that alters a proof's
 // verdict or its state space fails this test until the table is regenerated.
 import { describe, expect, test } from "vitest";
-import {
-  SHIPPED_RESIDENCY_PROOFS,
-  proveResidency,
-  residencyProofStatus,
-  shippedResidencyProof,
-  writePad,
-} from "../src/index.js";
+import { SHIPPED_RESIDENCY_PROOFS, proveResidency, residencyProofStatus, writePad } from "../src/index.js";
+import { shippedResidencyProof } from "../src/prove/table.js";
 
 describe("shipped residency proofs", () => {
   test.each(

@@ -1,10 +1,9 @@
-// Library entry points refuse garbage with a PlannerError naming field, value and rule (issue 10, point 2).
+// Library entry points refuse garbage with a PlannerError naming field, value and rule.
 import { describe, expect, test } from "vitest";
 import {
   CompressPlanTable,
   DecodePlanTable,
   PlannerError,
-  ResidencyScenarioRun,
   WritePlanTable,
   type WritePlanRecord,
   earliestFutureRead,
@@ -19,13 +18,13 @@ import {
   planPrefillLegacy,
   proveResidency,
   residencyProofStatus,
-  shippedResidencyProof,
   unpackWriteRaggedId,
   validateRing,
   windowSize,
   writePad,
 } from "../src/index.js";
-import { reqToTokenInt32 } from "../src/internal.js";
+import { shippedResidencyProof } from "../src/prove/table.js";
+import { ResidencyScenarioRun, reqToTokenInt32 } from "../src/internal.js";
 import { thrown } from "./helpers.js";
 
 function expectRefusal(fn: () => unknown, code: string, field: string | RegExp): void {

@@ -1,15 +1,9 @@
-// Issue 23, point 2, the planner's side: a proof's cost is known before it runs (estimateResidencyProof), a proof
+// The planner's side of bounded work: a proof's cost is known before it runs (estimateResidencyProof), a proof
 // and a replay stop at a deadline with an incomplete result, and a scenario's initial prefill on a large SWA page
 // is chunked instead of refused with a token count the caller never gave.
 import { describe, expect, test } from "vitest";
-import {
-  PlannerError,
-  ResidencyScenarioRun,
-  estimateResidencyProof,
-  findMaxDraftTokens,
-  proveResidency,
-  replayResidency,
-} from "../src/index.js";
+import { PlannerError, findMaxDraftTokens, proveResidency, replayResidency } from "../src/index.js";
+import { ResidencyScenarioRun, estimateResidencyProof } from "../src/internal.js";
 
 const C4_PAGED = { compressRatio: 4, ringSize: 16, swaPageSize: 256, draftTokens: 10 } as const;
 

@@ -9,8 +9,8 @@ import {
   planDecodeLegacy,
   planPrefill,
   planPrefillLegacy,
-  planPrefillStage0,
 } from "../src/index.js";
+import { planPrefillStage0 } from "../src/prefill.js";
 import { CUDA_GRAPH_TAIL_OPTIONS } from "../src/testing.js";
 import { cTuples, hexOfRow, range, wTuples } from "./helpers.js";
 

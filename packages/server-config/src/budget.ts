@@ -3,7 +3,7 @@
  * to add memory (`--weights-gib -100` gave 29.3M tokens). Each refusal is a ServerConfigError naming the field
  * as `fieldName` renders it (the CLI renders flags: `--weights-gib`).
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import type { BudgetInput } from "./check.js";
 import { ServerConfigError } from "./errors.js";
 

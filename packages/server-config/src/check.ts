@@ -4,13 +4,12 @@
  * collected into one report (what `dsv4-kv check` prints).
  */
 import type { ErrorCode } from "@dsv4-kv/errors";
+import { GIB, minimumViableMemFraction } from "@dsv4-kv/memory-pool/internal";
 import {
-  GIB,
   MemoryPoolCapacityErrors,
   MemoryPoolError,
   adviseRingSizes,
   kvBudgetFromGpu,
-  minimumViableMemFraction,
   sizeKvCache,
   smallestRingForDraftTokens,
   type RingAdvice,

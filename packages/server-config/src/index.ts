@@ -1,8 +1,6 @@
 export {
   type ModelPreset,
   MODEL_PRESETS,
-  DEFAULT_MODEL,
-  CustomModelSchema,
   parseCustomModel,
   type CustomModelResult,
 } from "./presets.js";
@@ -10,13 +8,10 @@ export {
   type ModelConfigLayout,
   type ModelConfigRead,
   type ModelConfigOptions,
-  DSV4_ARCHITECTURE,
   modelFromConfigJson,
 } from "./model-config.js";
 export {
   type ModelNameMatch,
-  QUANTISATION_SUFFIXES,
-  VARIANT_SUFFIXES,
   resolveModelName,
 } from "./model-names.js";
 export {
@@ -24,8 +19,6 @@ export {
   SPECULATIVE_ALGORITHMS_ACCEPTED,
   type ServerArgsInput,
   type ServerArgs,
-  camelCaseKey,
-  normalizeArgKeys,
   parseServerArgs,
   flagName,
   type ParseArgsResult,
@@ -52,7 +45,6 @@ export {
   type ConfigNote,
   type DerivedValues,
   type ResolvedServerConfig,
-  DEFAULT_ADAPTIVE_CANDIDATES,
   DSV4_DEFAULTS,
   resolveServerConfig,
 } from "./resolve.js";
@@ -62,14 +54,11 @@ export {
   type ResidencyCheck,
   type CheckOptions,
   type CheckReport,
-  DEFAULT_MEM_FRACTION_STATIC,
   checkServerConfig,
-  fmtBytes,
 } from "./check.js";
 export {
   CHECK_REPORT_SCHEMA_VERSION,
   CheckReportJsonSchema,
-  CheckReportSchema,
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,
@@ -92,3 +81,4 @@ export type {
 export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglang-log/platform.js";
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
 export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";
+export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";

@@ -1,2 +1,4 @@
-// What other packages of this repository need from this one; not for users (no semver promise).
-export * from "./vllm/index.js";
+// What the other packages of this repository share with this one. Released in step with them (one changesets
+// fixed group, docs/decisions.md#d36-internal-subpaths-are-released-in-step); no promise to anyone else.
+export { DEFAULT_MODEL } from "./presets.js";
+export { fmtBytes } from "./check.js";

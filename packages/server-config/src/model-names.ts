@@ -4,7 +4,7 @@
  * `-NVFP4`, `-Base`) that keep the architecture, so the KV layout, of the preset they extend. Paths are the
  * caller's (this package reads no files); a name is resolved only when it names no file.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { ServerConfigError } from "./errors.js";
 import { MODEL_PRESETS, type ModelPreset } from "./presets.js";
 

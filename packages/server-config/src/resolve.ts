@@ -5,14 +5,8 @@
  * note first; the rules of the RULES table (rules.ts, one module per family in rules/) then read the result and
  * collect every problem as a `ConfigIssue`; nothing throws for a bad configuration.
  */
-import {
-  MemoryPoolError,
-  compressStateRingSize,
-  compressStateWritePad,
-  stageFacts,
-  type SizingConfig,
-  type StageFacts,
-} from "@dsv4-kv/memory-pool";
+import { MemoryPoolError, compressStateRingSize, compressStateWritePad, type SizingConfig } from "@dsv4-kv/memory-pool";
+import { stageFacts, type StageFacts } from "@dsv4-kv/memory-pool/internal";
 import { type ModelPreset, requireModelPreset } from "./presets.js";
 import { type ConfigIssue, evaluateResolveRules } from "./rules.js";
 import { STATE_DTYPES } from "./rules/dtype.js";

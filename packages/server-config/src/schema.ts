@@ -4,7 +4,7 @@
  * snake_case (`page_size`) so a config file can use upstream spelling. Environment switches are explicit fields: only
  * the CLI reads process.env.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { z } from "zod";
 import { ServerConfigError } from "./errors.js";
 

@@ -1,4 +1,4 @@
-// Issue 23: parseServerArgs and checkServerConfig given what is not their input refuse it by name (before: TypeErrors
+// parseServerArgs and checkServerConfig given what is not their input refuse it by name (before: TypeErrors
 // "Cannot convert undefined or null to object" and "Cannot read properties of null (reading 'contextLen')").
 import { describe, expect, test } from "vitest";
 import {

@@ -67,7 +67,7 @@ describe("check report JSON Schema", () => {
     };
     expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
     expect(schema.required).toContain("schemaVersion");
-    // 2 since issue 24: logComparison's figures gained role, derivedFrom and cause, and `match` may be null.
+    // 2 since reconciliation anchored on logged figures (docs/decisions.md D31): logComparison's figures gained role, derivedFrom and cause, and `match` may be null.
     expect(schema.properties.schemaVersion!.const).toBe(2);
     expect(Number.isInteger(CHECK_REPORT_SCHEMA_VERSION)).toBe(true);
     const objects: Array<Record<string, unknown>> = [];

@@ -1,5 +1,5 @@
 /**
- * V-TP1-3 and V-I1 (issue 23): what the parallel layout must divide for DeepSeek-V4 and the int32 token indices.
+ * V-TP1-3 and V-I1: what the parallel layout must divide for DeepSeek-V4 and the int32 token indices.
  * Before these rules `check --tp-size 3`, `--dp-size 3 --enable-dp-attention` on TP 8 and a 2^53-byte budget
  * were all VALID (the DP case with a V-DP1 warning only).
  */

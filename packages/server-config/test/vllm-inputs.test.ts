@@ -2,7 +2,7 @@
 import { thrownError } from "@dsv4-kv/errors/testing";
 import { describe, expect, test } from "vitest";
 import { MODEL_PRESETS, ServerConfigError } from "../src/index.js";
-import { planVllmKvCache, resolveVllmKvInput, VLLM_DEFAULTS, type VllmKvInput } from "../src/internal.js";
+import { planVllmKvCache, resolveVllmKvInput, VLLM_DEFAULTS, type VllmKvInput } from "../src/vllm/index.js";
 
 const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
 const OK: VllmKvInput = { model: FLASH, maxModelLen: 4096, budget: { kind: "availableBytes", bytes: 1e10 } };

@@ -14,7 +14,7 @@ import {
   resolveVllmKvInput,
   type VllmKvInput,
   type VllmKvPlan,
-} from "../src/internal.js";
+} from "../src/vllm/index.js";
 
 interface LogEntry {
   file: string;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { MODEL_PRESETS } from "../src/index.js";
-import { approximateGcd, planVllmKvCache, pythonFixed2, pythonRound2, type VllmKvInput } from "../src/internal.js";
+import { approximateGcd, planVllmKvCache, pythonFixed2, pythonRound2, type VllmKvInput } from "../src/vllm/index.js";
 
 const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
 const F0731 = MODEL_PRESETS["DeepSeek-V4-Flash-0731"]!;

@@ -101,6 +101,35 @@ describe("check-doc-refs on a fixture tree", () => {
   });
 });
 
+describe("check-doc-refs on mentions of the project's issues", () => {
+  // Built from pieces so that this file itself names no issue.
+  const I = (n: string) => `issue${n}`;
+  const issues = writeTree({
+    "packages/p/src/b.ts": [
+      `// Strict inputs (${I(" 10")}, point 2).`, // 1
+      `// ${I(" #12")} and ${I(" 23")}'s bounds.`, // 2
+      `/** ${"Issue"} 5: the layout contract. */`, // 3
+      "// a lane issues 16 loads; sgl-project/sglang#2591; sglang-issue-25118.log; ISSUE_2591", // 4
+      `// ${I("23")}-style names run together too`, // 5
+      "",
+    ].join("\n"),
+    [doc(md("notes"))]: `# Notes\n\n## Re-verification (${I(" 13")}, point 6)\n`,
+    ".changeset/x.md": `---\n"@dsv4-kv/p": patch\n---\n\nBounded inputs (${I(" 23")}).\n`,
+  });
+  afterAll(() => issues.remove());
+  const { findings } = checkDocRefs(issues.root);
+  const lines = (file: string) => findings.filter((f) => f.file === file && f.kind === "issue").map((f) => f.line);
+
+  it("flags the word and a number in code, Markdown and changesets, on its line", () => {
+    expect(lines("packages/p/src/b.ts")).toEqual([1, 2, 2, 3, 5]);
+    expect(lines(doc(md("notes")))).toEqual([3]);
+    expect(lines(".changeset/x.md")).toEqual([5]);
+  });
+  it("leaves the verb, owner/repo#N, identifiers and file names alone", () => {
+    expect(findings.filter((f) => f.line === 4)).toEqual([]);
+  });
+});
+
 describe("githubSlug", () => {
   it("follows GitHub's rules", () => {
     expect(githubSlug("1.1 Notation")).toBe("11-notation");

@@ -2,7 +2,7 @@
  * `--config FILE`: SGLang's config format (a YAML or JSON object of server flags, keys with dashes or underscores,
  * `null`/`None` meaning unset) plus dsv4-kv's own options. Every unknown key is reported in one error.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
 import { LineCounter, isMap, isNode, isScalar, parseDocument } from "yaml";
 import { InputError, UsageError } from "../commands/args.js";

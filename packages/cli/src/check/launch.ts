@@ -4,7 +4,7 @@
  * assignments. Server flags come from server-config's SGLang flag table: KV-relevant ones become check values,
  * the rest are accepted and returned as ignored, an unknown one is refused with a suggestion.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
 import { UsageError } from "../commands/args.js";
 import { type FlagSpec, flagValueFromText } from "../commands/flags.js";

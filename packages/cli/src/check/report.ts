@@ -7,8 +7,8 @@ import {
   type LogComparison,
   checkReportJson,
   flagName,
-  fmtBytes,
 } from "@dsv4-kv/server-config";
+import { fmtBytes } from "@dsv4-kv/server-config/internal";
 import { NO_PAINT, type Paint } from "../colour.js";
 
 const GIB = 2 ** 30;

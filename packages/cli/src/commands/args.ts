@@ -2,7 +2,8 @@
  * The CLI's errors and its strict scalar parsers. A flag value is parsed from its text exactly: no trimming, no
  * hex, no exponent where an integer is expected, nothing outside the flag's range.
  */
-import { type ErrorCode, FieldError } from "@dsv4-kv/errors";
+import type { ErrorCode } from "@dsv4-kv/errors";
+import { FieldError } from "@dsv4-kv/errors/internal";
 
 /** A command line that cannot be run (code USAGE); `field` is the flag as typed (`--residency-steps`). */
 export class UsageError extends FieldError {

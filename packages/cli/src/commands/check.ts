@@ -4,13 +4,13 @@
  */
 import {
   type CheckReport,
-  DEFAULT_MODEL,
   RULES,
   type LogComparison,
   type ModelPreset,
   parseCustomModel,
   reconcileSglangLog,
 } from "@dsv4-kv/server-config";
+import { DEFAULT_MODEL } from "@dsv4-kv/server-config/internal";
 import { readConfigFile } from "../check/config-file.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
 import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";

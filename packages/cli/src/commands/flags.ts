@@ -3,7 +3,7 @@
  * `--name=value` or, for a switch, `--name`; a value may start with `-` (`--chunked-prefill-size -1`), so the
  * range, not the parser, decides whether a negative number is allowed. Words after `--` are returned untouched.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import {
   type NumberRange,
   UsageError,

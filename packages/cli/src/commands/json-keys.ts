@@ -3,7 +3,7 @@
  * the CLI (plan and replay inputs, model config.json files, `--config` files) runs this scan on text that parsed:
  * a key given twice in one object is refused, naming both places.
  */
-import { FieldError } from "@dsv4-kv/errors";
+import { FieldError } from "@dsv4-kv/errors/internal";
 import { InputError } from "./args.js";
 
 /** One setting given twice (code DUPLICATE_KEY): a JSON key twice in an object, a --config flag in two spellings. */

@@ -1,7 +1,8 @@
 /**
  * `dsv4-kv plan`: one case or a JSON array of cases in, the exact plan records out.
  */
-import { Dsv4KvError, type ErrorJson, formatValue } from "@dsv4-kv/errors";
+import { Dsv4KvError, type ErrorJson } from "@dsv4-kv/errors";
+import { formatValue } from "@dsv4-kv/errors/internal";
 import {
   cpuPlanEngine,
   planCase,

@@ -4,13 +4,11 @@
 import {
   type MaxDraftTokens,
   type ResidencyProof,
-  type ResidencyProofEstimate,
   type ResidencyProofOptions,
-  describeBatches,
-  estimateResidencyProof,
   findMaxDraftTokens,
   proveResidency,
 } from "@dsv4-kv/planner";
+import { type ResidencyProofEstimate, describeBatches, estimateResidencyProof } from "@dsv4-kv/planner/internal";
 import { LimitError, UsageError } from "./args.js";
 import { type Paint, paintFor } from "../colour.js";
 import { type FlagTable, parseFlags, refuseRest } from "./flags.js";

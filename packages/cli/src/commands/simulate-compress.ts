@@ -199,6 +199,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   refuseRest(rest);
   const options = scenarioOptions(values);
   const compress = await import("@dsv4-kv/compress");
+  const { CompressScenarioRun } = await import("@dsv4-kv/compress/internal");
   let stateRows: number;
   try {
     stateRows = compress.scenarioStateRows(options);
@@ -227,7 +228,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   let r: CompressScenarioReport;
   try {
     const onStep = (done: number, total: number) => progress.update(done, total);
-    const run = new compress.CompressScenarioRun({ ...options, onStep }, backends);
+    const run = new CompressScenarioRun({ ...options, onStep }, backends);
     try {
       while (!deadline.expired() && run.advance(1));
       r = run.report();

@@ -3,9 +3,7 @@
  */
 import {
   SPECULATIVE_RING_SIZE,
-  ResidencyScenarioRun,
   RingResidencySimulator,
-  describeBatches,
   replayResidency,
   type ReplayResult,
   type ResidencyBatch,
@@ -13,6 +11,7 @@ import {
   type ResidencyScenario,
   windowSize,
 } from "@dsv4-kv/planner";
+import { ResidencyScenarioRun, describeBatches } from "@dsv4-kv/planner/internal";
 import { InputError, LimitError, UsageError } from "./args.js";
 import { NO_PAINT, type Paint, paintFor } from "../colour.js";
 import { renderReportHtml, requireWritableReportHtml, writeReportHtml } from "../report-html/render.js";

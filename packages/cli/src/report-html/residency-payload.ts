@@ -8,17 +8,16 @@
 import {
   type ResidencyBatch,
   type ResidencyScenario,
-  ResidencyScenarioRun,
   type ResidencyViolation,
   type RingResidencySimulator,
   type RingSlotContent,
   type ViolationKind,
-  describeBatches,
   earliestFutureRead,
   pagedRingSlot,
   requestRingSlot,
   windowSize,
 } from "@dsv4-kv/planner";
+import { ResidencyScenarioRun, describeBatches } from "@dsv4-kv/planner/internal";
 
 /** Batches drawn up to and including the violating one (or the run's last). */
 export const WINDOW_BATCHES = 8;

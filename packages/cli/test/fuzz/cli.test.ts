@@ -1,4 +1,4 @@
-// Issue 23 point 6: the CLI's flag and file inputs under hostile values, run in process through main(). Every run
+// The CLI's flag and file inputs under hostile values, run in process through main(). Every run
 // must end with exit 0, 1 or 2, and a refusal must be a dsv4-kv error (the CLI prints "internal error" for anything
 // else). Seeded and bounded in time (@dsv4-kv/vitest-preset/fuzz); work-size flags keep valid values small (the fuzz looks for
 // crashes, not for long runs, which point 2 of the issue bounds).

@@ -1,4 +1,4 @@
-// Issue 23 point 6: the public library functions under hostile inputs. Each call either returns or throws a
+// The public library functions under hostile inputs. Each call either returns or throws a
 // dsv4-kv error with a code (Dsv4KvError.isInstance): never a TypeError, a RangeError or a crash. Seeded and bounded
 // in time (@dsv4-kv/vitest-preset/fuzz); a failure prints the seed and the shrunk input to replay it.
 import { CpuCompressBackend, runCompressScenario, scenarioStateRows } from "@dsv4-kv/compress";

@@ -17,8 +17,8 @@ import {
   type MatrixF32,
   OnlineMtpController,
   type OnlineMtpBackend,
-  SEGMENT_FIELDS,
 } from "@dsv4-kv/online-mtp-controller";
+import { SEGMENT_FIELDS } from "@dsv4-kv/online-mtp-controller/internal";
 import { check, checkInt } from "../check.js";
 import { type SegmentPlan, appendSegments } from "./segments.js";
 import type { OnlineC128DriverOptions, OnlineEntry, OnlineRequestStep } from "./types.js";

@@ -4,7 +4,8 @@
  * chunk boundary closes its chunk (the kernel emits the entry into output row = record index); the trailing piece
  * stores its partial state.
  */
-import { CHUNK_TOKENS, SEGMENT_FIELDS } from "@dsv4-kv/online-mtp-controller";
+import { CHUNK_TOKENS } from "@dsv4-kv/online-mtp-controller";
+import { SEGMENT_FIELDS } from "@dsv4-kv/online-mtp-controller/internal";
 
 /** A record that closes a chunk: its output row and the position of the chunk's last token. */
 export interface SegmentClose {

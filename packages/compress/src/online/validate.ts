@@ -2,7 +2,7 @@
  * Argument checks of the online c128 driver: every input of a step is checked before anything is launched, so a
  * refused step changes no state. Each refusal is a `CompressError` naming the field, the value and the rule.
  */
-import { typeOf } from "@dsv4-kv/errors";
+import { typeOf } from "@dsv4-kv/errors/internal";
 import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, MAX_VERIFY_TOKENS } from "@dsv4-kv/online-mtp-controller";
 import {
   check,

@@ -2,7 +2,7 @@
  * Options of a data-level compress scenario, validated strictly: every key known (a typo gets a suggestion), every
  * value of its type and range, nothing coerced, keys that do not apply to the ring refused.
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { type PadFormula, PlannerError, SPECULATIVE_RING_SIZE, padForFormula, validateRing } from "@dsv4-kv/planner";
 import type { RingRatio, StateDtype } from "../backend.js";
 import { CompressError, type CompressErrorCode } from "../errors.js";

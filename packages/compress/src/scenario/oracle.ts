@@ -4,7 +4,7 @@
  * rounding of ring elements for a bf16 state). Online entries are held to the ring's bound plus the online
  * controller's stated tolerance; a mirror backend's entries to the GPU-vs-CPU bound.
  */
-import { STATE_TOLERANCE } from "@dsv4-kv/online-mtp-controller";
+import { STATE_TOLERANCE } from "@dsv4-kv/online-mtp-controller/internal";
 import { offlineCompress, windowOf } from "../oracle.js";
 import { entryTolerance } from "../tolerance.js";
 import type { CommittedRow } from "./memory.js";

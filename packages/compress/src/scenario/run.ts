@@ -21,7 +21,7 @@ import {
 } from "@dsv4-kv/planner";
 import { SeededRandom } from "@dsv4-kv/planner/internal";
 import type { OnlineMtpBackend } from "@dsv4-kv/online-mtp-controller";
-import { toBf16Bits } from "@dsv4-kv/online-mtp-controller";
+import { toBf16Bits } from "@dsv4-kv/online-mtp-controller/internal";
 import type { RingCompressBackend } from "../backend.js";
 import { CompressError } from "../errors.js";
 import { OnlineC128Driver } from "../online/driver.js";

@@ -1,4 +1,4 @@
-// The L2-cold copy floor of writePrefix batch 256, D 8, fp32 (issue 13 point 6): what a tuned copy of the same bytes
+// The L2-cold copy floor of writePrefix batch 256, D 8, fp32: what a tuned copy of the same bytes
 // (same read:write split, 64 rotating buffer sets, CUDA graph of 100 calls) takes on this GPU, against writePrefix
 // itself, writePrefix with the copy's cache hints and TMA bulk copies, all in one process. Not part of the addon;
 // build.sh builds it into .anatomy/copy-floor, which runs on the GPU machine as is (every sweep row to

@@ -1,4 +1,4 @@
-// Ring compress kernels (issue 16): the registration contract. native/addon.cpp calls RegisterCompress(env, exports)
+// Ring compress kernels: the registration contract. native/addon.cpp calls RegisterCompress(env, exports)
 // once from the addon's Init; native/compress/binding.cpp defines exports.compress.
 #pragma once
 

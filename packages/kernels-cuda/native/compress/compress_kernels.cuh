@@ -1,4 +1,4 @@
-// Ring compress kernels that consume the planner's records (issue 16; docs/reference/compress-kernels.md):
+// Ring compress kernels that consume the planner's records (docs/reference/compress-kernels.md):
 // prefill compress over CompressPlan rows (c4 with its overlap half, c128), the prefill write over WritePlan rows,
 // and decode (write, then compress when the window closes) over DecodePlan rows. One params struct per kernel
 // family. The host (binding.cpp) checks sizes before a launch; the kernels re-check every plan value against the

@@ -1,4 +1,4 @@
-// Online c128 MTP kernels (issue 5). Owned by the online-MTP engineer; this file is the registration contract.
+// Online c128 MTP kernels: this file is the registration contract.
 // native/addon.cpp calls RegisterOnlineMtp(env, exports) once from the addon's Init. Include "common.h" for the
 // shared error / device-buffer / context helpers.
 #pragma once

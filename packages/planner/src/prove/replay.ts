@@ -2,7 +2,7 @@
  * Concrete batch sequences: what a counterexample prints, what `simulate residency --replay` reads back, and the
  * prover's self-check (every abstract counterexample must violate R1 in the real simulator, at its last batch).
  */
-import { closestMatch } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { PlannerError } from "../errors.js";
 import { requireInteger } from "../inputs.js";
 import { type ResidencyConfig, type ResidencyViolation, RingResidencySimulator } from "../residency.js";

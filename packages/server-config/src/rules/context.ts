@@ -2,7 +2,8 @@
  * What a rule reads. Resolution (resolve.ts) derives every value first; the rules then only look: each is a function
  * from one of these contexts to the issues it raises, so a rule cannot change what another rule sees.
  */
-import type { MemoryPoolError, SizingResult, StageFacts } from "@dsv4-kv/memory-pool";
+import type { MemoryPoolError, SizingResult } from "@dsv4-kv/memory-pool";
+import type { StageFacts } from "@dsv4-kv/memory-pool/internal";
 import type { ModelPreset } from "../presets.js";
 import type { DerivedValues } from "../resolve.js";
 import type { ServerArgs } from "../schema.js";

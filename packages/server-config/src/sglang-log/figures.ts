@@ -3,7 +3,7 @@
  * figures it depends on), whether the logged value matches at its printed precision, and, when it does not, whether
  * the log cut it or which alternative arithmetic reproduces it (alternatives.ts).
  */
-import { GIB } from "@dsv4-kv/memory-pool";
+import { GIB } from "@dsv4-kv/memory-pool/internal";
 import { type Alternative, type Env, type Recompute, findCause, solvedRatio } from "./alternatives.js";
 import type {
   FigureCause,

@@ -6,7 +6,8 @@
  * cascades into others. Values taken from the log are `role: "input"`; cut values are `truncated`; each difference
  * carries its cause (figures.ts, alternatives.ts).
  */
-import { GIB, type SizingConfig, numReqSlots, resolveMaxRunningRequests, computeSizes } from "@dsv4-kv/memory-pool";
+import { GIB, numReqSlots, computeSizes } from "@dsv4-kv/memory-pool/internal";
+import { type SizingConfig, resolveMaxRunningRequests } from "@dsv4-kv/memory-pool";
 import {
   type ConfiguratorGenerationId,
   finalizedC128StatePoolSize,

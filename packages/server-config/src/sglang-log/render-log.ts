@@ -3,7 +3,8 @@
  * our own sizing of a check report's budget. Returns the text and the same lines already parsed, so reconciliation
  * tests do not depend on the log parser.
  */
-import { GIB, numReqSlots, resolveMaxRunningRequests } from "@dsv4-kv/memory-pool";
+import { GIB, numReqSlots } from "@dsv4-kv/memory-pool/internal";
+import { resolveMaxRunningRequests } from "@dsv4-kv/memory-pool";
 import {
   type ConfiguratorGenerationId,
   type GenerationSizing,

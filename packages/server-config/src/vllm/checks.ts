@@ -1,5 +1,5 @@
 /** The field checks of the vLLM model, throwing ServerConfigError (nothing is coerced). */
-import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors";
+import { type FieldChecks, fieldChecks, typeOf } from "@dsv4-kv/errors/internal";
 import { ServerConfigError } from "../errors.js";
 
 // One const per check: an assertion function must be declared with an explicit type (TS2775).

@@ -1,4 +1,5 @@
-// vLLM's KV cache for DeepSeek-V4 (docs/reference/vllm-kv-cache.md); exported from ./internal only for now.
+// vLLM's KV cache for DeepSeek-V4 (docs/reference/vllm-kv-cache.md). The root entry exports planVllmKvCache and its
+// input and result types; the parts stay unexported until `check --engine vllm` settles them.
 export { type VllmCacheKind, type VllmLayerSpec, type VllmSpecModel, vllmLayerSpecs } from "./layer-specs.js";
 export { type VllmKvGroup, type VllmGrouping, approximateGcd, vllmKvGroups } from "./groups.js";
 export { type VllmRequestShape, blocksPerRequest, groupBlocksPerRequest } from "./blocks-per-request.js";

@@ -3,7 +3,8 @@
  * by the CLI's own flag table (so the page refuses what the CLI refuses), and the pipeline input they make.
  * DOM-free, so node tests cover it.
  */
-import { Dsv4KvError, closestMatch } from "@dsv4-kv/errors";
+import { Dsv4KvError } from "@dsv4-kv/errors";
+import { closestMatch } from "@dsv4-kv/errors/internal";
 import { resolveModelName } from "@dsv4-kv/server-config";
 import { UsageError } from "../../commands/args.js";
 import { ALL_FLAGS } from "../../check/flags.js";

@@ -1,4 +1,4 @@
-// Issue 23, "Library": the planner's silent and generic cases, each now a PlannerError naming the field, the value
+// The planner's silent and generic cases, each now a PlannerError naming the field, the value
 // and the rule (before: reqToToken null planned with the identity map, seed NaN ran seed 0, `{ length: -1 }` threw a
 // RangeError and `{ length: 1e9 }` allocated gigabytes before refusing seqLens[0], `{ identity: null }` a TypeError).
 import { describe, expect, test } from "vitest";

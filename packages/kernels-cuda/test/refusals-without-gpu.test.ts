@@ -1,4 +1,4 @@
-// Issue 23: refusals of kernels-cuda that reach no GPU, so CI (no GPU) runs them. The plan-status readers threw
+// Refusals of kernels-cuda that reach no GPU, so CI (no GPU) runs them. The plan-status readers threw
 // TypeError / RangeError on what is not a status region; the addon refused `new Context(1025)` as "must be a
 // non-negative integer", and cast a byte offset of 1e30 to an integer before checking its range (undefined behaviour).
 import { describe, expect, test } from "vitest";

@@ -1,2 +1,0 @@
-// Test helpers for this package and the packages above it; not for production code.
-export {};
