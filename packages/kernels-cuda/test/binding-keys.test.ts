@@ -1,7 +1,8 @@
 /**
  * The planner binding reads every params object through one key table per call (native/planner/binding.cpp
- * kPrefillKeys, kDecodeKeys, kBenchKeys), and so do the online-MTP and compress bindings (native/online_mtp/binding.cpp,
- * native/compress/binding.cpp: an integer table and a buffer table per call); src/addon-types.ts types the same keys: the tables and the interfaces
+ * kPrefillKeys, kDecodeKeys), and so do the online-MTP and compress bindings (native/online_mtp/binding.cpp,
+ * native/compress/binding.cpp: an integer table and a buffer table per call) and the bench build's entries
+ * (native/bench/*_bench.cpp kBenchKeys); src/addon-types.ts types the same keys: the tables and the interfaces
  * must list the same keys, and the addon refuses what the table does not allow, naming the key (the online-MTP
  * refusals: test/online-mtp-keys.test.ts). The refusals need
  * the CUDA build (the cfg is read before the context, so no device is needed); they skip with a CPU-only addon.
@@ -15,11 +16,15 @@ const read = (rel: string) => readFileSync(new URL(`../${rel}`, import.meta.url)
 const binding = read("native/planner/binding.cpp");
 const onlineBinding = read("native/online_mtp/binding.cpp");
 const compressBinding = read("native/compress/binding.cpp");
+// The bench entries' tables (bench build only).
+const plannerBench = read("native/bench/planner_bench.cpp");
+const onlineBench = read("native/bench/online_mtp_bench.cpp");
+const compressBench = read("native/bench/compress_bench.cpp");
 const types = read("src/addon-types.ts");
 
 /** The keys of one C++ table (`const IntKey<T> name[] = { ... };`), the slot macro expanded. */
-function tableKeys(name: string): string[] {
-  const body = new RegExp(`${name}\\[\\] = \\{([\\s\\S]*?)\\n\\};`).exec(binding)?.[1] ?? "";
+function tableKeys(name: string, source = binding): string[] {
+  const body = new RegExp(`${name}\\[\\] = \\{([\\s\\S]*?)\\n\\};`).exec(source)?.[1] ?? "";
   // The macro's lines: the #define line and every line after one that ends in a backslash.
   const slotText = /#define DSV4KV_SLOT_KEYS\(T\)((?:.*\\\n)*.*)/.exec(binding)?.[1] ?? "";
   const expanded = body.replace(/DSV4KV_SLOT_KEYS\(\w+\)/, slotText);
@@ -31,8 +36,6 @@ function keysOfTable(source: string, name: string): string[] {
   const body = new RegExp(`\\b${name}\\[\\] = \\{([\\s\\S]*?)\\};`).exec(source)?.[1] ?? "";
   return [...body.replace(/\/\/.*$/gm, "").matchAll(/"(\w+)"/g)].map((m) => m[1]!);
 }
-/** The keys of one online-MTP table. */
-const onlineTableKeys = (name: string) => keysOfTable(onlineBinding, name);
 
 /** The keys of one TS interface of `source` (addon-types.ts), its `extends` base included. */
 function interfaceKeys(name: string, source = types): string[] {
@@ -46,9 +49,9 @@ describe("the native key tables and addon-types.ts list the same keys", () => {
   test.each([
     ["kPrefillKeys", "PrefillPlanConfig"],
     ["kDecodeKeys", "DecodePlanConfig"],
-    ["kBenchKeys", "PlanBenchOptions"],
-  ])("%s = %s", (table, iface) => {
-    const native = tableKeys(table);
+    ["kBenchKeys", "PlanBenchOptions", plannerBench],
+  ])("%s = %s", (table, iface, source = binding) => {
+    const native = tableKeys(table, source);
     expect(native.length).toBeGreaterThan(2);
     expect(native).toEqual(interfaceKeys(iface));
   });
@@ -63,10 +66,10 @@ describe("the online-MTP key tables and addon-types.ts list the same keys", () =
     ["kResetKeys", "kResetBuffers", "ResetSlotsArgs"],
     ["kDecodeKeys", "kDecodeBuffers", "OnlineDecodeArgs"],
     ["kPrefillKeys", "kPrefillBuffers", "OnlinePrefillArgs"],
-    ["kBenchKeys", "kBenchStringKeys", "OnlineMtpBenchArgs"],
-  ])("%s + %s = %s", (ints, others, iface) => {
-    const intKeys = onlineTableKeys(ints);
-    const otherKeys = onlineTableKeys(others);
+    ["kBenchKeys", "kBenchStringKeys", "OnlineMtpBenchArgs", onlineBench],
+  ])("%s + %s = %s", (ints, others, iface, source = onlineBinding) => {
+    const intKeys = keysOfTable(source, ints);
+    const otherKeys = keysOfTable(source, others);
     expect(intKeys.length).toBeGreaterThan(1);
     expect(otherKeys.length).toBeGreaterThan(0);
     expect([...intKeys, ...otherKeys].sort()).toEqual(interfaceKeys(iface));
@@ -78,10 +81,10 @@ describe("the compress key tables and addon-types.ts list the same keys", () => 
   test.each([
     ["kPrefillKeys", "kPrefillBuffers", "CompressPrefillArgs"],
     ["kDecodeKeys", "kDecodeBuffers", "CompressDecodeArgs"],
-    ["kBenchKeys", "kBenchStringKeys", "CompressBenchOptions"],
-  ])("%s + %s = %s", (ints, others, iface) => {
-    const intKeys = keysOfTable(compressBinding, ints);
-    const otherKeys = keysOfTable(compressBinding, others);
+    ["kBenchKeys", "kBenchStringKeys", "CompressBenchOptions", compressBench],
+  ])("%s + %s = %s", (ints, others, iface, source = compressBinding) => {
+    const intKeys = keysOfTable(source, ints);
+    const otherKeys = keysOfTable(source, others);
     expect(intKeys.length).toBeGreaterThan(1);
     expect(otherKeys.length).toBeGreaterThan(0);
     expect([...intKeys, ...otherKeys].sort()).toEqual(interfaceKeys(iface));
