@@ -345,7 +345,8 @@ void DeviceBuffer::RequireBytes(Napi::Env env, size_t need, const char* argName)
 
 static size_t OffsetArg(Napi::Env env, const Napi::CallbackInfo& info, size_t i, const char* what) {
   if (info.Length() <= i || info[i].IsUndefined()) return 0;
-  const WholeRule rule{0, kMaxSafeInteger, "ERR_OUT_OF_RANGE", "must be an integer in [0, 2^53 - 1]", "must be a number"};
+  const WholeRule rule{0, kMaxSafeInteger, "ERR_OUT_OF_RANGE", "must be an integer in [0, 2^53 - 1]",
+                       "must be a number"};
   return static_cast<size_t>(ReadWhole(env, info[i], what, rule));
 }
 
@@ -395,7 +396,8 @@ Napi::Value DeviceBuffer::Fill(const Napi::CallbackInfo& info) {
   int byte = 0;
   if (info.Length() > 0 && !info[0].IsUndefined()) {
     // A byte value, never wrapped (256 is not 0) nor coerced.
-    const WholeRule rule{0, 255, "ERR_OUT_OF_RANGE", "must be an integer in [0, 255]", "must be an integer in [0, 255]"};
+    const WholeRule rule{0, 255, "ERR_OUT_OF_RANGE", "must be an integer in [0, 255]",
+                         "must be an integer in [0, 255]"};
     byte = static_cast<int>(ReadWhole(env, info[0], "byte", rule));
   }
   if (bytes_ > 0 && !ptr_) ThrowField(env, "ERR_DSV4KV_BUFFER", "fill", "DeviceBuffer was freed");

@@ -84,7 +84,8 @@ cudaError_t BuildGraph(const IndexedLaunch& launch, cudaStream_t stream, const R
 
 }  // namespace
 
-cudaError_t TimeRounds(const IndexedLaunch& launch, cudaStream_t stream, const Rounds& rounds, std::vector<double>* us) {
+cudaError_t TimeRounds(const IndexedLaunch& launch, cudaStream_t stream, const Rounds& rounds,
+                       std::vector<double>* us) {
   Events ev;
   DSV4KV_BENCH_TRY(cudaEventCreate(&ev.start));
   DSV4KV_BENCH_TRY(cudaEventCreate(&ev.stop));

@@ -171,8 +171,12 @@ Context* ContextOn(Napi::Env env, Napi::Value v, const BufferKey<In> (&bufs)[M],
 
 }  // namespace
 
-Context* ContextFor(Napi::Env env, Napi::Value v, const PrefillCall& c) { return ContextOn(env, v, kPrefillBuffers, c.in); }
-Context* ContextFor(Napi::Env env, Napi::Value v, const DecodeCall& c) { return ContextOn(env, v, kDecodeBuffers, c.in); }
+Context* ContextFor(Napi::Env env, Napi::Value v, const PrefillCall& c) {
+  return ContextOn(env, v, kPrefillBuffers, c.in);
+}
+Context* ContextFor(Napi::Env env, Napi::Value v, const DecodeCall& c) {
+  return ContextOn(env, v, kDecodeBuffers, c.in);
+}
 
 namespace {
 #endif

@@ -43,7 +43,6 @@ struct Buf {
 // A buffer ReadBuffers read (nullptr: an optional key left out).
 Buf BufOf(const DeviceBuffer* b) { return b ? Buf{b->data(), b->bytes()} : Buf{}; }
 
-
 void Need(Napi::Env env, const char* field, const Buf& b, int64_t needBytes, const std::string& why) {
   if (static_cast<int64_t>(b.bytes) < needBytes)
     Fail(env, std::string(field) + ".byteLength", static_cast<int64_t>(b.bytes),
@@ -94,7 +93,6 @@ void CheckBankStride(Napi::Env env, int64_t bankStrideRows, int64_t numReqSlots)
     Fail(env, "bankStrideRows", bankStrideRows,
          "must be an integer in [" + std::to_string(numReqSlots) + ", " + std::to_string(kI32Max) + "]");
 }
-
 
 // Host-resolved launch shape (auto split from the context's SM count); no-op for kernels without one.
 template <typename P>
@@ -384,12 +382,12 @@ PrefillParams ParsePrefill(Napi::Env env, Napi::Object a) {
   return p;
 }
 
-#define DSV4KV_ONLINE_MTP_ENTRY(NAME, PARSE, LAUNCH, EMPTY)                                              \
-  Napi::Value NAME(const Napi::CallbackInfo& info) {                                                     \
-    Napi::Env env = info.Env();                                                                          \
-    auto p = PARSE(env, ArgObject(info, 1, "args", kErr));                                               \
-    LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)                                                                \
-    return env.Undefined();                                                                              \
+#define DSV4KV_ONLINE_MTP_ENTRY(NAME, PARSE, LAUNCH, EMPTY) \
+  Napi::Value NAME(const Napi::CallbackInfo& info) {        \
+    Napi::Env env = info.Env();                             \
+    auto p = PARSE(env, ArgObject(info, 1, "args", kErr));  \
+    LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)                   \
+    return env.Undefined();                                 \
   }
 #if DSV4KV_HAVE_CUDA
 #define LAUNCH_OR_NOCUDA(NAME, LAUNCH, EMPTY)     \
