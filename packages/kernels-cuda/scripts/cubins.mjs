@@ -249,14 +249,14 @@ function functionsOf(file) {
 
 /** The PTX's functions (.entry and .func) without line records and the file table, by name. */
 function ptxFunctions(file) {
-  const text = readFileSync(file, "utf8")
+  const text = stableName(readFileSync(file, "utf8"))
     .split("\n")
     .filter((l) => !/^\s*(\.loc|\.file)\b/.test(l))
     .join("\n")
     .replace(/\$L__BB\d+_/g, "$L__BB_"); // block labels carry the function's index in the file
   const out = new Map();
   for (const m of text.matchAll(/^(?:\.visible |\.weak )?\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)[\s\S]*?^\}$/gm)) {
-    out.set(stableName(m[1]), m[0].replaceAll(m[1], stableName(m[1])));
+    out.set(m[1], m[0]);
   }
   return out;
 }

@@ -6,8 +6,7 @@
  * ones its bench entries accept.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { ADDON_FILE } from "./addon-loader.js";
+import { benchBuildPath as benchBuildPathIn } from "./addon-loader.js";
 import type { BenchAddon } from "./addon-types.js";
 import { ADDON_PATH_ENV } from "./env.js";
 import { addonPath, loadNativeUnchecked } from "./native.js";
@@ -35,7 +34,7 @@ export const BENCH_ENTRIES = ["bench", "onlineMtp.bench", "onlineMtp.benchVarian
 
 /** Where `build:native:bench` puts the bench addon under this package's root. */
 export function benchBuildPath(root: string = packageRoot()): string {
-  return join(root, "build-bench", "Release", ADDON_FILE);
+  return benchBuildPathIn(root);
 }
 
 /** The bench entries `addon` exports (a released addon: none; a bench build: all of BENCH_ENTRIES). */

@@ -1,4 +1,4 @@
-// The bench build's entry points (CMake option DSV4KV_BENCH; docs/decisions.md D30): the addon's Init calls
+// The bench build's entry points (CMake option DSV4KV_BENCH; docs/decisions.md D32): the addon's Init calls
 // RegisterBench after the kernels' registration, and only in that build, so the released addon exports kernels only.
 //   exports.bench                    planner kernels (planner_bench.cpp)
 //   exports.onlineMtp.bench          online c128 MTP kernels and the copy floor (online_mtp_bench.cpp)
