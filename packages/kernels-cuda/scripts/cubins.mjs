@@ -78,7 +78,10 @@ function baseFlags(entry) {
 function archList(arch) {
   const sass = [];
   const ptx = [];
-  for (const e of arch.split(/[;,]/).map((s) => s.trim()).filter(Boolean)) {
+  for (const e of arch
+    .split(/[;,]/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [sm, what] = e.split("-");
     if (what !== "virtual") sass.push(sm);
     if (what !== "real") ptx.push(sm);
@@ -97,7 +100,10 @@ async function build(outDir) {
   for (const entry of entries.sort((a, b) => a.file.localeCompare(b.file))) {
     const src = relative(pkgDir, entry.file);
     const { nvcc, flags } = baseFlags(entry);
-    const stem = src.replace(/^native\//, "").replace(/\.cu$/, "").replace(/\//g, "__");
+    const stem = src
+      .replace(/^native\//, "")
+      .replace(/\.cu$/, "")
+      .replace(/\//g, "__");
     const jobs = [
       ...sass.map((sm) => ({ name: `${stem}.sm_${sm}.cubin`, args: ["-cubin", `-arch=sm_${sm}`] })),
       ...ptx.map((sm) => ({ name: `${stem}.compute_${sm}.ptx`, args: ["-ptx", `-arch=compute_${sm}`] })),
@@ -147,13 +153,13 @@ function elfSections(buf) {
 export function stableName(name) {
   let out = "";
   let i = 0;
-  for (let m; (m = /(\d+)_GLOBAL__N_/g.exec(name.slice(i))); ) {
+  for (;;) {
+    const m = /(\d+)_GLOBAL__N_/.exec(name.slice(i));
+    if (!m) return out + name.slice(i);
     const at = i + m.index;
-    const len = Number(m[1]);
     out += `${name.slice(i, at)}_GLOBAL__N_`;
-    i = at + m[1].length + len;
+    i = at + m[1].length + Number(m[1]);
   }
-  return out + name.slice(i);
 }
 
 /** Symbol index -> name of the cubin's symbol table. */
@@ -201,7 +207,7 @@ function infoAttributes(bytes, syms) {
 
 /** The global .nv.info's per-function resource attributes (registers, frame, stack), by function name. */
 function resources(sections, syms) {
-  const names = { 0x2f: "regs", 0x11: "frame", 0x12: "minStack", 0x23: "maxStack" };
+  const names = { 47: "regs", 17: "frame", 18: "minStack", 35: "maxStack" };
   const out = {};
   for (const sec of sections.filter((s) => s.name === ".nv.info")) {
     const b = sec.bytes;
@@ -275,7 +281,13 @@ function compareOne(name, a, b) {
       const parts = typeof x === "string" ? [] : Object.keys(x).filter((k) => x[k] !== y[k]);
       return parts.length ? `${fn} (${parts.join(", ")})` : fn;
     });
-  return { same: changed.length === 0 && added.length === 0 ? "code" : false, functions: fa.size, removed, changed, added };
+  return {
+    same: changed.length === 0 && added.length === 0 ? "code" : false,
+    functions: fa.size,
+    removed,
+    changed,
+    added,
+  };
 }
 
 function compare(dirA, dirB) {

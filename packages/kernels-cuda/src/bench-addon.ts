@@ -41,13 +41,16 @@ export function benchBuildPath(root: string = packageRoot()): string {
 export function benchEntriesOf(addon: unknown): string[] {
   return BENCH_ENTRIES.filter((entry) => {
     let v: unknown = addon;
-    for (const key of entry.split(".")) v = typeof v === "object" && v !== null ? (v as Record<string, unknown>)[key] : undefined;
+    for (const key of entry.split("."))
+      v = typeof v === "object" && v !== null ? (v as Record<string, unknown>)[key] : undefined;
     return v !== undefined;
   });
 }
 
 /** The bench addon, or why there is none (in words, with the command that builds it). */
-export type BenchAddonSelection = { addon: BenchAddon; path: string; reason: null } | { addon: null; path: string | null; reason: string };
+export type BenchAddonSelection =
+  | { addon: BenchAddon; path: string; reason: null }
+  | { addon: null; path: string | null; reason: string };
 
 /**
  * Makes the bench build the addon of this process and returns it. Call it before anything loads the addon (probe(),

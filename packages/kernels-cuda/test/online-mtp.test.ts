@@ -584,7 +584,9 @@ describe("GPU round trips", () => {
         [1, 8],
         [2, 2],
       ] as const;
-      for (const [variant, split] of hasBenchVariants({ onlineMtp: env.nat }) ? wpShapesReported : wpShapesReported.slice(0, 2)) {
+      for (const [variant, split] of hasBenchVariants({ onlineMtp: env.nat })
+        ? wpShapesReported
+        : wpShapesReported.slice(0, 2)) {
         expectReported(
           `writePrefix variant ${variant}`,
           ONLINE_MTP_ERR.reqIndex,

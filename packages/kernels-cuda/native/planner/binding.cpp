@@ -307,89 +307,84 @@ const void* DevIn(Napi::Env env, Napi::Object bufs, const char* key, size_t need
     if (required) ThrowField(env, "ERR_DSV4KV_ARG", std::string("bufs.") + key, "is required");
     return nullptr;
   }
+  DeviceBuffer* b = DeviceBuffer::FromValue(env, v, key);
+  b->RequireBytes(env, need, key);
+  return b->data();
+}
 
-  // The device buffers of planPrefillDevice / planDecodeDevice, one list per call (addon-types.ts
-  // PrefillPlanDeviceBuffers / DecodePlanDeviceBuffers list the same keys; test/binding-keys.test.ts holds them equal):
-  // the key, whether the call needs it, whether it is an output (read after the inputs' table-presence rule), its byte
-  // count from the parsed cfg, and the params field it fills (nullptr for an optional buffer left out).
-  template <typename P>
-  struct DevBuf {
-    const char* key;
-    bool required, output;
-    size_t (*bytes)(const P&);
-    void (*bind)(P&, void*);
-  };
-  template <typename P>
-  size_t LensBytes(const P& p) {
-    return static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4);  // int64 or int32 per request
-  }
-  template <typename P>
-  size_t RidsBytes(const P& p) {
-    return static_cast<size_t>(p.batch) * 8;
-  }
-  template <typename P>
-  size_t R2tBytes(const P& p) {
-    return static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4;
-  }
-  template <typename P>
-  size_t F2sBytes(const P& p) {
-    return static_cast<size_t>(p.slot.f2s_len) * 4;
-  }
-  template <typename P>
-  size_t StatusBytesOf(const P&) {
-    return kStatusBytes;
-  }
-#define DSV4KV_DEV_SEQ(P)                                                       \
-  {                                                                             \
-    "seqLens", true, false, LensBytes<P>, [](P& p, void* d) { p.seq_lens = d; } \
-  }
+// The device buffers of planPrefillDevice / planDecodeDevice, one list per call (addon-types.ts
+// PrefillPlanDeviceBuffers / DecodePlanDeviceBuffers list the same keys; test/binding-keys.test.ts holds them equal):
+// the key, whether the call needs it, whether it is an output (read after the inputs' table-presence rule), its byte
+// count from the parsed cfg, and the params field it fills (nullptr for an optional buffer left out).
+template <typename P>
+struct DevBuf {
+  const char* key;
+  bool required, output;
+  size_t (*bytes)(const P&);
+  void (*bind)(P&, void*);
+};
+template <typename P>
+size_t LensBytes(const P& p) {
+  return static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4);  // int64 or int32 per request
+}
+template <typename P>
+size_t RidsBytes(const P& p) {
+  return static_cast<size_t>(p.batch) * 8;
+}
+template <typename P>
+size_t R2tBytes(const P& p) {
+  return static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4;
+}
+template <typename P>
+size_t F2sBytes(const P& p) {
+  return static_cast<size_t>(p.slot.f2s_len) * 4;
+}
+template <typename P>
+size_t StatusBytesOf(const P&) {
+  return kStatusBytes;
+}
+#define DSV4KV_DEV_SEQ(P) {"seqLens", true, false, LensBytes<P>, [](P& p, void* d) { p.seq_lens = d; }}
 #define DSV4KV_DEV_MAPS(P)                                                                                      \
   {"rids", false, false, RidsBytes<P>, [](P& p, void* d) { p.rids = static_cast<const int64_t*>(d); }},         \
       {"r2t", false, false, R2tBytes<P>, [](P& p, void* d) { p.slot.r2t = static_cast<const int32_t*>(d); }}, { \
     "f2s", false, false, F2sBytes<P>, [](P& p, void* d) { p.slot.f2s = static_cast<const int32_t*>(d); }        \
   }
-#define DSV4KV_DEV_STATUS(P)                                                                              \
-  {                                                                                                       \
-    "status", true, true, StatusBytesOf<P>, [](P& p, void* d) { p.status = static_cast<PlanStatus*>(d); } \
-  }
-  const DevBuf<PrefillParams> kPrefillDevBufs[] = {
-      DSV4KV_DEV_SEQ(PrefillParams),
-      {"extendLens", true, false, LensBytes<PrefillParams>, [](PrefillParams& p, void* d) { p.extend_lens = d; }},
-      DSV4KV_DEV_MAPS(PrefillParams),
-      {"planC", true, true, [](const PrefillParams& p) { return static_cast<size_t>(p.num_q) * 16; },
-       [](PrefillParams& p, void* d) { p.plan_c = static_cast<uint32_t*>(d); }},
-      {"planW", true, true, [](const PrefillParams& p) { return static_cast<size_t>(p.num_q) * 8; },
-       [](PrefillParams& p, void* d) { p.plan_w = static_cast<uint32_t*>(d); }},
-      DSV4KV_DEV_STATUS(PrefillParams),
-  };
-  const DevBuf<DecodeParams> kDecodeDevBufs[] = {
-      DSV4KV_DEV_SEQ(DecodeParams),
-      DSV4KV_DEV_MAPS(DecodeParams),
-      {"planD", true, true, [](const DecodeParams& p) { return static_cast<size_t>(p.batch) * 16; },
-       [](DecodeParams& p, void* d) { p.plan_d = static_cast<uint32_t*>(d); }},
-      DSV4KV_DEV_STATUS(DecodeParams),
-  };
+#define DSV4KV_DEV_STATUS(P) \
+  {"status", true, true, StatusBytesOf<P>, [](P& p, void* d) { p.status = static_cast<PlanStatus*>(d); }}
+const DevBuf<PrefillParams> kPrefillDevBufs[] = {
+    DSV4KV_DEV_SEQ(PrefillParams),
+    {"extendLens", true, false, LensBytes<PrefillParams>, [](PrefillParams& p, void* d) { p.extend_lens = d; }},
+    DSV4KV_DEV_MAPS(PrefillParams),
+    {"planC", true, true, [](const PrefillParams& p) { return static_cast<size_t>(p.num_q) * 16; },
+     [](PrefillParams& p, void* d) { p.plan_c = static_cast<uint32_t*>(d); }},
+    {"planW", true, true, [](const PrefillParams& p) { return static_cast<size_t>(p.num_q) * 8; },
+     [](PrefillParams& p, void* d) { p.plan_w = static_cast<uint32_t*>(d); }},
+    DSV4KV_DEV_STATUS(PrefillParams),
+};
+const DevBuf<DecodeParams> kDecodeDevBufs[] = {
+    DSV4KV_DEV_SEQ(DecodeParams),
+    DSV4KV_DEV_MAPS(DecodeParams),
+    {"planD", true, true, [](const DecodeParams& p) { return static_cast<size_t>(p.batch) * 16; },
+     [](DecodeParams& p, void* d) { p.plan_d = static_cast<uint32_t*>(d); }},
+    DSV4KV_DEV_STATUS(DecodeParams),
+};
 #undef DSV4KV_DEV_SEQ
 #undef DSV4KV_DEV_MAPS
 #undef DSV4KV_DEV_STATUS
-  template <bool kPrefill>
-  const auto& DevBufsOf() {
-    if constexpr (kPrefill) {
-      return kPrefillDevBufs;
-    } else {
-      return kDecodeDevBufs;
-    }
+template <bool kPrefill>
+const auto& DevBufsOf() {
+  if constexpr (kPrefill) {
+    return kPrefillDevBufs;
+  } else {
+    return kDecodeDevBufs;
   }
+}
 
-  // The table's inputs (outputs = false) or outputs, in table order, into the params.
-  template <typename P, size_t N>
-  void ReadDevBufs(Napi::Env env, Napi::Object bufs, const DevBuf<P>(&table)[N], bool outputs, P& p) {
-    for (const DevBuf<P>& k : table)
-      if (k.output == outputs) k.bind(p, const_cast<void*>(DevIn(env, bufs, k.key, k.bytes(p), k.required)));
-  }
-  DeviceBuffer* b = DeviceBuffer::FromValue(env, v, key);
-  b->RequireBytes(env, need, key);
-  return b->data();
+// The table's inputs (outputs = false) or outputs, in table order, into the params.
+template <typename P, size_t N>
+void ReadDevBufs(Napi::Env env, Napi::Object bufs, const DevBuf<P> (&table)[N], bool outputs, P& p) {
+  for (const DevBuf<P>& k : table)
+    if (k.output == outputs) k.bind(p, const_cast<void*>(DevIn(env, bufs, k.key, k.bytes(p), k.required)));
 }
 #endif
 
