@@ -75,26 +75,15 @@ function baseFlags(entry) {
   return { nvcc: argv[0], flags: out };
 }
 
-function archList(arch) {
-  const sass = [];
-  const ptx = [];
-  for (const e of arch
-    .split(/[;,]/)
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const [sm, what] = e.split("-");
-    if (what !== "virtual") sass.push(sm);
-    if (what !== "real") ptx.push(sm);
-  }
-  return { sass, ptx };
-}
 
 async function build(outDir) {
-  const { detectToolchain } = await import(join(platformDir, "scripts", "toolchain.mjs"));
+  const { architectures, detectToolchain } = await import(join(platformDir, "scripts", "toolchain.mjs"));
   const toolchain = detectToolchain();
   if (!toolchain.nvcc) fail("no nvcc found (CUDACXX, PATH, CUDA_HOME, CUDA_PATH)");
   const entries = await configure(toolchain.nvcc, toolchain.arch);
-  const { sass, ptx } = archList(toolchain.arch);
+  const arch = architectures(toolchain.arch);
+  const sass = arch.sass.map((sm) => sm.slice("sm_".length));
+  const ptx = arch.ptx.map((sm) => sm.slice("compute_".length));
   mkdirSync(outDir, { recursive: true });
   const files = {};
   for (const entry of entries.sort((a, b) => a.file.localeCompare(b.file))) {

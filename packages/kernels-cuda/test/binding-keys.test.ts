@@ -57,6 +57,37 @@ describe("the native key tables and addon-types.ts list the same keys", () => {
   });
 });
 
+/** The rows of one device-buffer table (`kXDevBufs[] = {...}`), its row macros (`DSV4KV_DEV_*(P)`) expanded. */
+function devBufKeys(name: string): { key: string; required: boolean }[] {
+  const body = new RegExp(`${name}\\[\\] = \\{([\\s\\S]*?)\\n\\};`).exec(binding)?.[1] ?? "";
+  const macros = new Map(
+    [...binding.matchAll(/#define (DSV4KV_DEV_\w+)\(P\)((?:.*\\\n)*.*)/g)].map((m) => [m[1]!, m[2]!] as const),
+  );
+  const expanded = body.replace(/(DSV4KV_DEV_\w+)\(\w+\)/g, (_, macro: string) => macros.get(macro) ?? "");
+  const rows = expanded.replace(/\\\n/g, " ").matchAll(/\{\s*"(\w+)",\s*(true|false),/g);
+  return [...rows].map((m) => ({ key: m[1]!, required: m[2] === "true" }));
+}
+/** An interface's keys with whether each is required (no `?`), `Omit<Base, "k">` bases included. */
+function interfaceFields(name: string): { key: string; required: boolean }[] {
+  const m = new RegExp(`export interface ${name}(?: extends Omit<(\\w+), "(\\w+)">)? \\{([\\s\\S]*?)\\n\\}`).exec(types);
+  if (!m) return [];
+  const own = [...m[3]!.matchAll(/^ {2}(\w+)(\??):/gm)].map((k) => ({ key: k[1]!, required: k[2] !== "?" }));
+  const base = m[1] ? interfaceFields(m[1]).filter((f) => f.key !== m[2]) : [];
+  return [...own, ...base];
+}
+const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key);
+
+describe("the planner's device-buffer tables and addon-types.ts list the same buffers", () => {
+  test.each([
+    ["kPrefillDevBufs", "PrefillPlanDeviceBuffers"],
+    ["kDecodeDevBufs", "DecodePlanDeviceBuffers"],
+  ])("%s = %s (keys and which are required)", (table, iface) => {
+    const native = devBufKeys(table).sort(byKey);
+    expect(native.length).toBeGreaterThan(5);
+    expect(native).toEqual(interfaceFields(iface).sort(byKey));
+  });
+});
+
 describe("the online-MTP key tables and addon-types.ts list the same keys", () => {
   // Each call: its integer table and the table of its other keys (DeviceBuffers; bench's string `op`).
   test.each([
