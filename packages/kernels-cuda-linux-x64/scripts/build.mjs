@@ -11,7 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, wr
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { architectures, detectToolchain, TOOLCHAIN_ENV, toolchainKey, WRAPPER_COMMAND } from "./toolchain.mjs";
+import { detectToolchain, TOOLCHAIN_ENV, toolchainKey, WRAPPER_COMMAND } from "./toolchain.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkgDir = resolve(here, "..");
@@ -87,6 +87,21 @@ function install(kind, built, extra) {
     sha256: createHash("sha256").update(bytes).digest("hex"),
     builtAt: new Date().toISOString(),
   };
+}
+
+/** CMake CUDA_ARCHITECTURES entries ("90-real", "90-virtual", "100") as SASS and PTX lists. */
+function architectures(arch) {
+  const sass = [];
+  const ptx = [];
+  for (const entry of arch
+    .split(/[;,]/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [sm, what] = entry.split("-");
+    if (what !== "virtual") sass.push(`sm_${sm}`);
+    if (what !== "real") ptx.push(`compute_${sm}`);
+  }
+  return { sass, ptx };
 }
 
 function main() {

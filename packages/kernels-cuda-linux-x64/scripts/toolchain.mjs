@@ -75,23 +75,3 @@ export function toolchainKey(t) {
   const nvcc = t.nvcc ? `nvcc ${t.release}` : "no nvcc";
   return `${nvcc}|CUDACXX=${t.cudacxx}|arch=${t.arch}`;
 }
-
-/**
- * CMake CUDA_ARCHITECTURES entries ("90-real", "90-virtual", "100") as SASS and PTX lists (the platform build's
- * manifest, kernels-cuda's scripts/cubins.mjs).
- * @param {string} arch
- * @returns {{ sass: string[], ptx: string[] }}
- */
-export function architectures(arch) {
-  const sass = [];
-  const ptx = [];
-  for (const entry of arch
-    .split(/[;,]/)
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const [sm, what] = entry.split("-");
-    if (what !== "virtual") sass.push(`sm_${sm}`);
-    if (what !== "real") ptx.push(`compute_${sm}`);
-  }
-  return { sass, ptx };
-}

@@ -76,14 +76,21 @@ function baseFlags(entry) {
 }
 
 
+/** CMake CUDA_ARCHITECTURES entries ("90-real", "90-virtual", "100") as SASS and PTX architecture numbers. */
+function cmakeArchitectures(list) {
+  const entries = list.split(/[;,]/).map((e) => e.trim().split("-"));
+  return {
+    sass: entries.filter(([sm, what]) => sm && what !== "virtual").map(([sm]) => sm),
+    ptx: entries.filter(([sm, what]) => sm && what !== "real").map(([sm]) => sm),
+  };
+}
+
 async function build(outDir) {
-  const { architectures, detectToolchain } = await import(join(platformDir, "scripts", "toolchain.mjs"));
+  const { detectToolchain } = await import(join(platformDir, "scripts", "toolchain.mjs"));
   const toolchain = detectToolchain();
   if (!toolchain.nvcc) fail("no nvcc found (CUDACXX, PATH, CUDA_HOME, CUDA_PATH)");
   const entries = await configure(toolchain.nvcc, toolchain.arch);
-  const arch = architectures(toolchain.arch);
-  const sass = arch.sass.map((sm) => sm.slice("sm_".length));
-  const ptx = arch.ptx.map((sm) => sm.slice("compute_".length));
+  const { sass, ptx } = cmakeArchitectures(toolchain.arch);
   mkdirSync(outDir, { recursive: true });
   const files = {};
   for (const entry of entries.sort((a, b) => a.file.localeCompare(b.file))) {
