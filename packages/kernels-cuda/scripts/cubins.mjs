@@ -75,7 +75,6 @@ function baseFlags(entry) {
   return { nvcc: argv[0], flags: out };
 }
 
-
 /** CMake CUDA_ARCHITECTURES entries ("90-real", "90-virtual", "100") as SASS and PTX architecture numbers. */
 function cmakeArchitectures(list) {
   const entries = list.split(/[;,]/).map((e) => e.trim().split("-"));

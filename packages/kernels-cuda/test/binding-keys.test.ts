@@ -69,7 +69,9 @@ function devBufKeys(name: string): { key: string; required: boolean }[] {
 }
 /** An interface's keys with whether each is required (no `?`), `Omit<Base, "k">` bases included. */
 function interfaceFields(name: string): { key: string; required: boolean }[] {
-  const m = new RegExp(`export interface ${name}(?: extends Omit<(\\w+), "(\\w+)">)? \\{([\\s\\S]*?)\\n\\}`).exec(types);
+  const m = new RegExp(`export interface ${name}(?: extends Omit<(\\w+), "(\\w+)">)? \\{([\\s\\S]*?)\\n\\}`).exec(
+    types,
+  );
   if (!m) return [];
   const own = [...m[3]!.matchAll(/^ {2}(\w+)(\??):/gm)].map((k) => ({ key: k[1]!, required: k[2] !== "?" }));
   const base = m[1] ? interfaceFields(m[1]).filter((f) => f.key !== m[2]) : [];
