@@ -45,10 +45,14 @@ grep -a '^simulate compress' "$out/tests.log" | sed -E 's/"(backend|ringSize|swa
   | cut -c1-400 | tee -a "$out/summary.txt"
 node -e 'const fs=require("fs");const r={};for(const p of fs.readdirSync("packages")){try{r[p]=JSON.parse(fs.readFileSync(`packages/${p}/.vitest/report.json`,"utf8"))}catch{}}fs.writeFileSync(process.argv[1],JSON.stringify(r))' "$out/vitest-reports.json"
 echo "== benchmarks" | tee -a "$out/summary.txt"
+# The benchmarks run on the bench build (the released addon has no bench entry): build it before packing
+# (`pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`) and carry packages/kernels-cuda/build-bench, or name one.
+bench_addon="${BENCH_ADDON:-$root/packages/kernels-cuda/build-bench/Release/dsv4kv_kernels.node}"
+onbench=(env DSV4KV_ADDON_PATH="$bench_addon")
 if [ -z "${SKIP_BENCH:-}" ]; then
-  step bench.md 150 packages/kernels-cuda node bench/compress.mjs --out "$out/bench-compress.json"
-  step bench.md 100 packages/online-mtp-controller node bench/bench.mjs
-  step bench.md 60 packages/kernels-cuda node bench/bench.mjs
+  step bench.md 150 packages/kernels-cuda "${onbench[@]}" node bench/compress.mjs --out "$out/bench-compress.json"
+  step bench.md 100 packages/online-mtp-controller "${onbench[@]}" node bench/bench.mjs
+  step bench.md 60 packages/kernels-cuda "${onbench[@]}" node bench/bench.mjs
 fi
 echo "== memcheck" | tee -a "$out/summary.txt"
 san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)

@@ -26,8 +26,12 @@ if [ -z "${SKIP_SIM:-}" ]; then
   sim --ratio 4 --draft-tokens 8 --pad-formula pre-fix-device --steps 300 --seed 17
   grep -a '^simulate compress' "$out/tests.log" | cut -c1-600 | tee -a "$out/summary.txt"
 fi
+# The benchmarks run on the bench build (the released addon has no bench entry): build it before packing
+# (`pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`) and carry packages/kernels-cuda/build-bench, or name one.
+bench_addon="${BENCH_ADDON:-$root/packages/kernels-cuda/build-bench/Release/dsv4kv_kernels.node}"
+onbench=(env DSV4KV_ADDON_PATH="$bench_addon")
 if [ -z "${SKIP_BENCH:-}" ]; then
-  step bench.md 200 packages/kernels-cuda node bench/compress.mjs --reps "${BENCH_REPS:-7}" --parts --out "$out/bench-compress.json"
+  step bench.md 200 packages/kernels-cuda "${onbench[@]}" node bench/compress.mjs --reps "${BENCH_REPS:-7}" --parts --out "$out/bench-compress.json"
 fi
 san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
 step memcheck.log 150 packages/kernels-cuda "${san[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts

@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-// pnpm bench: CUDA-event timings of the GPU planner (eager back-to-back launches and CUDA-graph replay of
+// pnpm bench (on the bench build: `pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`): CUDA-event timings
+// of the GPU planner (eager back-to-back launches and CUDA-graph replay of
 // `calls` launches, per call, median of `reps` after warm-up) plus the whole JS call for B=8 D=6.
 // Writes JSON to $BENCH_OUT (default bench/results.json) and a Markdown table to stdout.
 import { writeFileSync } from "node:fs";
 import { planPrefill, planDecode } from "@dsv4-kv/planner";
 import { raggedExtendLens } from "@dsv4-kv/planner/testing";
-import { probe, loadNative, getDefaultContext, planPrefillGpu } from "../dist/index.js";
+import { probe, getDefaultContext, planPrefillGpu } from "../dist/index.js";
 import { decodeNativeJob, prefillNativeJob } from "../dist/internal.js";
-import { requireGpu, runMeta } from "./require-gpu.mjs";
+import { requireBenchAddon, requireGpu, runMeta } from "./require-gpu.mjs";
 
+const addon = requireBenchAddon();
 const p = probe();
 requireGpu(p);
-const addon = loadNative();
 const ctx = getDefaultContext();
 const opts = { warmup: 200, reps: Number(process.env.BENCH_REPS ?? 30), calls: 100 };
 

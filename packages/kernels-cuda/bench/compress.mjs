@@ -25,7 +25,7 @@ import {
   compressCases,
   rowElemsOf,
 } from "./compress-cases.mjs";
-import { requireGpu, runMeta } from "./require-gpu.mjs";
+import { requireBenchAddon, requireGpu, runMeta } from "./require-gpu.mjs";
 
 /** The measured device-to-device copy rate (read + write), the floor's denominator. */
 const COPY_GBPS = 4218;
@@ -151,10 +151,8 @@ if (args.dry) {
 
 // ---- the GPU run -----------------------------------------------------------------------------------------------
 const kc = await import("../dist/index.js");
+const addon = requireBenchAddon();
 requireGpu(kc.probe());
-const addon = kc.loadNative();
-if (typeof addon.compress?.bench !== "function")
-  requireGpu({ ok: false, reason: "the loaded addon has no compress bindings (rebuild it)" });
 const probeResult = kc.probe();
 const ctx = kc.getDefaultContext();
 const online = addon.onlineMtp;

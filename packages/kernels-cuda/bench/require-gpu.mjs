@@ -1,7 +1,22 @@
-// Shared by the benches of kernels-cuda and online-mtp-controller: stop when the probe says the GPU path is
-// unusable, with exit code 0 (a skip) or 1 when BENCH_REQUIRE_GPU is set (a GPU machine that lost its GPU); the run
-// metadata every bench JSON starts with.
+// Shared by the benches of kernels-cuda and online-mtp-controller: load the bench build's addon (the released addon
+// has no bench entry), stop when the probe says the GPU path is unusable, with exit code 0 (a skip) or 1 when
+// BENCH_REQUIRE_GPU is set (a GPU machine that lost its GPU); the run metadata every bench JSON starts with.
 import { execSync } from "node:child_process";
+import { useBenchAddon } from "../dist/internal.js";
+
+/**
+ * The bench build's addon (native/bench/), made the addon of this process before anything loads one; exits 1 with
+ * the reason and the build command when it is missing (DSV4KV_ADDON_PATH, when set, must name a bench build).
+ */
+export function requireBenchAddon() {
+  const r = useBenchAddon();
+  if (r.addon) {
+    console.error(`bench: bench addon ${r.path}`);
+    return r.addon;
+  }
+  console.error(`bench: ${r.reason}`);
+  process.exit(1);
+}
 
 export function requireGpu(probeResult) {
   if (probeResult.ok) return;

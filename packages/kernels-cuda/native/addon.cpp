@@ -1,6 +1,9 @@
 // Addon entry point: probe(), Context, DeviceBuffer, the planner bindings, and the online-MTP and compress
-// registration hooks.
+// registration hooks; in the bench build (DSV4KV_BENCH) also the benchmark entries (native/bench/bench.h).
 #include "common.h"
+#if DSV4KV_BENCH
+#include "bench/bench.h"
+#endif
 #include "compress/compress.h"
 #include "online_mtp/online_mtp.h"
 #include "planner/planner_binding.h"
@@ -75,6 +78,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterPlanner(env, exports);
   RegisterOnlineMtp(env, exports);
   RegisterCompress(env, exports);
+#if DSV4KV_BENCH
+  dsv4kv::bench::RegisterBench(env, exports);
+#endif
   return exports;
 }
 

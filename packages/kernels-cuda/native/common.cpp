@@ -107,15 +107,25 @@ void RefuseUnknownKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, con
   }
 }
 
+double ReadWhole(Napi::Env env, Napi::Value v, const std::string& field, const WholeRule& rule) {
+  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", field, v, rule.typeRule);
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= rule.lo && d <= rule.hi && d == std::floor(d) && std::fabs(d) <= kMaxSafeInteger))
+    ThrowField(env, rule.code, field, d, rule.rangeRule);
+  return d;
+}
+
 int64_t ReadInt(Napi::Env env, Napi::Value v, const KeyStyle& style, const std::string& field, int64_t lo, int64_t hi) {
   const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (!v.IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", field, v, "must be a number (" + range + ")");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  // The double is range-checked (and bounded by 2^53 - 1) before the cast, which is then always defined.
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) && d == std::floor(d) &&
-        std::fabs(d) <= kMaxSafeInteger))
-    ThrowField(env, style.code, field, d, "must be " + range);
-  return static_cast<int64_t>(d);
+  const WholeRule rule{static_cast<double>(lo), static_cast<double>(hi), style.code, "must be " + range,
+                       "must be a number (" + range + ")"};
+  return static_cast<int64_t>(ReadWhole(env, v, field, rule));
+}
+
+Napi::Object ArgObject(const Napi::CallbackInfo& info, size_t i, const char* name, const char* code) {
+  if (info.Length() <= i || !info[i].IsObject())
+    ThrowField(info.Env(), code, name, info.Length() <= i ? info.Env().Undefined() : info[i], "must be an object");
+  return info[i].As<Napi::Object>();
 }
 
 void NoCuda(Napi::Env env, const char* what) {
@@ -174,13 +184,10 @@ Context::Context(const Napi::CallbackInfo& info) : Wrapped<Context>(info) {
   Napi::Env env = info.Env();
   int dev = 0;
   if (info.Length() > 0 && !info[0].IsUndefined()) {
-    if (!info[0].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "device", info[0], "must be an integer");
-    double d = info[0].As<Napi::Number>().DoubleValue();
-    // The range first, then the cast: a double outside int's range must never reach static_cast<int>.
-    if (!(d >= 0 && d <= kMaxDeviceIndex && d == std::floor(d)))
-      ThrowField(env, "ERR_OUT_OF_RANGE", "device", d,
-                 "must be a device index: an integer in [0, " + std::to_string(kMaxDeviceIndex) + "]");
-    dev = static_cast<int>(d);
+    const WholeRule rule{0, kMaxDeviceIndex, "ERR_OUT_OF_RANGE",
+                         "must be a device index: an integer in [0, " + std::to_string(kMaxDeviceIndex) + "]",
+                         "must be an integer"};
+    dev = static_cast<int>(ReadWhole(env, info[0], "device", rule));
   }
   device_ = dev;
 #if DSV4KV_HAVE_CUDA
@@ -285,13 +292,9 @@ Napi::Function DeviceBuffer::Define(Napi::Env env) {
 
 DeviceBuffer::DeviceBuffer(const Napi::CallbackInfo& info) : Wrapped<DeviceBuffer>(info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsNumber())
-    ThrowField(env, "ERR_INVALID_ARG_TYPE", "byteLength", info.Length() < 1 ? env.Undefined() : info[0],
-               "must be a number");
-  double n = info[0].As<Napi::Number>().DoubleValue();
   // 2^40 bytes: far above any GPU's memory; rejects negative, NaN, fractional and absurd sizes up front.
-  if (!(n >= 0 && n <= 1099511627776.0 && n == static_cast<double>(static_cast<uint64_t>(n))))
-    ThrowField(env, "ERR_OUT_OF_RANGE", "byteLength", n, "must be an integer in [0, 2^40]");
+  const WholeRule rule{0, 1099511627776.0, "ERR_OUT_OF_RANGE", "must be an integer in [0, 2^40]", "must be a number"};
+  const double n = ReadWhole(env, info.Length() < 1 ? env.Undefined() : info[0], "byteLength", rule);
   bytes_ = static_cast<size_t>(n);
 #if DSV4KV_HAVE_CUDA
   if (info.Length() > 1 && !info[1].IsUndefined()) {
@@ -342,11 +345,9 @@ void DeviceBuffer::RequireBytes(Napi::Env env, size_t need, const char* argName)
 
 static size_t OffsetArg(Napi::Env env, const Napi::CallbackInfo& info, size_t i, const char* what) {
   if (info.Length() <= i || info[i].IsUndefined()) return 0;
-  if (!info[i].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", what, info[i], "must be a number");
-  double d = info[i].As<Napi::Number>().DoubleValue();
-  // Range-checked as a double before any cast: converting 1e30 (or NaN) to an integer is undefined behaviour.
-  if (!IsSafeIndex(d)) ThrowField(env, "ERR_OUT_OF_RANGE", what, d, "must be an integer in [0, 2^53 - 1]");
-  return static_cast<size_t>(d);
+  const WholeRule rule{0, kMaxSafeInteger, "ERR_OUT_OF_RANGE", "must be an integer in [0, 2^53 - 1]",
+                       "must be a number"};
+  return static_cast<size_t>(ReadWhole(env, info[i], what, rule));
 }
 
 HostView DeviceBuffer::CopyArgs(const Napi::CallbackInfo& info, const char* what, const char* overflow,
@@ -395,11 +396,9 @@ Napi::Value DeviceBuffer::Fill(const Napi::CallbackInfo& info) {
   int byte = 0;
   if (info.Length() > 0 && !info[0].IsUndefined()) {
     // A byte value, never wrapped (256 is not 0) nor coerced.
-    if (!info[0].IsNumber()) ThrowField(env, "ERR_INVALID_ARG_TYPE", "byte", info[0], "must be an integer in [0, 255]");
-    const double d = info[0].As<Napi::Number>().DoubleValue();
-    if (!(d >= 0 && d <= 255) || d != static_cast<double>(static_cast<int>(d)))
-      ThrowField(env, "ERR_OUT_OF_RANGE", "byte", d, "must be an integer in [0, 255]");
-    byte = static_cast<int>(d);
+    const WholeRule rule{0, 255, "ERR_OUT_OF_RANGE", "must be an integer in [0, 255]",
+                         "must be an integer in [0, 255]"};
+    byte = static_cast<int>(ReadWhole(env, info[0], "byte", rule));
   }
   if (bytes_ > 0 && !ptr_) ThrowField(env, "ERR_DSV4KV_BUFFER", "fill", "DeviceBuffer was freed");
 #if DSV4KV_HAVE_CUDA

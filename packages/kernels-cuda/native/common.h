@@ -219,6 +219,18 @@ struct KeyStyle {
 void RefuseUnknownKeys(Napi::Env env, Napi::Object o, const KeyStyle& style, const std::vector<const char*>& known);
 // A number that is an integer in [lo, hi] (the IntKey rule), for a value read outside a table.
 int64_t ReadInt(Napi::Env env, Napi::Value v, const KeyStyle& style, const std::string& field, int64_t lo, int64_t hi);
+// The rules of one whole-number argument (a device index, a byte length, a byte offset, a fill byte): a value that is
+// not a number is refused with ERR_INVALID_ARG_TYPE and `typeRule`, one outside [lo, hi] (or fractional) with `code`
+// and `rangeRule`; both name `field`. lo and hi are at most 2^53 - 1 in magnitude, so the result casts exactly.
+struct WholeRule {
+  double lo, hi;
+  const char* code;
+  std::string rangeRule, typeRule;
+};
+// The value as a double, range-checked before any cast (converting 1e30 or NaN to an integer is undefined behaviour).
+double ReadWhole(Napi::Env env, Napi::Value v, const std::string& field, const WholeRule& rule);
+// info[i] as an object, else `code` naming `name` ("must be an object"): the params argument of every binding.
+Napi::Object ArgObject(const Napi::CallbackInfo& info, size_t i, const char* name, const char* code = "ERR_DSV4KV_ARG");
 
 // The integer keys of `ints` read from `o`, after refusing any key outside `ints` and `known`.
 template <typename T, size_t N>

@@ -23,6 +23,14 @@ export function sourceBuildPath(packageRoot: string): string {
   return join(packageRoot, "build", "Release", ADDON_FILE);
 }
 
+/**
+ * Where the bench build (`build:native:bench`, `npx dsv4-kv-kernels-build --bench`) puts its addon under this
+ * package's root. Never a loader candidate: only bench-addon.ts `useBenchAddon()` loads it.
+ */
+export function benchBuildPath(packageRoot: string): string {
+  return join(packageRoot, "build-bench", "Release", ADDON_FILE);
+}
+
 export interface AddonCandidate {
   source: AddonSource;
   /** null when the location could not be resolved (the platform package is not installed). */

@@ -2,12 +2,13 @@
  * The native addon's exports as TypeScript sees them: one interface per native entry point, read off the C++
  * registration code (native/addon.cpp `Init`, native/common.cpp `Context` / `DeviceBuffer`, native/planner/binding.cpp
  * `RegisterPlanner`, native/online_mtp/binding.cpp `RegisterOnlineMtp`, native/compress/binding.cpp
- * `RegisterCompress`). Every parameter object lists exactly the keys its binding reads, through one key table per call
- * (planner/binding.cpp `kPrefillKeys`, `kDecodeKeys`, `kBenchKeys`; online_mtp/binding.cpp and compress/binding.cpp an
- * integer and a buffer table per call, e.g. `kWritePrefixKeys` + `kWritePrefixBuffers`), which refuses any other key
- * (UNKNOWN_KEY), and test/binding-keys.test.ts holds those tables and the interfaces below to the same keys. The
- * native side re-checks every value (it refuses a boolean where it reads a 0/1 integer); the types here say what the
- * TS callers pass. native.ts casts the loaded module to `NativeAddon` once.
+ * `RegisterCompress`; the bench build's native/bench/bench.h `RegisterBench`). Every parameter object lists exactly the
+ * keys its binding reads, through one key table per call (planner/binding.cpp `kPrefillKeys`, `kDecodeKeys`;
+ * online_mtp/binding.cpp and compress/binding.cpp an integer and a buffer table per call, e.g. `kWritePrefixKeys` +
+ * `kWritePrefixBuffers`; the bench entries' `kBenchKeys` in native/bench/), which refuses any other key (UNKNOWN_KEY),
+ * and test/binding-keys.test.ts holds those tables and the interfaces below to the same keys. The native side
+ * re-checks every value (it refuses a boolean where it reads a 0/1 integer); the types here say what the TS callers
+ * pass. native.ts casts the loaded module to `NativeAddon` once; bench-addon.ts casts the bench build to `BenchAddon`.
  */
 
 /** What the addon copies from or into: a TypedArray, DataView or ArrayBuffer (common.cpp `HostViewOf`). */
@@ -167,6 +168,14 @@ export interface AddonPlanner {
   planDecode(ctx: GpuContext, cfg: DecodePlanConfig, inputs: DecodePlanInputs, out: Uint8Array): void;
   planDecodeAsync(ctx: GpuContext, cfg: DecodePlanConfig, inputs: DecodePlanInputs, out: Uint8Array): Promise<void>;
   planDecodeDevice(ctx: GpuContext, cfg: DecodePlanConfig, bufs: DecodePlanDeviceBuffers): void;
+  /** Most requests one prefill plan serves. */
+  readonly maxGpuBatch: number;
+  /** Bytes of the status region (256 records). */
+  readonly planStatusBytes: number;
+}
+
+/** The planner's `bench` (bench build only: native/bench/planner_bench.cpp). */
+export interface AddonPlannerBench {
   bench(
     ctx: GpuContext,
     kind: "prefill",
@@ -183,10 +192,6 @@ export interface AddonPlanner {
   ): PlanBenchResult;
   /** The empty kernel: `cfg` and `inputs` are not read. */
   bench(ctx: GpuContext, kind: "empty", cfg: object, inputs: object, opts: PlanBenchOptions): PlanBenchResult;
-  /** Most requests one prefill plan serves. */
-  readonly maxGpuBatch: number;
-  /** Bytes of the status region (256 records). */
-  readonly planStatusBytes: number;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -357,7 +362,6 @@ export interface OnlineMtpNative {
   resetSlots(ctx: GpuContext, args: ResetSlotsArgs): void;
   decode(ctx: GpuContext, args: OnlineDecodeArgs): void;
   prefill(ctx: GpuContext, args: OnlinePrefillArgs): void;
-  bench(ctx: GpuContext, args: OnlineMtpBenchArgs): OnlineMtpBenchResult;
   /** Host → device copy ordered on ctx's stream (after the work queued before it); the view may be reused at once. */
   copyToDevice(ctx: GpuContext, buf: DeviceBuffer, view: HostView, byteOffset?: number): void;
   /** Device → host copy ordered on ctx's stream; returns once the bytes are in `view`. */
@@ -368,6 +372,11 @@ export interface OnlineMtpNative {
   readonly headDim: number;
   /** Most verify tokens per request (8). */
   readonly maxVerifyTokens: number;
+}
+
+/** `onlineMtp.bench` and `onlineMtp.benchVariants` (bench build only: native/bench/online_mtp_bench.cpp). */
+export interface OnlineMtpBenchNative {
+  bench(ctx: GpuContext, args: OnlineMtpBenchArgs): OnlineMtpBenchResult;
   /** Whether the benchmark-only kernel shapes are built in (CMake option DSV4KV_BENCH_VARIANTS). */
   readonly benchVariants: boolean;
 }
@@ -450,15 +459,22 @@ export interface CompressBenchResult {
 export interface CompressNative {
   prefill(ctx: GpuContext, args: CompressPrefillArgs): void;
   decode(ctx: GpuContext, args: CompressDecodeArgs): void;
-  bench(ctx: GpuContext, args: CompressBenchArgs): CompressBenchResult;
   /** The head dimensions the kernels take: [128, 512]. */
   readonly headDims: readonly number[];
+}
+
+/** `compress.bench` (bench build only: native/bench/compress_bench.cpp). */
+export interface CompressBenchNative {
+  bench(ctx: GpuContext, args: CompressBenchArgs): CompressBenchResult;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // The whole module
 
-/** The loaded addon (CUDA and CPU-only builds export the same names; CUDA-only calls throw GPU_UNAVAILABLE). */
+/**
+ * The released addon: kernels only (CUDA and CPU-only builds export the same names; CUDA-only calls throw
+ * GPU_UNAVAILABLE). No benchmark entry: those are in the bench build's addon (`BenchAddon`).
+ */
 export interface NativeAddon extends AddonPlanner {
   probe(): AddonProbeResult;
   readonly compiledWithCuda: boolean;
@@ -466,4 +482,13 @@ export interface NativeAddon extends AddonPlanner {
   readonly DeviceBuffer: AddonDeviceBufferClass;
   readonly onlineMtp: OnlineMtpNative;
   readonly compress: CompressNative;
+}
+
+/**
+ * The bench build's addon (CMake option DSV4KV_BENCH, `pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`):
+ * the released addon's kernels plus the benchmark entries. Only src/bench-addon.ts loads it.
+ */
+export interface BenchAddon extends NativeAddon, AddonPlannerBench {
+  readonly onlineMtp: OnlineMtpNative & OnlineMtpBenchNative;
+  readonly compress: CompressNative & CompressBenchNative;
 }

@@ -10,9 +10,6 @@ import { KernelsCudaUnavailableError } from "./errors.js";
 import { loadNative, probe, type ProbeResult } from "./native.js";
 
 export type {
-  CompressBenchArgs,
-  CompressBenchOptions,
-  CompressBenchResult,
   CompressDecodeArgs,
   CompressNative,
   CompressPrefillArgs,

@@ -11,8 +11,6 @@ export type {
   CommitPendingArgs,
   MarkPendingArgs,
   OnlineDecodeArgs,
-  OnlineMtpBenchArgs,
-  OnlineMtpBenchResult,
   OnlineMtpNative,
   OnlinePrefillArgs,
   ResetSlotsArgs,

@@ -1,7 +1,8 @@
 /**
  * The planner binding reads every params object through one key table per call (native/planner/binding.cpp
- * kPrefillKeys, kDecodeKeys, kBenchKeys), and so do the online-MTP and compress bindings (native/online_mtp/binding.cpp,
- * native/compress/binding.cpp: an integer table and a buffer table per call); src/addon-types.ts types the same keys: the tables and the interfaces
+ * kPrefillKeys, kDecodeKeys), and so do the online-MTP and compress bindings (native/online_mtp/binding.cpp,
+ * native/compress/binding.cpp: an integer table and a buffer table per call) and the bench build's entries
+ * (native/bench/*_bench.cpp kBenchKeys); src/addon-types.ts types the same keys: the tables and the interfaces
  * must list the same keys, and the addon refuses what the table does not allow, naming the key (the online-MTP
  * refusals: test/online-mtp-keys.test.ts). The refusals need
  * the CUDA build (the cfg is read before the context, so no device is needed); they skip with a CPU-only addon.
@@ -15,11 +16,15 @@ const read = (rel: string) => readFileSync(new URL(`../${rel}`, import.meta.url)
 const binding = read("native/planner/binding.cpp");
 const onlineBinding = read("native/online_mtp/binding.cpp");
 const compressBinding = read("native/compress/binding.cpp");
+// The bench entries' tables (bench build only).
+const plannerBench = read("native/bench/planner_bench.cpp");
+const onlineBench = read("native/bench/online_mtp_bench.cpp");
+const compressBench = read("native/bench/compress_bench.cpp");
 const types = read("src/addon-types.ts");
 
 /** The keys of one C++ table (`const IntKey<T> name[] = { ... };`), the slot macro expanded. */
-function tableKeys(name: string): string[] {
-  const body = new RegExp(`${name}\\[\\] = \\{([\\s\\S]*?)\\n\\};`).exec(binding)?.[1] ?? "";
+function tableKeys(name: string, source = binding): string[] {
+  const body = new RegExp(`${name}\\[\\] = \\{([\\s\\S]*?)\\n\\};`).exec(source)?.[1] ?? "";
   // The macro's lines: the #define line and every line after one that ends in a backslash.
   const slotText = /#define DSV4KV_SLOT_KEYS\(T\)((?:.*\\\n)*.*)/.exec(binding)?.[1] ?? "";
   const expanded = body.replace(/DSV4KV_SLOT_KEYS\(\w+\)/, slotText);
@@ -31,8 +36,6 @@ function keysOfTable(source: string, name: string): string[] {
   const body = new RegExp(`\\b${name}\\[\\] = \\{([\\s\\S]*?)\\};`).exec(source)?.[1] ?? "";
   return [...body.replace(/\/\/.*$/gm, "").matchAll(/"(\w+)"/g)].map((m) => m[1]!);
 }
-/** The keys of one online-MTP table. */
-const onlineTableKeys = (name: string) => keysOfTable(onlineBinding, name);
 
 /** The keys of one TS interface of `source` (addon-types.ts), its `extends` base included. */
 function interfaceKeys(name: string, source = types): string[] {
@@ -46,11 +49,44 @@ describe("the native key tables and addon-types.ts list the same keys", () => {
   test.each([
     ["kPrefillKeys", "PrefillPlanConfig"],
     ["kDecodeKeys", "DecodePlanConfig"],
-    ["kBenchKeys", "PlanBenchOptions"],
-  ])("%s = %s", (table, iface) => {
-    const native = tableKeys(table);
+    ["kBenchKeys", "PlanBenchOptions", plannerBench],
+  ])("%s = %s", (table, iface, source = binding) => {
+    const native = tableKeys(table, source);
     expect(native.length).toBeGreaterThan(2);
     expect(native).toEqual(interfaceKeys(iface));
+  });
+});
+
+/** The rows of one device-buffer table (`kXDevBufs[] = {...}`), its row macros (`DSV4KV_DEV_*(P)`) expanded. */
+function devBufKeys(name: string): { key: string; required: boolean }[] {
+  const body = new RegExp(`${name}\\[\\] = \\{([\\s\\S]*?)\\n\\};`).exec(binding)?.[1] ?? "";
+  const macros = new Map(
+    [...binding.matchAll(/#define (DSV4KV_DEV_\w+)\(P\)((?:.*\\\n)*.*)/g)].map((m) => [m[1]!, m[2]!] as const),
+  );
+  const expanded = body.replace(/(DSV4KV_DEV_\w+)\(\w+\)/g, (_, macro: string) => macros.get(macro) ?? "");
+  const rows = expanded.replace(/\\\n/g, " ").matchAll(/\{\s*"(\w+)",\s*(true|false),/g);
+  return [...rows].map((m) => ({ key: m[1]!, required: m[2] === "true" }));
+}
+/** An interface's keys with whether each is required (no `?`), `Omit<Base, "k">` bases included. */
+function interfaceFields(name: string): { key: string; required: boolean }[] {
+  const m = new RegExp(`export interface ${name}(?: extends Omit<(\\w+), "(\\w+)">)? \\{([\\s\\S]*?)\\n\\}`).exec(
+    types,
+  );
+  if (!m) return [];
+  const own = [...m[3]!.matchAll(/^ {2}(\w+)(\??):/gm)].map((k) => ({ key: k[1]!, required: k[2] !== "?" }));
+  const base = m[1] ? interfaceFields(m[1]).filter((f) => f.key !== m[2]) : [];
+  return [...own, ...base];
+}
+const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key);
+
+describe("the planner's device-buffer tables and addon-types.ts list the same buffers", () => {
+  test.each([
+    ["kPrefillDevBufs", "PrefillPlanDeviceBuffers"],
+    ["kDecodeDevBufs", "DecodePlanDeviceBuffers"],
+  ])("%s = %s (keys and which are required)", (table, iface) => {
+    const native = devBufKeys(table).sort(byKey);
+    expect(native.length).toBeGreaterThan(5);
+    expect(native).toEqual(interfaceFields(iface).sort(byKey));
   });
 });
 
@@ -63,10 +99,10 @@ describe("the online-MTP key tables and addon-types.ts list the same keys", () =
     ["kResetKeys", "kResetBuffers", "ResetSlotsArgs"],
     ["kDecodeKeys", "kDecodeBuffers", "OnlineDecodeArgs"],
     ["kPrefillKeys", "kPrefillBuffers", "OnlinePrefillArgs"],
-    ["kBenchKeys", "kBenchStringKeys", "OnlineMtpBenchArgs"],
-  ])("%s + %s = %s", (ints, others, iface) => {
-    const intKeys = onlineTableKeys(ints);
-    const otherKeys = onlineTableKeys(others);
+    ["kBenchKeys", "kBenchStringKeys", "OnlineMtpBenchArgs", onlineBench],
+  ])("%s + %s = %s", (ints, others, iface, source = onlineBinding) => {
+    const intKeys = keysOfTable(source, ints);
+    const otherKeys = keysOfTable(source, others);
     expect(intKeys.length).toBeGreaterThan(1);
     expect(otherKeys.length).toBeGreaterThan(0);
     expect([...intKeys, ...otherKeys].sort()).toEqual(interfaceKeys(iface));
@@ -78,10 +114,10 @@ describe("the compress key tables and addon-types.ts list the same keys", () => 
   test.each([
     ["kPrefillKeys", "kPrefillBuffers", "CompressPrefillArgs"],
     ["kDecodeKeys", "kDecodeBuffers", "CompressDecodeArgs"],
-    ["kBenchKeys", "kBenchStringKeys", "CompressBenchOptions"],
-  ])("%s + %s = %s", (ints, others, iface) => {
-    const intKeys = keysOfTable(compressBinding, ints);
-    const otherKeys = keysOfTable(compressBinding, others);
+    ["kBenchKeys", "kBenchStringKeys", "CompressBenchOptions", compressBench],
+  ])("%s + %s = %s", (ints, others, iface, source = compressBinding) => {
+    const intKeys = keysOfTable(source, ints);
+    const otherKeys = keysOfTable(source, others);
     expect(intKeys.length).toBeGreaterThan(1);
     expect(otherKeys.length).toBeGreaterThan(0);
     expect([...intKeys, ...otherKeys].sort()).toEqual(interfaceKeys(iface));

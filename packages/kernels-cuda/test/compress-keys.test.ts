@@ -9,6 +9,7 @@
 import { beforeEach, describe, expect, test } from "vitest";
 import { loadNativeUnchecked } from "../src/testing.js";
 import { bindingRefusal, expectRefused, expectRefusedExactly, refusalShape as shape } from "./binding-refusal.js";
+import { loadBenchBuild } from "./bench-build.js";
 
 const addon = loadNativeUnchecked();
 const nat = addon?.compress;
@@ -39,7 +40,10 @@ const VALID: Record<Call, Record<string, unknown>> = {
 };
 const CALLS = Object.keys(VALID) as Call[];
 
-const refusal = (call: Call, args: unknown) => bindingRefusal(nat!, call, args);
+// bench is the bench build's (native/bench/), loaded by path beside the released addon.
+const benchBuild = loadBenchBuild();
+const refusal = (call: Call, args: unknown) =>
+  call === "bench" ? bindingRefusal(benchBuild.addon!.compress, "bench", args) : bindingRefusal(nat!, call, args);
 const valid = (call: Call, patch: Record<string, unknown> = {}) => ({ ...VALID[call], ...patch });
 
 describe("the compress binding refuses args its tables do not allow", () => {
@@ -116,7 +120,7 @@ describe("the compress binding refuses args its tables do not allow", () => {
     expectRefused(refusal("prefill", valid("prefill", { iters: 1 })), "UNKNOWN_KEY", "iters");
   });
   test("the args object itself", () => {
-    for (const call of CALLS) {
+    for (const call of CALLS.filter((c) => c !== "bench" || benchBuild.addon)) {
       expectRefused(refusal(call, 5), "INVALID_ARGUMENT", "args");
       expectRefused(refusal(call, undefined), "INVALID_ARGUMENT", "args");
     }
@@ -127,7 +131,10 @@ describe("the compress binding refuses args its tables do not allow", () => {
   });
 });
 
-describe("bench: its args are checked before the context", () => {
+describe("bench (the bench build): its args are checked before the context", () => {
+  beforeEach((ctx) => {
+    if (!benchBuild.addon) ctx.skip(benchBuild.reason);
+  });
   test("op: required, a string, prefill or decode", () => {
     const { op: _, ...noOp } = valid("bench");
     expectRefused(refusal("bench", noOp), "INVALID_ARGUMENT", "op");

@@ -59,6 +59,7 @@ import {
   refDecode,
   refPrefill,
 } from "./compress-reference.js";
+import { processBenchAddon } from "./bench-build.js";
 import { Rng } from "./helpers.js";
 
 interface Env {
@@ -568,11 +569,14 @@ describe("refusals that need device buffers", () => {
       });
     });
   }
-  gpuTest("bench checks the buffers like the call it times", ({ gpu: env }) => {
+  gpuTest("bench checks the buffers like the call it times", ({ gpu: env, skip }) => {
+    const benchAddon = processBenchAddon();
+    if (!benchAddon.addon) return skip(benchAddon.reason);
+    const nat = benchAddon.addon.compress;
     withBuffers(env, () => {
       const args = smallPrefill(env);
       const bench = { ...args, op: "prefill", graph: 1, iters: 2, reps: 1, rotate: 2 };
-      const e = refusal(() => env.nat.bench(env.ctx, { ...bench, out: alloc(env, 16) } as never));
+      const e = refusal(() => nat.bench(env.ctx, { ...bench, out: alloc(env, 16) } as never));
       expect([e.code, e.field]).toEqual(["DEVICE_BUFFER", "out.byteLength"]);
     });
   });
@@ -585,43 +589,49 @@ describe("bench: eager and CUDA-graph timing of both ops", () => {
   // write-then-pool gives the same entries, so after the timed calls the given buffers hold one call's results.
   for (const op of ["prefill", "decode"] as const) {
     for (const graph of [0, 1] as const) {
-      gpuTest(`${op}, graph ${graph}: iters 2, rotate 3 then 1; the given buffers hold the results`, ({ gpu: env }) => {
-        withBuffers(env, () => {
-          const g: Geometry = { cr: 4, headDim: 512, stateType: 1, stateRows: C4_PAGED.stateRows };
-          const rng = new Rng(5 + graph);
-          const c = op === "prefill" ? randomPrefill(rng, C4_PAGED) : null;
-          const planD = op === "decode" ? randomDecode(rng, C4_PAGED) : [];
-          const inputRows = c ? c.inputRows : planD.length;
-          const data = randomData(rng, g, inputRows);
-          const state = dev(env, data.bits);
-          const out = outBuffer(env, c ? c.planC.length : planD.length, g.headDim);
-          const err = dev(env, new Int32Array(4));
-          const common = { state, input: dev(env, data.input), ape: dev(env, data.ape), out, err, inputRows };
-          const shape = { stateRows: g.stateRows, cr: g.cr, headDim: g.headDim, stateType: g.stateType };
-          const args = c
-            ? {
-                ...common,
-                ...shape,
-                planC: dev(env, CompressPlanTable.fromRecords(c.planC).bytes),
-                planW: dev(env, WritePlanTable.fromRecords(c.planW).bytes),
-                numPlanC: c.planC.length,
-                numPlanW: c.planW.length,
-              }
-            : { ...common, ...shape, planD: dev(env, DecodePlanTable.fromRecords(planD).bytes), batch: planD.length };
-          for (const rotate of [3, 1]) {
-            const r = env.nat.bench(env.ctx, { ...args, op, graph, iters: 2, reps: 3, rotate } as never);
-            expect(Object.keys(r).sort()).toEqual(["maxUs", "minUs", "usPerCall"]);
-            for (const v of Object.values(r)) expect(Number.isFinite(v) && v > 0).toBe(true);
-            expect(r.minUs <= r.usPerCall && r.usPerCall <= r.maxUs).toBe(true);
-          }
-          const got = readBack(g, state, out, err, c ? c.planC.length : planD.length);
-          expect(got.err).toEqual([0, 0, 0, 0]);
-          const b = refBatch(g, data, inputRows);
-          const ref = c ? refPrefill(b, c.planC, c.planW) : refDecode(b, planD);
-          expectState("after bench", g, ref, got, data.bits);
-          if (!c) expectEntries("after bench", g, ref, got);
-        });
-      });
+      gpuTest(
+        `${op}, graph ${graph}: iters 2, rotate 3 then 1; the given buffers hold the results`,
+        ({ gpu: env, skip }) => {
+          const benchAddon = processBenchAddon();
+          if (!benchAddon.addon) return skip(benchAddon.reason);
+          const nat = benchAddon.addon.compress;
+          withBuffers(env, () => {
+            const g: Geometry = { cr: 4, headDim: 512, stateType: 1, stateRows: C4_PAGED.stateRows };
+            const rng = new Rng(5 + graph);
+            const c = op === "prefill" ? randomPrefill(rng, C4_PAGED) : null;
+            const planD = op === "decode" ? randomDecode(rng, C4_PAGED) : [];
+            const inputRows = c ? c.inputRows : planD.length;
+            const data = randomData(rng, g, inputRows);
+            const state = dev(env, data.bits);
+            const out = outBuffer(env, c ? c.planC.length : planD.length, g.headDim);
+            const err = dev(env, new Int32Array(4));
+            const common = { state, input: dev(env, data.input), ape: dev(env, data.ape), out, err, inputRows };
+            const shape = { stateRows: g.stateRows, cr: g.cr, headDim: g.headDim, stateType: g.stateType };
+            const args = c
+              ? {
+                  ...common,
+                  ...shape,
+                  planC: dev(env, CompressPlanTable.fromRecords(c.planC).bytes),
+                  planW: dev(env, WritePlanTable.fromRecords(c.planW).bytes),
+                  numPlanC: c.planC.length,
+                  numPlanW: c.planW.length,
+                }
+              : { ...common, ...shape, planD: dev(env, DecodePlanTable.fromRecords(planD).bytes), batch: planD.length };
+            for (const rotate of [3, 1]) {
+              const r = nat.bench(env.ctx, { ...args, op, graph, iters: 2, reps: 3, rotate } as never);
+              expect(Object.keys(r).sort()).toEqual(["maxUs", "minUs", "usPerCall"]);
+              for (const v of Object.values(r)) expect(Number.isFinite(v) && v > 0).toBe(true);
+              expect(r.minUs <= r.usPerCall && r.usPerCall <= r.maxUs).toBe(true);
+            }
+            const got = readBack(g, state, out, err, c ? c.planC.length : planD.length);
+            expect(got.err).toEqual([0, 0, 0, 0]);
+            const b = refBatch(g, data, inputRows);
+            const ref = c ? refPrefill(b, c.planC, c.planW) : refDecode(b, planD);
+            expectState("after bench", g, ref, got, data.bits);
+            if (!c) expectEntries("after bench", g, ref, got);
+          });
+        },
+      );
     }
   }
 });

@@ -8,6 +8,7 @@
 import { beforeEach, describe, expect, test } from "vitest";
 import { loadNativeUnchecked } from "../src/testing.js";
 import { bindingRefusal, expectRefused, expectRefusedExactly, refusalShape as shape } from "./binding-refusal.js";
+import { loadBenchBuild } from "./bench-build.js";
 
 const addon = loadNativeUnchecked();
 const nat = addon?.onlineMtp;
@@ -38,7 +39,10 @@ const VALID: Record<Call, { args: Record<string, unknown>; firstBuffer?: string 
 };
 const CALLS = Object.keys(VALID) as Call[];
 
-const refusal = (call: Call, args: unknown) => bindingRefusal(nat!, call, args);
+// bench is the bench build's (native/bench/), loaded by path beside the released addon.
+const benchBuild = loadBenchBuild();
+const refusal = (call: Call, args: unknown) =>
+  call === "bench" ? bindingRefusal(benchBuild.addon!.onlineMtp, "bench", args) : bindingRefusal(nat!, call, args);
 const valid = (call: Call, patch: Record<string, unknown> = {}) => ({ ...VALID[call].args, ...patch });
 
 describe("the online-MTP binding refuses args its tables do not allow", () => {
@@ -99,7 +103,10 @@ describe("the online-MTP binding refuses args its tables do not allow", () => {
   });
 });
 
-describe("bench: its args are checked before the context", () => {
+describe("bench (the bench build): its args are checked before the context", () => {
+  beforeEach((ctx) => {
+    if (!benchBuild.addon) ctx.skip(benchBuild.reason);
+  });
   test("an unknown key, with the closest key as the suggestion", () => {
     expectRefusedExactly(refusal("bench", valid("bench", { iter: 1 })), "UNKNOWN_KEY", "iter", "iters");
   });

@@ -20,6 +20,7 @@ import {
   type GpuContext,
   type OnlineMtpNative,
 } from "../src/index.js";
+import { processBenchAddon } from "./bench-build.js";
 import { fromBf16, Rng, toBf16 } from "./helpers.js";
 
 const H = 512;
@@ -380,12 +381,15 @@ describe("onlinePrefill: every segment length, every launch shape", () => {
 });
 
 describe("bench op prefill (a GPU run; the timing itself is the lead's)", () => {
-  gpuTest("verify and chunk cases run and report their bytes", ({ gpu: env }) => {
+  const benchAddon = processBenchAddon();
+  gpuTest("verify and chunk cases run and report their bytes", ({ gpu: env, skip }) => {
+    if (!benchAddon.addon) return skip(benchAddon.reason);
+    const nat = benchAddon.addon.onlineMtp;
     const common = { stateType: 0, graph: 1, rotate: 1, iters: 2, reps: 1 } as const;
-    const verify = env.nat.bench(env.ctx, { op: "prefill", prefillCase: "verify", batch: 64, numVerify: 4, ...common });
+    const verify = nat.bench(env.ctx, { op: "prefill", prefillCase: "verify", batch: 64, numVerify: 4, ...common });
     expect(verify.numSegments).toBe(256);
     expect(verify.bytes).toBeGreaterThan(64 * 4 * 4096);
-    const chunk = env.nat.bench(env.ctx, {
+    const chunk = nat.bench(env.ctx, {
       op: "prefill",
       prefillCase: "chunk",
       chunkTokens: 4096,

@@ -21,6 +21,7 @@ import {
 import { fromBf16, Rng, toBf16 } from "./helpers.js";
 import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
+import { hasBenchVariants, processBenchAddon } from "./bench-build.js";
 
 const H = 512;
 const ROW = 3 * H;
@@ -103,7 +104,7 @@ describe("argument validation (host side, no GPU needed)", () => {
       "decode variant 2",
       () =>
         nat!.decode(null as never, { stateType: 0, batch: 1, numReqSlots: 2, slotOffsetRows: 0, variant: 2 } as never),
-      nat?.benchVariants
+      hasBenchVariants(addon)
         ? /^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3 \(scalar\) for decode$/
         : /^variant = 2: must be 3 \(scalar\) in this build: /,
     ],
@@ -143,7 +144,7 @@ describe("argument validation (host side, no GPU needed)", () => {
   for (const [name, f, re] of benchOnly) {
     test(`without DSV4KV_BENCH_VARIANTS, ${name} is refused as not built`, (ctx) => {
       if (!nat) ctx.skip("addon not built");
-      if (nat?.benchVariants) ctx.skip("a DSV4KV_BENCH_VARIANTS build has every variant");
+      if (hasBenchVariants(addon)) ctx.skip("a DSV4KV_BENCH_VARIANTS build has every variant");
       const e = thrown(f);
       expect(e.message).toMatch(re);
       expect(KernelsCudaError.isInstance(e)).toBe(true);
@@ -174,7 +175,6 @@ describe("argument validation (host side, no GPU needed)", () => {
       "resetSlots",
       "decode",
       "prefill",
-      "bench",
       "copyToDevice",
       "copyToHost",
       "fill",
@@ -182,7 +182,6 @@ describe("argument validation (host side, no GPU needed)", () => {
       expect(typeof (nat as unknown as Record<string, unknown>)[k], k).toBe("function");
     expect(nat!.headDim).toBe(H);
     expect(nat!.maxVerifyTokens).toBe(8);
-    expect(typeof nat!.benchVariants).toBe("boolean");
   });
 });
 
@@ -267,7 +266,7 @@ function wpShapes(nat: OnlineMtpNative): [string, number, number][] {
     ["scalar split 8", WRITE_PREFIX_VARIANT.scalar, 8],
     ["scalar split 16", WRITE_PREFIX_VARIANT.scalar, 16],
   ];
-  if (!nat.benchVariants) return shipped;
+  if (!hasBenchVariants({ onlineMtp: nat })) return shipped;
   return [
     ...shipped,
     ["legacy", WRITE_PREFIX_VARIANT.legacy, 0],
@@ -280,19 +279,22 @@ function wpShapes(nat: OnlineMtpNative): [string, number, number][] {
 }
 /** The variants of a kernel this build holds: the default alone, or all of them in a bench build. */
 function builtVariants<T>(nat: OnlineMtpNative, all: readonly T[], shipped: T): readonly T[] {
-  return nat.benchVariants ? all : [shipped];
+  return hasBenchVariants({ onlineMtp: nat }) ? all : [shipped];
 }
 
 describe("bench arguments (with a GPU context; test/online-mtp-keys.test.ts checks them without one)", () => {
   const common = { batch: 1, numVerify: 1, stateType: 0, graph: 0, rotate: 1, iters: 1, reps: 1 };
-  gpuTest("copyBytes must be an integer byte count; each op takes only its own variants", ({ gpu: env }) => {
-    const bench = (args: Record<string, unknown>) => () => env.nat.bench(env.ctx, { ...common, ...args } as never);
+  const benchAddon = processBenchAddon();
+  gpuTest("copyBytes must be an integer byte count; each op takes only its own variants", ({ gpu: env, skip }) => {
+    if (!benchAddon.addon) return skip(benchAddon.reason);
+    const nat = benchAddon.addon.onlineMtp;
+    const bench = (args: Record<string, unknown>) => () => nat.bench(env.ctx, { ...common, ...args } as never);
     expect(bench({ op: "copy", copyBytes: 2.5 })).toThrow(
       /^copyBytes = 2.5: must be an integer in \[1, 17179869184\]$/,
     );
     expect(bench({ op: "copy" })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", field: "copyBytes" }));
     expect(bench({ op: "commit", variant: 3 })).toThrow(/^variant = 3: must be an integer in \[0, 2\]$/);
-    if (env.nat.benchVariants)
+    if (nat.benchVariants)
       expect(bench({ op: "decode", variant: 2 })).toThrow(/^variant = 2: must be 0 \(legacy\), 1 \(vec\) or 3/);
     else
       for (const [op, variant] of [
@@ -481,7 +483,7 @@ describe("GPU round trips", () => {
           [1, 4],
           [1, 0],
         ] as const;
-        const shapes = env.nat.benchVariants ? decodeShapes : decodeShapes.filter(([v]) => v === 3);
+        const shapes = hasBenchVariants({ onlineMtp: env.nat }) ? decodeShapes : decodeShapes.filter(([v]) => v === 3);
         for (const [variant, split] of shapes) {
           const rng = new Rng(55 + variant * 5 + split);
           const st = stateBuf(env, randomState(rng, rows), dtype);
@@ -582,7 +584,9 @@ describe("GPU round trips", () => {
         [1, 8],
         [2, 2],
       ] as const;
-      for (const [variant, split] of env.nat.benchVariants ? wpShapesReported : wpShapesReported.slice(0, 2)) {
+      for (const [variant, split] of hasBenchVariants({ onlineMtp: env.nat })
+        ? wpShapesReported
+        : wpShapesReported.slice(0, 2)) {
         expectReported(
           `writePrefix variant ${variant}`,
           ONLINE_MTP_ERR.reqIndex,

@@ -29,7 +29,6 @@ const EXPORTS = [
   "planDecodeDevice",
   "planPrefillAsync",
   "planDecodeAsync",
-  "bench",
   "maxGpuBatch",
   "planStatusBytes",
 ];

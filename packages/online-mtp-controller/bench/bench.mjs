@@ -1,21 +1,22 @@
 // Benchmarks of the online c128 MTP kernels on a CUDA GPU (CUDA events; eager back-to-back and CUDA-graph replay of
 // `iters` calls; warm-up; median of `reps`). Usage: node bench/bench.mjs [out.json] [--variants]
 // Prints markdown tables: the issue's rows with each kernel's default variant, and with --variants every kernel
-// variant / split side by side (graph replay), so one run on the GPU machine picks the best. --variants needs an
-// addon built with the CMake option DSV4KV_BENCH_VARIANTS=ON (docs/decisions.md D23); without it only the default
-// shape's splits are swept. DSV4KV_ADDON_PATH picks the addon, so two builds can be timed in one session and their
-// JSON files compared with bench/compare.mjs.
+// variant / split side by side (graph replay), so one run on the GPU machine picks the best. It runs on the bench
+// build (`pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`); --variants needs the bench build with the
+// benchmark-only shapes (`build:native:bench:variants`, CMake option DSV4KV_BENCH_VARIANTS=ON; docs/decisions.md D23);
+// without them only the default shape's splits are swept. DSV4KV_ADDON_PATH picks the bench build, so two builds can
+// be timed in one session and their JSON files compared with bench/compare.mjs.
 import { writeFileSync } from "node:fs";
-import { createContext, onlineMtpNative, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
+import { createContext, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
 import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "@dsv4-kv/kernels-cuda/internal";
-import { requireGpu } from "../../kernels-cuda/bench/require-gpu.mjs";
+import { requireBenchAddon, requireGpu } from "../../kernels-cuda/bench/require-gpu.mjs";
 
+const nat = requireBenchAddon().onlineMtp;
 const p = probeOnlineMtp();
 requireGpu(p);
 const args = process.argv.slice(2);
 const outPath = args.find((a) => !a.startsWith("--"));
 const withVariants = args.includes("--variants");
-const nat = onlineMtpNative();
 const ctx = createContext(0);
 const ITERS = 100,
   REPS = 25;

@@ -18,7 +18,9 @@ cd "$root/packages/kernels-cuda"
 step kc-tests 90 vitest run test/online-mtp.test.ts test/probe.test.ts
 cd "$root/packages/online-mtp-controller"
 step ctl-tests 150 vitest run
-step bench "${BENCH_TIMEOUT:-150}" node bench/bench.mjs "$out/bench.json" ${VARIANTS:+--variants}
+# The bench build (build:native:bench, or :variants with VARIANTS=1); BENCH_ADDON names another.
+bench_addon="${BENCH_ADDON:-$root/packages/kernels-cuda/build-bench/Release/dsv4kv_kernels.node}"
+step bench "${BENCH_TIMEOUT:-150}" env DSV4KV_ADDON_PATH="$bench_addon" node bench/bench.mjs "$out/bench.json" ${VARIANTS:+--variants}
 san=(compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 --print-limit 20)
 cd "$root/packages/kernels-cuda"
 step memcheck-kc 120 "${san[@]}" vitest run test/online-mtp.test.ts

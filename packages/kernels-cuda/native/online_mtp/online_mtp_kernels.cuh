@@ -156,13 +156,8 @@ cudaError_t LaunchCommitPending(const CommitPendingParams& p, cudaStream_t s);
 cudaError_t LaunchResetSlots(const ResetSlotsParams& p, cudaStream_t s);
 cudaError_t LaunchDecode(const DecodeParams& p, cudaStream_t s);
 cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t s);
-cudaError_t LaunchEmpty(cudaStream_t s);
-// bytes / 16 float4 from src to dst (16-byte aligned), `blocks` blocks of 512 threads.
-cudaError_t LaunchCopy4(const void* src, void* dst, int64_t bytes, int blocks, cudaStream_t s);
-cudaError_t LaunchFillRandom(float* dst, int64_t n, uint32_t seed, float scale, float offset, cudaStream_t s);
-cudaError_t LaunchFillStateRandom(void* state, int64_t rows, int32_t stateType, uint32_t seed, cudaStream_t s);
 #if DSV4KV_BENCH_VARIANTS
-// The benchmark-only shapes (bench_variants.cu); the Launch* functions above hand them any non-default variant.
+// The benchmark-only shapes (native/bench/bench_variants.cu); the Launch* functions above hand them any non-default variant.
 cudaError_t LaunchWritePrefixVariant(const WritePrefixParams& p, cudaStream_t s);
 cudaError_t LaunchCommitVariant(const CommitPendingParams& p, cudaStream_t s);
 cudaError_t LaunchDecodeVariant(const DecodeParams& p, cudaStream_t s);

@@ -11,11 +11,10 @@
 //   planPrefillAsync(ctx, cfg, inputs, out)    as planPrefill, but returns a Promise: the upload, the launch, the
 //   planDecodeAsync(ctx, cfg, inputs, out)     download and the stream sync run on a libuv worker thread (the event
 //                                              loop keeps running); scratch is stream-ordered (cudaMallocAsync)
-//   bench(ctx, kind, cfg, inputs, opts)        CUDA-event timings: eager back-to-back and CUDA-graph replay
 //
 // cfg: { batch, numQ, pad, tail, hostRules, cr, ring, sps, reqStyle, legacy, r2tStride, r2tRows, f2sLen, lens64? }
-//   (decode: the slot keys, batch and lens64?), read through one key table per call (kPrefillKeys, kDecodeKeys,
-//   kBenchKeys; the TS interfaces in src/addon-types.ts list the same keys); any other key is refused.
+//   (decode: the slot keys, batch and lens64?), read through one key table per call (kPrefillKeys, kDecodeKeys;
+//   the TS interfaces in src/addon-types.ts list the same keys); any other key is refused.
 //   lens64 (device calls only; default 0): bufs.seqLens / bufs.extendLens hold int64 (upstream's dtype) instead of
 //   int32; the kernel checks that each value fits int32 and reports kErrNarrow otherwise.
 // inputs: { seqLens: Int32Array, extendLens?: Int32Array, rids?: BigInt64Array, r2t?: Int32Array, f2s?: Int32Array }
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "common.h"
+#include "planner/host_plan.h"
 #if DSV4KV_HAVE_CUDA
 #include "planner/plan_launch.h"
 #else
@@ -41,10 +41,9 @@
 namespace dsv4kv {
 namespace {
 
-// The params objects' integer keys, one table per call (DSV4KV_SLOT_KEYS + kPrefillKeys, kDecodeKeys, kBenchKeys), read by
-// common.h ReadKeys: every refusal names `cfg.<key>` (`opts.<key>`), an unlisted key as UNKNOWN_KEY.
+// The params objects' integer keys, one table per call (DSV4KV_SLOT_KEYS + kPrefillKeys, kDecodeKeys), read by
+// common.h ReadKeys: every refusal names `cfg.<key>`, an unlisted key as UNKNOWN_KEY.
 const KeyStyle kCfgStyle{"cfg", "cfg.", "ERR_DSV4KV_ARG"};
-const KeyStyle kOptsStyle{"opts", "opts.", "ERR_DSV4KV_ARG"};
 
 // The slot-mapping keys of every plan call (addon-types.ts PlanSlotConfig).
 struct SlotCfg {
@@ -58,11 +57,6 @@ struct PrefillCfg : SlotCfg {
 struct DecodeCfg : SlotCfg {
   int64_t batch, lens64;
 };
-// bench opts (PlanBenchOptions).
-struct BenchCfg {
-  int64_t warmup, reps, calls;
-};
-
 constexpr int64_t kI32 = INT_MAX;
 // cr is 4 or 128 and ring/sps divide as docs/reference/planner.md §5.2 says: checked across keys in ParseSlot.
 #define DSV4KV_SLOT_KEYS(T)                                                                                  \
@@ -86,12 +80,6 @@ const IntKey<DecodeCfg> kDecodeKeys[] = {
     {"lens64", &DecodeCfg::lens64, 0, 1, false, 0},
 };
 #undef DSV4KV_SLOT_KEYS
-const IntKey<BenchCfg> kBenchKeys[] = {
-    {"warmup", &BenchCfg::warmup, 0, 1 << 20, true, 0},
-    {"reps", &BenchCfg::reps, 1, 1 << 20, true, 0},
-    {"calls", &BenchCfg::calls, 1, 10000, true, 0},
-};
-
 // The slot geometry of a read cfg, with the rules that tie its keys together.
 SlotParams ParseSlot(Napi::Env env, const SlotCfg& c) {
   SlotParams s{};
@@ -134,14 +122,6 @@ HostInput OptionalHost(Napi::Env env, Napi::Object o, const char* key, size_t ne
 }
 
 size_t Align(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
-struct Staged {
-  std::vector<uint8_t> host;  // the input region, uploaded in one copy
-  size_t seq = 0, ext = 0, rids = 0, r2t = 0, f2s = 0;
-  bool has_ext = false, has_rids = false, has_r2t = false, has_f2s = false;
-  // The layout alone (no bytes), for a launch closure to keep.
-  Staged Offsets() const { return Staged{{}, seq, ext, rids, r2t, f2s, has_ext, has_rids, has_r2t, has_f2s}; }
-};
 
 // Lays the host inputs out at offsets (relative to the input region) with 8-byte alignment.
 Staged Stage(Napi::Env env, Napi::Object in, const SlotParams& sp, int32_t batch, bool want_ext) {
@@ -210,13 +190,6 @@ DecodeParams ParseDecode(Napi::Env env, Napi::Object cfg) {
   return p;
 }
 
-Napi::Object ArgObject(const Napi::CallbackInfo& info, size_t i, const char* name) {
-  if (info.Length() <= i || !info[i].IsObject())
-    ThrowField(info.Env(), "ERR_DSV4KV_ARG", name, info.Length() <= i ? info.Env().Undefined() : info[i],
-               "must be an object");
-  return info[i].As<Napi::Object>();
-}
-
 #if DSV4KV_HAVE_CUDA
 // Binds staged inputs that live at `dev_in` into the params.
 void BindPrefillInputs(PrefillParams& p, const Staged& s, uint8_t* dev_in) {
@@ -257,19 +230,6 @@ void CheckR2tF2sPresence(Napi::Env env, const SlotParams& sp, bool has_r2t, bool
 }
 
 #if DSV4KV_HAVE_CUDA
-// A host-array plan call (sync, async or bench), parsed, checked and staged on the JS thread. Device layout:
-// [plan tables + status records: out_bytes, copied back into `out`][pad to 256][staged inputs]. `bind(dev)` points
-// the kernel's params at a device region of that layout and returns the launch; the entry points differ only in
-// where that region lives and what surrounds the launch.
-using LaunchOn = std::function<cudaError_t(cudaStream_t)>;
-struct HostPlan {
-  Staged staged;
-  size_t out_bytes = 0;
-  size_t in_off = 0;
-  std::string out_rule;  // what out_bytes is, for the size message
-  std::function<LaunchOn(uint8_t* dev)> bind;
-};
-
 // The staged host inputs of a parsed plan call, with the table-presence and host-lengths checks.
 template <typename P>
 Staged StageChecked(Napi::Env env, Napi::Object inputs, const P& p, bool want_ext) {
@@ -278,6 +238,8 @@ Staged StageChecked(Napi::Env env, Napi::Object inputs, const P& p, bool want_ex
   CheckHostLens(env, p.lens64);
   return staged;
 }
+
+}  // namespace
 
 HostPlan PrepareHostPlan(Napi::Env env, bool prefill, Napi::Object cfg, Napi::Object inputs, int sm) {
   HostPlan h;
@@ -309,6 +271,8 @@ HostPlan PrepareHostPlan(Napi::Env env, bool prefill, Napi::Object cfg, Napi::Ob
   }
   return h;
 }
+
+namespace {
 
 HostView CheckedOut(Napi::Env env, Napi::Value out_arg, const HostPlan& h) {
   HostView out = HostViewOf(env, out_arg, "out");
@@ -347,6 +311,81 @@ const void* DevIn(Napi::Env env, Napi::Object bufs, const char* key, size_t need
   b->RequireBytes(env, need, key);
   return b->data();
 }
+
+// The device buffers of planPrefillDevice / planDecodeDevice, one list per call (addon-types.ts
+// PrefillPlanDeviceBuffers / DecodePlanDeviceBuffers list the same keys; test/binding-keys.test.ts holds them equal):
+// the key, whether the call needs it, whether it is an output (read after the inputs' table-presence rule), its byte
+// count from the parsed cfg, and the params field it fills (nullptr for an optional buffer left out).
+template <typename P>
+struct DevBuf {
+  const char* key;
+  bool required, output;
+  size_t (*bytes)(const P&);
+  void (*bind)(P&, void*);
+};
+template <typename P>
+size_t LensBytes(const P& p) {
+  return static_cast<size_t>(p.batch) * (p.lens64 ? 8 : 4);  // int64 or int32 per request
+}
+template <typename P>
+size_t RidsBytes(const P& p) {
+  return static_cast<size_t>(p.batch) * 8;
+}
+template <typename P>
+size_t R2tBytes(const P& p) {
+  return static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4;
+}
+template <typename P>
+size_t F2sBytes(const P& p) {
+  return static_cast<size_t>(p.slot.f2s_len) * 4;
+}
+template <typename P>
+size_t StatusBytesOf(const P&) {
+  return kStatusBytes;
+}
+#define DSV4KV_DEV_SEQ(P) {"seqLens", true, false, LensBytes<P>, [](P& p, void* d) { p.seq_lens = d; }}
+#define DSV4KV_DEV_MAPS(P)                                                                                      \
+  {"rids", false, false, RidsBytes<P>, [](P& p, void* d) { p.rids = static_cast<const int64_t*>(d); }},         \
+      {"r2t", false, false, R2tBytes<P>, [](P& p, void* d) { p.slot.r2t = static_cast<const int32_t*>(d); }}, { \
+    "f2s", false, false, F2sBytes<P>, [](P& p, void* d) { p.slot.f2s = static_cast<const int32_t*>(d); }        \
+  }
+#define DSV4KV_DEV_STATUS(P) \
+  {"status", true, true, StatusBytesOf<P>, [](P& p, void* d) { p.status = static_cast<PlanStatus*>(d); }}
+const DevBuf<PrefillParams> kPrefillDevBufs[] = {
+    DSV4KV_DEV_SEQ(PrefillParams),
+    {"extendLens", true, false, LensBytes<PrefillParams>, [](PrefillParams& p, void* d) { p.extend_lens = d; }},
+    DSV4KV_DEV_MAPS(PrefillParams),
+    {"planC", true, true, [](const PrefillParams& p) { return static_cast<size_t>(p.num_q) * 16; },
+     [](PrefillParams& p, void* d) { p.plan_c = static_cast<uint32_t*>(d); }},
+    {"planW", true, true, [](const PrefillParams& p) { return static_cast<size_t>(p.num_q) * 8; },
+     [](PrefillParams& p, void* d) { p.plan_w = static_cast<uint32_t*>(d); }},
+    DSV4KV_DEV_STATUS(PrefillParams),
+};
+const DevBuf<DecodeParams> kDecodeDevBufs[] = {
+    DSV4KV_DEV_SEQ(DecodeParams),
+    DSV4KV_DEV_MAPS(DecodeParams),
+    {"planD", true, true, [](const DecodeParams& p) { return static_cast<size_t>(p.batch) * 16; },
+     [](DecodeParams& p, void* d) { p.plan_d = static_cast<uint32_t*>(d); }},
+    DSV4KV_DEV_STATUS(DecodeParams),
+};
+#undef DSV4KV_DEV_SEQ
+#undef DSV4KV_DEV_MAPS
+#undef DSV4KV_DEV_STATUS
+template <bool kPrefill>
+const auto& DevBufsOf() {
+  if constexpr (kPrefill) {
+    return kPrefillDevBufs;
+  } else {
+    return kDecodeDevBufs;
+  }
+}
+
+// The table's inputs (outputs = false) or outputs, in table order, into the params.
+template <typename P, size_t N>
+void ReadDevBufs(Napi::Env env, Napi::Object bufs, const DevBuf<P> (&table)[N], bool outputs, P& p) {
+  for (const DevBuf<P>& k : table)
+    if (k.output == outputs) k.bind(p, const_cast<void*>(DevIn(env, bufs, k.key, k.bytes(p), k.required)));
+}
 #endif
 
 // planPrefillDevice / planDecodeDevice: device-resident inputs and outputs, enqueued on ctx's stream (no sync).
@@ -364,25 +403,9 @@ Napi::Value PlanDevice(const Napi::CallbackInfo& info) {
   }
   Context* ctx = Context::FromValue(env, info[0], "ctx");
   Napi::Object bufs = ArgObject(info, 2, "bufs");
-  const size_t batch = static_cast<size_t>(p.batch);
-  const size_t lens_bytes = batch * (p.lens64 ? 8 : 4);  // int64 or int32 per request
-  p.seq_lens = DevIn(env, bufs, "seqLens", lens_bytes, true);
-  if constexpr (kPrefill) p.extend_lens = DevIn(env, bufs, "extendLens", lens_bytes, true);
-  p.rids = static_cast<const int64_t*>(DevIn(env, bufs, "rids", batch * 8, false));
-  p.slot.r2t = static_cast<const int32_t*>(
-      DevIn(env, bufs, "r2t", static_cast<size_t>(p.slot.r2t_rows * p.slot.r2t_stride) * 4, false));
-  p.slot.f2s = static_cast<const int32_t*>(DevIn(env, bufs, "f2s", static_cast<size_t>(p.slot.f2s_len) * 4, false));
+  ReadDevBufs(env, bufs, DevBufsOf<kPrefill>(), false, p);
   CheckR2tF2sPresence(env, p.slot, p.slot.r2t != nullptr, p.slot.f2s != nullptr);
-  auto out = [&](const char* key, size_t bytes) {
-    return static_cast<uint32_t*>(const_cast<void*>(DevIn(env, bufs, key, bytes, true)));
-  };
-  if constexpr (kPrefill) {
-    p.plan_c = out("planC", static_cast<size_t>(p.num_q) * 16);
-    p.plan_w = out("planW", static_cast<size_t>(p.num_q) * 8);
-  } else {
-    p.plan_d = out("planD", batch * 16);
-  }
-  p.status = reinterpret_cast<PlanStatus*>(out("status", kStatusBytes));
+  ReadDevBufs(env, bufs, DevBufsOf<kPrefill>(), true, p);
   // What the launcher requires, named here rather than as cudaErrorInvalidValue (the parse above implies it).
   const char* why = nullptr;
   if constexpr (kPrefill) {
@@ -522,39 +545,6 @@ Napi::Value PlanHost(const Napi::CallbackInfo& info) {
 #endif
 }
 
-// bench(ctx, kind: "prefill" | "decode" | "empty", cfg, inputs, { warmup, reps, calls }) -> { eagerUs, graphUs }
-Napi::Value Bench(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-#if DSV4KV_HAVE_CUDA
-  Context* ctx = Context::FromValue(env, info[0], "ctx");
-  if (!info[1].IsString()) ThrowField(env, "ERR_DSV4KV_ARG", "kind", info[1], "must be a string");
-  const std::string kind = info[1].As<Napi::String>().Utf8Value();
-  const BenchCfg b = ReadKeys(env, ArgObject(info, 4, "opts"), kOptsStyle, kBenchKeys);
-  const int warmup = static_cast<int>(b.warmup), reps = static_cast<int>(b.reps), calls = static_cast<int>(b.calls);
-  ctx->Activate(env);
-  cudaStream_t st = ctx->stream();
-  BenchResult r{};
-  if (kind == "empty") {
-    DSV4KV_CUDA_TRY(env, BenchLaunch([](cudaStream_t s) { return LaunchEmpty(s); }, st, warmup, reps, calls, &r));
-  } else if (kind == "prefill" || kind == "decode") {
-    HostPlan h = PrepareHostPlan(env, kind == "prefill", ArgObject(info, 2, "cfg"), ArgObject(info, 3, "inputs"),
-                                 ctx->smCount());
-    uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, h.in_off + h.staged.host.size()));
-    DSV4KV_CUDA_TRY(
-        env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
-    DSV4KV_CUDA_TRY(env, BenchLaunch(h.bind(ws), st, warmup, reps, calls, &r));
-  } else {
-    ThrowField(env, "ERR_DSV4KV_ARG", "kind", info[1], "must be prefill, decode or empty");
-  }
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("eagerUs", r.eager_us);
-  o.Set("graphUs", r.graph_us);
-  return o;
-#else
-  NoCuda(env, "bench");
-#endif
-}
-
 }  // namespace
 }  // namespace dsv4kv
 
@@ -566,7 +556,6 @@ void RegisterPlanner(Napi::Env env, Napi::Object exports) {
   exports.Set("planDecodeDevice", Napi::Function::New<PlanDevice<false>>(env, "planDecodeDevice"));
   exports.Set("planPrefillAsync", Napi::Function::New<PlanHost<true, true>>(env, "planPrefillAsync"));
   exports.Set("planDecodeAsync", Napi::Function::New<PlanHost<false, true>>(env, "planDecodeAsync"));
-  exports.Set("bench", Napi::Function::New<Bench>(env, "bench"));
   exports.Set("maxGpuBatch", Napi::Number::New(env, kMaxGpuBatch));
   exports.Set("planStatusBytes", Napi::Number::New(env, static_cast<double>(kStatusBytes)));
 }

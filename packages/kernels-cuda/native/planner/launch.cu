@@ -10,8 +10,6 @@
 namespace dsv4kv {
 namespace {
 
-__global__ void EmptyKernel() {}
-
 // The small kernel up to kSmallBatch requests (one per lane), the general one beyond.
 template <int CR, int MODE, typename LenT, int kMaps>
 cudaError_t LaunchPrefillT(const PrefillParams& p, cudaStream_t stream, int sm_count) {
@@ -80,11 +78,6 @@ cudaError_t LaunchPrefill(const PrefillParams& p, cudaStream_t stream, int sm_co
   }
   return p.slot.legacy ? LaunchPrefillM<128, kLegacy>(p, stream, sm_count)
                        : LaunchPrefillM<128, kReqRing>(p, stream, sm_count);
-}
-
-cudaError_t LaunchEmpty(cudaStream_t stream) {
-  EmptyKernel<<<1, 32, 0, stream>>>();
-  return cudaGetLastError();
 }
 
 }  // namespace dsv4kv

@@ -44,6 +44,71 @@ __device__ __forceinline__ bool ReqOk(const PrefillParams& p, int64_t s, int64_t
   }
 }
 
+// A row's request and its first table reads. k < e_tot and a checked-index request keep every read in bounds:
+// j = k - e_ex[b] < E_b (a clamped E_b is 65536 > any j), so q0 <= pos = prefix_b + j < S_b <= r2t_stride. The
+// helpers below take the kernel's values by reference, as its lambdas did: the code stays the kernel's own.
+struct RowStart {
+  int32_t b, j, prefix, rid_flag;
+  PairLookup look;
+};
+template <int CR, int MODE, int kMaps>
+__device__ __forceinline__ RowStart StartRow(const PrefillParams& p, const int32_t& B, const int& top,
+                                             const int32_t& e_ex, const int32_t& e_tot, const int32_t& prefix,
+                                             const int32_t& rid_flag, int32_t k) {
+  // Request of row k: the largest b < B with e_ex[b] <= k (zero-length requests are skipped; e_ex[0] = 0).
+  int32_t b = 0;
+  for (int step = top; step > 0; step >>= 1) {
+    const int32_t cand = b + step;
+    const int32_t v = __shfl_sync(kFull, e_ex, cand < B ? cand : 0);
+    if (cand < B && v <= k) b = cand;
+  }
+  RowStart rs{b, k - __shfl_sync(kFull, e_ex, b), __shfl_sync(kFull, prefix, b), __shfl_sync(kFull, rid_flag, b),
+              PairLookup{0, 0, 0, 0, true, true}};
+  if constexpr (MODE == kPaged) {
+    const int32_t pos = rs.prefix + rs.j;
+    rs.look = PairR2t<kMaps>(p.slot, rs.rid_flag & 0x7fffffff, max(pos - CR, 0), pos, k < e_tot && rs.rid_flag < 0);
+  }
+  return rs;
+}
+// The row's shape from its request's lane (`r`: this lane's request shape, `cw_ex`: its packed first plan rows).
+__device__ __forceinline__ ReqShape RowShape(const ReqShape& r, const uint32_t& cw_ex, const RowStart& rs,
+                                             int32_t& c_base, int32_t& w_base) {
+  ReqShape rb{0, 0, 0, 0, 0, 0, 0};
+  rb.prefix = rs.prefix;
+  rb.main_start = __shfl_sync(kFull, r.main_start, rs.b);
+  rb.lim = __shfl_sync(kFull, r.lim, rs.b);
+  rb.tail_to_lim = __shfl_sync(kFull, r.tail_to_lim, rs.b);
+  rb.tail_prefix = __shfl_sync(kFull, r.tail_prefix, rs.b);
+  const uint32_t cwb = __shfl_sync(kFull, cw_ex, rs.b);
+  c_base = static_cast<int32_t>(cwb & 0xffffu);
+  w_base = static_cast<int32_t>(cwb >> 16);
+  return rb;
+}
+
+// Inclusive warp scan of E and of the packed counts nc | nw << 16. E is clamped to 65536: 32 clamped values sum
+// to < 2^22 (exact in int32), and a clamped E means sum(E) > 65535 >= numQ, a refused batch. nc, nw <= E, so
+// when the batch is accepted (sum(E) <= numQ <= 65535) every partial sum of nc and of nw is <= 65535: the low
+// half never carries into the high half. Lanes >= B add 0. Out: the exclusive scans and the totals.
+__device__ __forceinline__ void ScanRequests(const int32_t& e, const ReqShape& r, const int& lane, const int32_t& B,
+                                             int32_t& e_ex, uint32_t& cw_ex, int32_t& e_tot, uint32_t& cw_tot) {
+  const int32_t ev = min(e, 65536);
+  const uint32_t cw = static_cast<uint32_t>(min(r.nc, 65535)) | (static_cast<uint32_t>(min(r.nw, 65535)) << 16);
+  int32_t e_inc = ev;
+  uint32_t cw_inc = cw;
+  for (int off = 1; off < B; off <<= 1) {  // B is uniform: every lane runs the same rounds
+    const int32_t oe = __shfl_up_sync(kFull, e_inc, off);
+    const uint32_t oc = __shfl_up_sync(kFull, cw_inc, off);
+    if (lane >= off) {
+      e_inc += oe;
+      cw_inc += oc;
+    }
+  }
+  e_tot = __shfl_sync(kFull, e_inc, B - 1);
+  cw_tot = __shfl_sync(kFull, cw_inc, B - 1);
+  e_ex = e_inc - ev;
+  cw_ex = cw_inc - cw;
+}
+
 template <int CR, int MODE, typename LenT, bool kLoop, int kMaps>
 __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const PrefillParams p) {
   __shared__ LaneErr warp_err[kSmallThreads / 32];
@@ -69,63 +134,15 @@ __global__ void __launch_bounds__(kSmallThreads) PrefillSmallKernel(const Prefil
       static_cast<int32_t>(static_cast<uint32_t>(rid) | (static_cast<uint32_t>(idx_checked) << 31));
   // Unconditional (no branch): a refused or absent request has s = e = 0, whose shape is all zeros.
   const ReqShape r = Shape<CR>(s, e, p);
-  // Inclusive warp scan of E and of the packed counts nc | nw << 16. E is clamped to 65536: 32 clamped values sum
-  // to < 2^22 (exact in int32), and a clamped E means sum(E) > 65535 >= numQ, a refused batch. nc, nw <= E, so
-  // when the batch is accepted (sum(E) <= numQ <= 65535) every partial sum of nc and of nw is <= 65535: the low
-  // half never carries into the high half. Lanes >= B add 0.
-  const int32_t ev = min(e, 65536);
-  const uint32_t cw = static_cast<uint32_t>(min(r.nc, 65535)) | (static_cast<uint32_t>(min(r.nw, 65535)) << 16);
-  int32_t e_inc = ev;
-  uint32_t cw_inc = cw;
-  for (int off = 1; off < B; off <<= 1) {  // B is uniform: every lane runs the same rounds
-    const int32_t oe = __shfl_up_sync(kFull, e_inc, off);
-    const uint32_t oc = __shfl_up_sync(kFull, cw_inc, off);
-    if (lane >= off) {
-      e_inc += oe;
-      cw_inc += oc;
-    }
-  }
-  const int32_t e_tot = __shfl_sync(kFull, e_inc, B - 1);
-  const uint32_t cw_tot = __shfl_sync(kFull, cw_inc, B - 1);
-  const int32_t e_ex = e_inc - ev;
-  const uint32_t cw_ex = cw_inc - cw;
+  int32_t e_ex, e_tot;
+  uint32_t cw_ex, cw_tot;
+  ScanRequests(e, r, lane, B, e_ex, cw_ex, e_tot, cw_tot);
   // Binary lifting over lanes [0, B): the largest step is the highest power of two <= B - 1.
   const int top = B > 1 ? 1 << (31 - __clz(B - 1)) : 0;
 
-  // A row's request and its first table reads. k < e_tot and a checked-index request keep every read in bounds:
-  // j = k - e_ex[b] < E_b (a clamped E_b is 65536 > any j), so q0 <= pos = prefix_b + j < S_b <= r2t_stride.
-  struct RowStart {
-    int32_t b, j, prefix, rid_flag;
-    PairLookup look;
-  };
-  auto start_row = [&](int32_t k) {
-    // Request of row k: the largest b < B with e_ex[b] <= k (zero-length requests are skipped; e_ex[0] = 0).
-    int32_t b = 0;
-    for (int step = top; step > 0; step >>= 1) {
-      const int32_t cand = b + step;
-      const int32_t v = __shfl_sync(kFull, e_ex, cand < B ? cand : 0);
-      if (cand < B && v <= k) b = cand;
-    }
-    RowStart rs{b, k - __shfl_sync(kFull, e_ex, b), __shfl_sync(kFull, r.prefix, b), __shfl_sync(kFull, rid_flag, b),
-                PairLookup{0, 0, 0, 0, true, true}};
-    if constexpr (MODE == kPaged) {
-      const int32_t pos = rs.prefix + rs.j;
-      rs.look = PairR2t<kMaps>(p.slot, rs.rid_flag & 0x7fffffff, max(pos - CR, 0), pos, k < e_tot && rs.rid_flag < 0);
-    }
-    return rs;
-  };
-  // The row's shape from its request's lane.
+  auto start_row = [&](int32_t k) { return StartRow<CR, MODE, kMaps>(p, B, top, e_ex, e_tot, r.prefix, rid_flag, k); };
   auto row_shape = [&](const RowStart& rs, int32_t& c_base, int32_t& w_base) {
-    ReqShape rb{0, 0, 0, 0, 0, 0, 0};
-    rb.prefix = rs.prefix;
-    rb.main_start = __shfl_sync(kFull, r.main_start, rs.b);
-    rb.lim = __shfl_sync(kFull, r.lim, rs.b);
-    rb.tail_to_lim = __shfl_sync(kFull, r.tail_to_lim, rs.b);
-    rb.tail_prefix = __shfl_sync(kFull, r.tail_prefix, rs.b);
-    const uint32_t cwb = __shfl_sync(kFull, cw_ex, rs.b);
-    c_base = static_cast<int32_t>(cwb & 0xffffu);
-    w_base = static_cast<int32_t>(cwb >> 16);
-    return rb;
+    return RowShape(r, cw_ex, rs, c_base, w_base);
   };
   const int32_t base0 = blockIdx.x * blockDim.x + warp * 32;  // warp-uniform, so every shuffle has all 32 lanes
   const int32_t stride = gridDim.x * blockDim.x;
