@@ -27,7 +27,6 @@ export function checkNonNegative(value: unknown, field: string): asserts value i
   check(Number.isFinite(value) && value >= 0, "INVALID_ARGUMENT", field, value, "must be a finite number >= 0");
 }
 
-
 /** A Float32Array (other arrays are refused, never converted). */
 export function checkFloat32Array(value: unknown, field: string): asserts value is Float32Array {
   check(value instanceof Float32Array, "INVALID_TYPE", field, value, `must be a Float32Array (got ${typeOf(value)})`);

@@ -38,7 +38,6 @@ export function checkFinite(value: unknown, field: string): asserts value is num
   check(Number.isFinite(value), "INVALID_ARGUMENT", field, value, "must be a finite number");
 }
 
-
 export function checkArray(value: unknown, field: string): asserts value is readonly unknown[] {
   check(Array.isArray(value), "INVALID_TYPE", field, value, `must be an array (got ${typeOf(value)})`);
 }

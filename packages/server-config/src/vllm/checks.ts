@@ -12,4 +12,3 @@ export const checkObject: FieldChecks["checkObject"] = checks.checkObject;
 export const checkKeys: FieldChecks["checkKeys"] = checks.checkKeys;
 export const checkInt: FieldChecks["checkInt"] = checks.checkInt;
 export const checkOneOf: FieldChecks["checkOneOf"] = checks.checkOneOf;
-
