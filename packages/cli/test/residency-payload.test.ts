@@ -1,10 +1,10 @@
 // simulate residency --html's payload: the window of batches and the ring's slots come from the planner's
-// residency simulator replaying the run, and the fault names the slot, the write that clobbered it and the position.
+// residency simulator as the run left them (recorded while it ran), and the fault names the slot, the write that
+// clobbered it and the position.
 import {
   type ResidencyBatch,
   type ResidencyConfig,
   type ResidencyScenario,
-  RingResidencySimulator,
   replayResidency,
   runResidencyScenario,
 } from "@dsv4-kv/planner";
@@ -13,9 +13,8 @@ import {
   MAX_DRAWN_SLOTS,
   type ResidencyInputs,
   WINDOW_BATCHES,
-  replayWindow,
+  WindowRecorder,
   ringView,
-  scenarioWindow,
 } from "../src/report-html/residency-payload.js";
 
 function inputs(s: ResidencyConfig & { draftTokens?: number }, writePad: number): ResidencyInputs {
@@ -35,7 +34,8 @@ function inputs(s: ResidencyConfig & { draftTokens?: number }, writePad: number)
 }
 
 function scenarioView(s: ResidencyScenario) {
-  const r = runResidencyScenario(s);
+  const recorder = new WindowRecorder();
+  const r = runResidencyScenario({ ...s, onBatch: (b, sim) => recorder.record(b, sim) });
   return ringView({
     label: "ring",
     inputs: inputs(s, r.writePad),
@@ -43,7 +43,7 @@ function scenarioView(s: ResidencyScenario) {
     verifies: r.verifies,
     violations: r.violations,
     firstViolation: r.firstViolation,
-    recorded: scenarioWindow(s, r.steps, r.firstViolation),
+    recorded: recorder.window(r.steps, r.firstViolation),
   });
 }
 
@@ -106,7 +106,8 @@ describe("the residency window", () => {
       { kind: "verify", draftTokens: 11, accept: 1 },
       { kind: "prefill", tokens: 1 },
     ];
-    const r = replayResidency(config, batches);
+    const recorder = new WindowRecorder();
+    const r = replayResidency(config, batches, { onBatch: (_done, _total, b, sim) => recorder.record(b, sim) });
     const view = ringView({
       label: "replay",
       inputs: inputs(config, 10),
@@ -114,7 +115,7 @@ describe("the residency window", () => {
       verifies: 1,
       violations: r.violations,
       firstViolation: r.firstViolation,
-      recorded: replayWindow(new RingResidencySimulator(config), batches, r.firstViolation),
+      recorded: recorder.window(r.steps, r.firstViolation),
     });
     expect(view.fault).toMatchObject({ kind: "stale-read", step: 3, position: 512, slot: 32, committedAtStep: 1 });
     expect(view.fault!.clobberedBy).toEqual({

@@ -145,6 +145,21 @@ describe("simulate residency, online-mtp, compress at their documented maxima", 
     expect(JSON.parse(r.stdout).rings).toHaveLength(1); // the ring it was in when the limit came
   });
 
+  test("simulate residency --time-limit bounds the initial prefill too (SWA page 2^30: up to 2^31 tokens)", () => {
+    // the initial prefill draws up to 2 × the SWA page: 32,768 chunks of 65,535 tokens, minutes of planning that
+    // used to run before the first --time-limit check
+    const args = ["simulate", "residency", "--ratio", "4", "--ring", "16", "--swa-page", "1073741824"];
+    const r = run([...args, "--draft-tokens", "10", "--time-limit", "1", "--json"], 20);
+    expect(r.timedOut).toBe(false);
+    expect(r.code).toBe(3);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ complete: false, stoppedBy: "time-limit", timeLimitSeconds: 1, violations: 0 });
+    expect(out.steps).toBeLessThan(32_768); // chunks of the initial prefill that ran: a part of it
+    const text = run([...args, "--draft-tokens", "10", "--time-limit", "1", "--quiet"], 20);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toMatch(/PARTIAL: stopped at the time limit \(--time-limit 1 s\) after [\d,]+ of 300 batches/);
+  });
+
   test("simulate residency on a ring of 2^30: the ring state it may hold is refused up front, not a RangeError", () => {
     for (const ratio of ["4", "128"]) {
       const args = ["simulate", "residency", "--ratio", ratio, "--ring", "1073741824", "--swa-page", "1073741824"];

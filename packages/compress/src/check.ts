@@ -11,6 +11,8 @@ const checks: FieldChecks = fieldChecks(CompressError);
 export const check: FieldChecks["check"] = checks.check;
 export const checkNumber: FieldChecks["checkNumber"] = checks.checkNumber;
 export const checkBoolean: FieldChecks["checkBoolean"] = checks.checkBoolean;
+/** A plain record: null, arrays and typed arrays are refused. */
+export const checkObject: FieldChecks["checkObject"] = checks.checkObject;
 /** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
 export const checkKeys: FieldChecks["checkKeys"] = checks.checkKeys;
 export const checkMethods: FieldChecks["checkMethods"] = checks.checkMethods;
@@ -23,11 +25,6 @@ export const checkOneOf: FieldChecks["checkOneOf"] = checks.checkOneOf;
 export function checkNonNegative(value: unknown, field: string): asserts value is number {
   checkNumber(value, field);
   check(Number.isFinite(value) && value >= 0, "INVALID_ARGUMENT", field, value, "must be a finite number >= 0");
-}
-
-export function checkObject(value: unknown, field: string): asserts value is Record<string, unknown> {
-  const ok = typeof value === "object" && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
-  check(ok, "INVALID_TYPE", field, value, `must be an object (got ${typeOf(value)})`);
 }
 
 /** A Float32Array (other arrays are refused, never converted). */

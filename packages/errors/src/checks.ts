@@ -30,6 +30,8 @@ export interface FieldChecks {
   checkNumber(value: unknown, field: string): asserts value is number;
   /** true or false; else INVALID_TYPE. */
   checkBoolean(value: unknown, field: string): asserts value is boolean;
+  /** A plain record (`isRecord`): null, an array or a typed array is INVALID_TYPE naming its type. */
+  checkObject(value: unknown, field: string): asserts value is Record<string, unknown>;
   /** Refuses keys of `obj` outside `known` (UNKNOWN_KEY at `field.key`), suggesting the closest known key. */
   checkKeys(obj: object, known: readonly string[], field: string): void;
   /** Each of `names` is a function on `obj`; else INVALID_TYPE at `field.name`, the value its type, `rule`. */
@@ -72,6 +74,9 @@ export function fieldChecks(ErrorClass: FieldErrorClass): FieldChecks {
     checkBoolean(value, field) {
       check(typeof value === "boolean", "INVALID_TYPE", field, value, `must be true or false (got ${typeOf(value)})`);
     },
+    checkObject(value, field) {
+      check(isRecord(value), "INVALID_TYPE", field, value, `must be an object (got ${typeOf(value)})`);
+    },
     checkKeys(obj, known, field) {
       for (const key of Object.keys(obj)) {
         if (known.includes(key)) continue;
@@ -102,6 +107,14 @@ export function fieldChecks(ErrorClass: FieldErrorClass): FieldChecks {
       throw new ErrorClass(code ?? byType, field, value, `must be one of ${names.join(", ")}`, params);
     },
   };
+}
+
+/**
+ * An object that can hold named fields: not null, not an array and not a typed array (or DataView). Typed arrays are
+ * refused everywhere: their keys are indices, so an options object or a JSON record given as one is always a mistake.
+ */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
 }
 
 /** How a rule names a value's type: "null", "array", a typed array's class name, else `typeof`. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { FieldError, fieldChecks, typeOf } from "../src/internal.js";
+import { FieldError, fieldChecks, isRecord, typeOf } from "../src/internal.js";
 
 class KitError extends FieldError {
   static override readonly kind = "KitError";
@@ -42,6 +42,28 @@ describe("fieldChecks: checks that throw the package's error class", () => {
       code: "INVALID_TYPE",
       rule: "must be true or false (got string)",
     });
+  });
+
+  test("checkObject takes a plain record only: null, arrays and typed arrays are INVALID_TYPE naming their type", () => {
+    expect(refusal(() => kit.checkObject({}, "opts"))).toBe("no error");
+    expect(refusal(() => kit.checkObject(Object.create(null), "opts"))).toBe("no error");
+    for (const [value, type] of [
+      [null, "null"],
+      [[], "array"],
+      [new Float32Array(2), "Float32Array"],
+      [new DataView(new ArrayBuffer(1)), "DataView"],
+      ["{}", "string"],
+      [undefined, "undefined"],
+    ] as const) {
+      expect(refusal(() => kit.checkObject(value, "opts"))).toEqual({
+        code: "INVALID_TYPE",
+        field: "opts",
+        value,
+        rule: `must be an object (got ${type})`,
+        params: {},
+      });
+      expect(isRecord(value)).toBe(false);
+    }
   });
 
   test("checkKeys refuses an unknown key at field.key, with a suggestion when one is close", () => {

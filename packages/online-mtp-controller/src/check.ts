@@ -15,6 +15,8 @@ const checks: FieldChecks = fieldChecks(OnlineMtpError);
 export const check: FieldChecks["check"] = checks.check;
 export const checkNumber: FieldChecks["checkNumber"] = checks.checkNumber;
 export const checkBoolean: FieldChecks["checkBoolean"] = checks.checkBoolean;
+/** A plain record: null, arrays and typed arrays are refused. */
+export const checkObject: FieldChecks["checkObject"] = checks.checkObject;
 /** Refuses keys of `obj` outside `known`, suggesting the closest known key. */
 export const checkKeys: FieldChecks["checkKeys"] = checks.checkKeys;
 export const checkMethods: FieldChecks["checkMethods"] = checks.checkMethods;
@@ -34,11 +36,6 @@ export function checkInt(
 export function checkFinite(value: unknown, field: string): asserts value is number {
   checkNumber(value, field);
   check(Number.isFinite(value), "INVALID_ARGUMENT", field, value, "must be a finite number");
-}
-
-export function checkObject(value: unknown, field: string): asserts value is Record<string, unknown> {
-  const ok = typeof value === "object" && value !== null && !Array.isArray(value);
-  check(ok, "INVALID_TYPE", field, value, `must be an object (got ${typeOf(value)})`);
 }
 
 export function checkArray(value: unknown, field: string): asserts value is readonly unknown[] {

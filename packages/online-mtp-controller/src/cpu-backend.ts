@@ -3,7 +3,15 @@
  * kernels (same guards, same skips, same write set). It is the reference the GPU backend is compared with.
  * `CheckedBackend` validates every call first; the methods here only run validated launches.
  */
-import type { OnlinePrefillParams, StateBuffer } from "./backend.js";
+import type {
+  CommitPendingParams,
+  MarkPendingParams,
+  OnlineDecodeParams,
+  OnlinePrefillParams,
+  ResetSlotsParams,
+  StateBuffer,
+  WritePrefixParams,
+} from "./backend.js";
 import { SEGMENT_FIELDS } from "./backend.js";
 import { type BackendKernels, type BackendStorage, CheckedBackend } from "./checked-backend.js";
 import { CHUNK_TOKENS, HEAD_DIM, KV_SCORE_COLS, STATE_ROW_ELEMS } from "./constants.js";
@@ -100,139 +108,150 @@ const storage: BackendStorage = {
   },
 };
 
+/** Step i of the verify prefix into bank i + 1 (none at an exact chunk boundary). */
+function cpuWritePrefix(p: WritePrefixParams, faults: CpuFaults): void {
+  const kv = matrices.get(p.kvScore, "kvScore");
+  const ape = matrices.get(p.ape, "ape");
+  const state = states.get(p.state, "state");
+  const seq = indexes.get(p.seqLens, "seqLens");
+  const D = p.numVerifyTokens;
+  const O = p.bankStrideRows;
+  const tmp = new Float64Array(3);
+  const bankShift = faults.bankIndexOffByOne ? 0 : 1;
+  const r16 = (x: number) => (faults.roundEveryStep && p.state.dtype === "bf16" ? bf16RoundOf(x) : x);
+  forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+    const S = seq[b]!;
+    if (S < 0) return; // padding row (docs/reference/online-mtp.md §8.1)
+    const start = S % CHUNK_TOKENS;
+    const hasPartial = S > 0 && start !== 0;
+    for (let d = 0; d < H; d++) {
+      let m = hasPartial ? load(p.state, state, r, d) : 0;
+      let sg = hasPartial ? load(p.state, state, r, H + d) : 0;
+      let a = hasPartial ? load(p.state, state, r, 2 * H + d) : 0;
+      for (let i = 0; i < D; i++) {
+        const pos = (start + i) % CHUNK_TOKENS;
+        const row = (b * D + i) * KV_SCORE_COLS;
+        const s = f(kv[row + H + d]! + ape[pos * H + d]!);
+        updateChannel(f, m, sg, a, kv[row + d]!, s, pos, tmp);
+        m = r16(tmp[0]!);
+        sg = r16(tmp[1]!);
+        a = r16(tmp[2]!);
+        if ((S + i + 1) % CHUNK_TOKENS !== 0 || faults.ignoreBoundaryRule) {
+          storeChannel(p.state, state, r + (i + bankShift) * O, d, m, sg, a);
+        }
+        if (pos === CHUNK_TOKENS - 1) {
+          m = 0;
+          sg = 0;
+          a = 0;
+        }
+      }
+    }
+  });
+}
+
+/** The pending marker (length, width) of every slot of the batch. */
+function cpuMarkPending(p: MarkPendingParams): void {
+  const pend = indexes.get(p.pendingSeqLens, "pendingSeqLens");
+  const widths = indexes.get(p.pendingWidths, "pendingWidths");
+  if (p.clearAll) {
+    pend.fill(-1, 0, p.numReqSlots);
+    widths.fill(0, 0, p.numReqSlots);
+  }
+  const seq = indexes.get(p.seqLens, "seqLens");
+  forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+    const S = seq[b]!;
+    pend[r] = S < 0 ? -1 : S;
+    widths[r] = S < 0 ? 0 : p.numVerifyTokens;
+  });
+}
+
+/** Copies the accepted bank into bank 0, bitwise, and clears or re-marks the marker. */
+function cpuCommitPending(p: CommitPendingParams, faults: CpuFaults): void {
+  const pend = indexes.get(p.pendingSeqLens, "pendingSeqLens");
+  const widths = indexes.get(p.pendingWidths, "pendingWidths");
+  const cur = indexes.get(p.curSeqLens, "curSeqLens");
+  const data = states.get(p.state, "state");
+  const mark = p.mark ? { seq: indexes.get(p.mark.seqLens, "mark.seqLens"), width: p.mark.width } : null;
+  const srcBankShift = faults.bankIndexOffByOne ? 1 : 0;
+  forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+    const S = pend[r]!;
+    const a = commitAccept(pend, widths, r, S, cur[b]!, p.clampWidth, p.maxDraftTokens, p.consume);
+    // (S + a) % 128 == 0: the next token re-initialises, bank 0 is never read
+    if (a > 0 && ((S + a) % CHUNK_TOKENS !== 0 || faults.ignoreBoundaryRule)) {
+      const src = (r + (a - srcBankShift) * p.bankStrideRows) * STATE_ROW_ELEMS;
+      data.copyWithin(r * STATE_ROW_ELEMS, src, src + STATE_ROW_ELEMS); // raw, bitwise
+    }
+    if (mark) {
+      const Snew = mark.seq[b]!;
+      pend[r] = Snew < 0 ? -1 : Snew;
+      widths[r] = Snew < 0 ? 0 : mark.width;
+    }
+  });
+}
+
+/** Every bank of the slots back to the empty state (and their markers cleared). */
+function cpuResetSlots(p: ResetSlotsParams): void {
+  const data = states.get(p.state, "state");
+  const seqs = p.pending ? indexes.get(p.pending.seqLens, "pending.seqLens") : null;
+  const widths = p.pending ? indexes.get(p.pending.widths, "pending.widths") : null;
+  forEachSlot(indexes.get(p.slots, "slots"), p.count, p.numReqSlots, (_, r) => {
+    for (let b = 0; b <= p.maxDraftTokens; b++) {
+      const row = r + b * p.bankStrideRows;
+      for (let d = 0; d < H; d++) storeChannel(p.state, data, row, d, Number.NEGATIVE_INFINITY, 0, 0);
+    }
+    if (seqs && widths) {
+      seqs[r] = -1;
+      widths[r] = 0;
+    }
+  });
+}
+
+/** One decode token per request: fold into its row, or emit the closed chunk. */
+function cpuOnlineDecode(p: OnlineDecodeParams): void {
+  const kv = matrices.get(p.kvScore, "kvScore");
+  const ape = matrices.get(p.ape, "ape");
+  const out = matrices.get(p.out, "out");
+  const state = states.get(p.state, "state");
+  const seq = indexes.get(p.seqLens, "seqLens");
+  const tmp = new Float64Array(3);
+  forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
+    const L = seq[b]!;
+    if (L <= 0) return;
+    const pos = (L - 1) % CHUNK_TOKENS;
+    const row = r + p.slotOffsetRows;
+    for (let d = 0; d < H; d++) {
+      const m = pos !== 0 ? load(p.state, state, row, d) : 0;
+      const sg = pos !== 0 ? load(p.state, state, row, H + d) : 0;
+      const a = pos !== 0 ? load(p.state, state, row, 2 * H + d) : 0;
+      const s = f(kv[b * KV_SCORE_COLS + H + d]! + ape[pos * H + d]!);
+      updateChannel(f, m, sg, a, kv[b * KV_SCORE_COLS + d]!, s, pos, tmp);
+      if (pos === CHUNK_TOKENS - 1) out[b * H + d] = tmp[2]!;
+      else storeChannel(p.state, state, row, d, tmp[0]!, tmp[1]!, tmp[2]!);
+    }
+  });
+}
+
+/** The prefill segments; a bad segment is reported as a device error. */
+function cpuOnlinePrefill(p: OnlinePrefillParams, report: (deviceError: string) => void): void {
+  // Two passes in stream order (docs/reference/online-mtp.md §5.2): closing segments only read state; trailing
+  // segments then read + write.
+  for (const pass of [0, 1]) {
+    for (let i = 0; i < p.numSegments; i++) {
+      const bad = prefillSegment(p, i, pass);
+      if (bad) report(bad);
+    }
+  }
+}
+
 /** The kernels with the CUDA kernels' control flow; `faults` (tests only) breaks a rule on purpose. */
 function cpuKernels(faultsNow: () => CpuFaults, report: (deviceError: string) => void): BackendKernels {
   return {
-    writePrefix(p) {
-      const kv = matrices.get(p.kvScore, "kvScore");
-      const ape = matrices.get(p.ape, "ape");
-      const state = states.get(p.state, "state");
-      const seq = indexes.get(p.seqLens, "seqLens");
-      const D = p.numVerifyTokens;
-      const O = p.bankStrideRows;
-      const tmp = new Float64Array(3);
-      const faults = faultsNow();
-      const bankShift = faults.bankIndexOffByOne ? 0 : 1;
-      const r16 = (x: number) => (faults.roundEveryStep && p.state.dtype === "bf16" ? bf16RoundOf(x) : x);
-      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
-        const S = seq[b]!;
-        if (S < 0) return; // padding row (docs/reference/online-mtp.md §8.1)
-        const start = S % CHUNK_TOKENS;
-        const hasPartial = S > 0 && start !== 0;
-        for (let d = 0; d < H; d++) {
-          let m = hasPartial ? load(p.state, state, r, d) : 0;
-          let sg = hasPartial ? load(p.state, state, r, H + d) : 0;
-          let a = hasPartial ? load(p.state, state, r, 2 * H + d) : 0;
-          for (let i = 0; i < D; i++) {
-            const pos = (start + i) % CHUNK_TOKENS;
-            const row = (b * D + i) * KV_SCORE_COLS;
-            const s = f(kv[row + H + d]! + ape[pos * H + d]!);
-            updateChannel(f, m, sg, a, kv[row + d]!, s, pos, tmp);
-            m = r16(tmp[0]!);
-            sg = r16(tmp[1]!);
-            a = r16(tmp[2]!);
-            if ((S + i + 1) % CHUNK_TOKENS !== 0 || faults.ignoreBoundaryRule) {
-              storeChannel(p.state, state, r + (i + bankShift) * O, d, m, sg, a);
-            }
-            if (pos === CHUNK_TOKENS - 1) {
-              m = 0;
-              sg = 0;
-              a = 0;
-            }
-          }
-        }
-      });
-    },
-
-    markPending(p) {
-      const pend = indexes.get(p.pendingSeqLens, "pendingSeqLens");
-      const widths = indexes.get(p.pendingWidths, "pendingWidths");
-      if (p.clearAll) {
-        pend.fill(-1, 0, p.numReqSlots);
-        widths.fill(0, 0, p.numReqSlots);
-      }
-      const seq = indexes.get(p.seqLens, "seqLens");
-      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
-        const S = seq[b]!;
-        pend[r] = S < 0 ? -1 : S;
-        widths[r] = S < 0 ? 0 : p.numVerifyTokens;
-      });
-    },
-
-    commitPending(p) {
-      const pend = indexes.get(p.pendingSeqLens, "pendingSeqLens");
-      const widths = indexes.get(p.pendingWidths, "pendingWidths");
-      const cur = indexes.get(p.curSeqLens, "curSeqLens");
-      const data = states.get(p.state, "state");
-      const mark = p.mark ? { seq: indexes.get(p.mark.seqLens, "mark.seqLens"), width: p.mark.width } : null;
-      const faults = faultsNow();
-      const srcBankShift = faults.bankIndexOffByOne ? 1 : 0;
-      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
-        const S = pend[r]!;
-        const a = commitAccept(pend, widths, r, S, cur[b]!, p.clampWidth, p.maxDraftTokens, p.consume);
-        // (S + a) % 128 == 0: the next token re-initialises, bank 0 is never read
-        if (a > 0 && ((S + a) % CHUNK_TOKENS !== 0 || faults.ignoreBoundaryRule)) {
-          const src = (r + (a - srcBankShift) * p.bankStrideRows) * STATE_ROW_ELEMS;
-          data.copyWithin(r * STATE_ROW_ELEMS, src, src + STATE_ROW_ELEMS); // raw, bitwise
-        }
-        if (mark) {
-          const Snew = mark.seq[b]!;
-          pend[r] = Snew < 0 ? -1 : Snew;
-          widths[r] = Snew < 0 ? 0 : mark.width;
-        }
-      });
-    },
-
-    resetSlots(p) {
-      const data = states.get(p.state, "state");
-      const seqs = p.pending ? indexes.get(p.pending.seqLens, "pending.seqLens") : null;
-      const widths = p.pending ? indexes.get(p.pending.widths, "pending.widths") : null;
-      forEachSlot(indexes.get(p.slots, "slots"), p.count, p.numReqSlots, (_, r) => {
-        for (let b = 0; b <= p.maxDraftTokens; b++) {
-          const row = r + b * p.bankStrideRows;
-          for (let d = 0; d < H; d++) storeChannel(p.state, data, row, d, Number.NEGATIVE_INFINITY, 0, 0);
-        }
-        if (seqs && widths) {
-          seqs[r] = -1;
-          widths[r] = 0;
-        }
-      });
-    },
-
-    onlineDecode(p) {
-      const kv = matrices.get(p.kvScore, "kvScore");
-      const ape = matrices.get(p.ape, "ape");
-      const out = matrices.get(p.out, "out");
-      const state = states.get(p.state, "state");
-      const seq = indexes.get(p.seqLens, "seqLens");
-      const tmp = new Float64Array(3);
-      forEachSlot(indexes.get(p.reqPoolIndices, "reqPoolIndices"), p.batchSize, p.numReqSlots, (b, r) => {
-        const L = seq[b]!;
-        if (L <= 0) return;
-        const pos = (L - 1) % CHUNK_TOKENS;
-        const row = r + p.slotOffsetRows;
-        for (let d = 0; d < H; d++) {
-          const m = pos !== 0 ? load(p.state, state, row, d) : 0;
-          const sg = pos !== 0 ? load(p.state, state, row, H + d) : 0;
-          const a = pos !== 0 ? load(p.state, state, row, 2 * H + d) : 0;
-          const s = f(kv[b * KV_SCORE_COLS + H + d]! + ape[pos * H + d]!);
-          updateChannel(f, m, sg, a, kv[b * KV_SCORE_COLS + d]!, s, pos, tmp);
-          if (pos === CHUNK_TOKENS - 1) out[b * H + d] = tmp[2]!;
-          else storeChannel(p.state, state, row, d, tmp[0]!, tmp[1]!, tmp[2]!);
-        }
-      });
-    },
-
-    onlinePrefill(p) {
-      // Two passes in stream order (docs/reference/online-mtp.md §5.2): closing segments only read state; trailing
-      // segments then read + write.
-      for (const pass of [0, 1]) {
-        for (let i = 0; i < p.numSegments; i++) {
-          const bad = prefillSegment(p, i, pass);
-          if (bad) report(bad);
-        }
-      }
-    },
+    writePrefix: (p) => cpuWritePrefix(p, faultsNow()),
+    markPending: cpuMarkPending,
+    commitPending: (p) => cpuCommitPending(p, faultsNow()),
+    resetSlots: cpuResetSlots,
+    onlineDecode: cpuOnlineDecode,
+    onlinePrefill: (p) => cpuOnlinePrefill(p, report),
   };
 }
 

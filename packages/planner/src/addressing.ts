@@ -3,6 +3,7 @@
  * `compressRatio` consecutive slots, so `page = slot / compressRatio`. All arithmetic is int32 as upstream's, but every
  * input that would overflow or index out of range is refused instead of wrapped.
  */
+import { isRecord } from "@dsv4-kv/errors/internal";
 import { PlannerError } from "./errors.js";
 import {
   DEFAULT_IDENTITY_TOKENS_PER_REQ,
@@ -99,8 +100,6 @@ export function slotMapGeometry(compressRatio: number, useReqRing: boolean, maps
   return { requestStyle, stride, rows, reqToToken: data, fullToState, fullToStateLength: fullToState?.length ?? 0 };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /**
  * `reqToToken` as given: absent means the identity map of DEFAULT_IDENTITY_TOKENS_PER_REQ; anything else must be
  * one of the two forms (null is not "absent": it used to fall back to the identity without a word).
@@ -108,9 +107,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 function reqToTokenMap(value: unknown): ReqToToken {
   if (value === undefined) return { identity: { tokensPerReq: DEFAULT_IDENTITY_TOKENS_PER_REQ } };
   const forms = "must be { identity: { tokensPerReq } } or { data, stride } (omit it for the identity map)";
-  if (!isObject(value)) throw new PlannerError("INVALID_TYPE", "reqToToken", value, forms);
+  if (!isRecord(value)) throw new PlannerError("INVALID_TYPE", "reqToToken", value, forms);
   if ("identity" in value) {
-    if (!isObject(value.identity))
+    if (!isRecord(value.identity))
       throw new PlannerError("INVALID_TYPE", "reqToToken.identity", value.identity, "must be { tokensPerReq }");
     return value as ReqToToken;
   }

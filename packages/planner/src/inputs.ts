@@ -119,6 +119,7 @@ export const PLAN_OPTION_KEYS = {
     "mixBatches",
     "onStep",
     "onBatch",
+    "stop",
   ],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -12,14 +12,16 @@
  *
  * The write pad is injectable so the regression tests can replay the pre-fix planners.
  */
-import { SlotResolver } from "./addressing.js";
 import { planDecode } from "./decode.js";
 import { PlannerError } from "./errors.js";
-import { optionalBoolean, requireInteger, requireOptionKeys, validateRing } from "./inputs.js";
-import { earliestFutureReadUnchecked, padForFormula, windowSize, type PadFormula } from "./pad.js";
+import { optionalBoolean, requireInteger, requireOptionKeys } from "./inputs.js";
+import { earliestFutureReadUnchecked, padForFormula, type PadFormula } from "./pad.js";
 import { planPrefill } from "./prefill.js";
+import { RingGeometry, compressReadSlot } from "./prove/geometry.js";
 import type { ResidencyBatch } from "./prove/replay.js";
 import { SeededRandom } from "./random.js";
+
+export { compressReadSlot };
 
 /** The most tokens one prefill batch of the residency simulator plans (the planner's uint16 lengths). */
 export const MAX_PREFILL_TOKENS = 65535;
@@ -93,12 +95,6 @@ export const KEPT_VIOLATIONS = 1000;
 /** Version of a position restored from a frozen page tail that was intact: slot and commit agree. */
 const RESTORED_VERSION = -1;
 
-/** Slot a compression reads for window element `e` (docs/reference/planner.md#8-how-kernels-consume-plans). */
-export function compressReadSlot(cr: number, e: number, readPage0: number, readPage1: number): number {
-  if (cr === 4) return e < 4 ? readPage0 * 4 + e : readPage1 * 4 + (e - 4);
-  return readPage1 * cr + e;
-}
-
 /** Stepwise simulator over one request (pool index 0, identity token maps). */
 export class RingResidencySimulator {
   readonly compressRatio: number;
@@ -114,8 +110,9 @@ export class RingResidencySimulator {
   /** The first KEPT_VIOLATIONS violations; `violationCount` counts them all. */
   readonly violations: ResidencyViolation[] = [];
   violationCount = 0;
+  /** The ring's shape and addressing (shared with the residency prover). */
+  readonly geometry: RingGeometry;
   private readonly paged: boolean;
-  private readonly resolver: SlotResolver;
   private readonly slots = new Map<number, SlotContent>();
   private readonly commits = new Map<number, CommitInfo>();
   /** Paged c4: completed pages whose tail is not intact (by page index), and the first page not yet frozen. */
@@ -123,31 +120,30 @@ export class RingResidencySimulator {
   private frozenPages = 0;
 
   constructor(config: ResidencyConfig) {
-    validateRing(config);
-    this.compressRatio = config.compressRatio;
-    this.ringSize = config.ringSize;
-    this.swaPageSize = config.swaPageSize;
-    this.useReqRing = config.useReqRing ?? false;
-    this.paged = this.compressRatio === 4 && !this.useReqRing;
-    this.window = windowSize(config.compressRatio);
+    const g = new RingGeometry(config);
+    this.geometry = g;
+    this.compressRatio = g.cr;
+    this.ringSize = g.ringSize;
+    this.swaPageSize = g.swaPageSize;
+    this.useReqRing = g.useReqRing;
+    this.paged = g.paged;
+    this.window = g.window;
     this.writePad =
       config.writePad !== undefined
         ? requireInteger("writePad", config.writePad, 0, 0x7fffffff)
         : padForFormula(config.padFormula ?? "derived", config.compressRatio, config.ringSize);
-    this.resolver = new SlotResolver(this.compressRatio, this.ringSize, this.swaPageSize, this.useReqRing, {
-      reqToToken: { identity: { tokensPerReq: 0x7fffffff } },
-    });
   }
 
   private ringOptions() {
-    return {
-      compressRatio: this.compressRatio,
-      ringSize: this.ringSize,
-      swaPageSize: this.swaPageSize,
-      useReqRing: this.useReqRing,
-      reqPoolIndices: [0],
-      reqToToken: { identity: { tokensPerReq: 0x7fffffff } },
-    };
+    return this.geometry.planOptions();
+  }
+
+  /** Runs one batch of a sequence (a prefill, a verify, a decode or a radix resume). */
+  run(batch: ResidencyBatch): void {
+    if (batch.kind === "prefill") this.prefill(batch.tokens);
+    else if (batch.kind === "verify") this.verify(batch.draftTokens, batch.accept);
+    else if (batch.kind === "decode") this.decode();
+    else this.radixResume(batch.prefix);
   }
 
   get firstViolation(): ResidencyViolation | null {
@@ -263,7 +259,7 @@ export class RingResidencySimulator {
 
   private holdsCommitted(x: number): boolean {
     const need = this.commits.get(x);
-    const held = this.slots.get(this.resolver.slot(0, x));
+    const held = this.slots.get(this.geometry.slotOf(x));
     return need !== undefined && held !== undefined && held.position === x && held.version === need.version;
   }
 
@@ -344,7 +340,7 @@ export class RingResidencySimulator {
     let intact = true;
     const tail: FrozenTail = { slots: [], commits: [] };
     for (let x = tailStart; x < (m + 1) * sps; x++) {
-      const slot = this.resolver.slot(0, x);
+      const slot = this.geometry.slotOf(x);
       tail.slots.push([slot, this.slots.get(slot)]);
       const c = this.commits.get(x);
       if (c !== undefined) tail.commits.push([x, c]);
@@ -362,7 +358,7 @@ export class RingResidencySimulator {
     if (tail === undefined) {
       for (let x = (m + 1) * sps - this.compressRatio; x < (m + 1) * sps; x++) {
         const by = `a batch before page ${m + 1}`;
-        this.slots.set(this.resolver.slot(0, x), {
+        this.slots.set(this.geometry.slotOf(x), {
           position: x,
           version: RESTORED_VERSION,
           writtenBy: by,
@@ -441,6 +437,11 @@ export interface ResidencyScenario extends ResidencyConfig {
   mixBatches?: boolean;
   /** Called after every step (progress bars). */
   onStep?: (step: number, total: number) => void;
+  /**
+   * Asked before every batch, the initial prefill's chunks included: true stops the run there (a time limit); the
+   * run's `stopped` is then true and its report covers the batches that ran.
+   */
+  stop?: () => boolean;
   /** Called after every batch (the initial prefill and radix resumes included) with the simulator after it. */
   onBatch?: (batch: ResidencyBatch, simulator: RingResidencySimulator) => void;
 }
@@ -461,11 +462,12 @@ export interface ResidencyReport {
 export class ResidencyScenarioRun {
   readonly total: number;
   done = 0;
+  /** `stop` ended the run before its last batch. */
+  stopped = false;
   private readonly sim: RingResidencySimulator;
   private readonly rng: SeededRandom;
   private readonly mix: boolean;
   private readonly adaptive: boolean;
-  private readonly paged: boolean;
 
   constructor(private readonly s: ResidencyScenario) {
     requireOptionKeys(s, "residency-scenario");
@@ -476,47 +478,65 @@ export class ResidencyScenarioRun {
     this.rng = new SeededRandom(s.seed === undefined ? 1 : requireInteger("seed", s.seed, 0, 0xffffffff));
     this.mix = s.mixBatches === undefined || optionalBoolean("mixBatches", s.mixBatches);
     this.adaptive = optionalBoolean("adaptive", s.adaptive);
-    this.paged = s.compressRatio === 4 && !s.useReqRing;
+    if (s.stop !== undefined && typeof s.stop !== "function") {
+      throw new PlannerError("INVALID_TYPE", "stop", s.stop, "must be a function () => boolean");
+    }
     const initial =
       s.initialPrefill === undefined
         ? this.rng.int(1, 2 * s.swaPageSize)
         : requireInteger("initialPrefill", s.initialPrefill, 1, 2 ** 31 - 1);
-    // a large SWA page's initial prefix is more than one batch can plan: chunked, as a server chunks a long prompt
-    for (let left = initial; left > 0; left -= MAX_PREFILL_TOKENS) {
+    this.initialPrefill(initial);
+  }
+
+  /** Runs up to `batches` more batches; returns whether any are left (none once `stop` ended the run). */
+  advance(batches: number): boolean {
+    if (this.stopped) return false;
+    const end = Math.min(this.total, this.done + batches);
+    for (; this.done < end; this.done++) {
+      if (this.stopAsked()) return false;
+      this.randomBatch();
+      this.s.onStep?.(this.done + 1, this.total);
+    }
+    return this.done < this.total;
+  }
+
+  /**
+   * A large SWA page's initial prefix is more than one batch can plan: chunked, as a server chunks a long prompt,
+   * each chunk a batch that `stop` can end the run before (2^31 tokens are 32,768 chunks: minutes of planning).
+   */
+  private initialPrefill(tokens: number): void {
+    for (let left = tokens; left > 0; left -= MAX_PREFILL_TOKENS) {
+      if (this.stopAsked()) return;
       this.runBatch({ kind: "prefill", tokens: Math.min(left, MAX_PREFILL_TOKENS) });
     }
   }
 
-  private runBatch(batch: ResidencyBatch): void {
-    const { sim } = this;
-    if (batch.kind === "prefill") sim.prefill(batch.tokens);
-    else if (batch.kind === "verify") sim.verify(batch.draftTokens, batch.accept);
-    else if (batch.kind === "decode") sim.decode();
-    else sim.radixResume(batch.prefix);
-    this.s.onBatch?.(batch, sim);
+  private stopAsked(): boolean {
+    if (this.s.stop?.() === true) this.stopped = true;
+    return this.stopped;
   }
 
-  /** Runs up to `batches` more batches; returns whether any are left. */
-  advance(batches: number): boolean {
+  /** One step's batch (or a radix resume and its chunk), drawn from the seeded generator. */
+  private randomBatch(): void {
     const { sim, rng, s } = this;
-    const end = Math.min(this.total, this.done + batches);
-    for (; this.done < end; this.done++) {
-      const r = this.mix ? rng.next() : 1;
-      if (r < 0.05) {
-        this.runBatch({ kind: "prefill", tokens: rng.int(1, 2 * sim.window + 3) });
-      } else if (r < 0.1) {
-        this.runBatch({ kind: "decode" });
-      } else if (r < 0.12 && this.paged && sim.prefix >= s.swaPageSize) {
-        const k = rng.int(1, Math.floor(sim.prefix / s.swaPageSize));
-        this.runBatch({ kind: "radixResume", prefix: k * s.swaPageSize });
-        this.runBatch({ kind: "prefill", tokens: rng.int(1, 2 * sim.window + 3) });
-      } else {
-        const d = this.adaptive ? rng.int(1, s.draftTokens) : s.draftTokens;
-        this.runBatch({ kind: "verify", draftTokens: d, accept: rng.int(1, d) });
-      }
-      s.onStep?.(this.done + 1, this.total);
+    const r = this.mix ? rng.next() : 1;
+    if (r < 0.05) {
+      this.runBatch({ kind: "prefill", tokens: rng.int(1, 2 * sim.window + 3) });
+    } else if (r < 0.1) {
+      this.runBatch({ kind: "decode" });
+    } else if (r < 0.12 && sim.geometry.paged && sim.prefix >= s.swaPageSize) {
+      const k = rng.int(1, Math.floor(sim.prefix / s.swaPageSize));
+      this.runBatch({ kind: "radixResume", prefix: k * s.swaPageSize });
+      this.runBatch({ kind: "prefill", tokens: rng.int(1, 2 * sim.window + 3) });
+    } else {
+      const d = this.adaptive ? rng.int(1, s.draftTokens) : s.draftTokens;
+      this.runBatch({ kind: "verify", draftTokens: d, accept: rng.int(1, d) });
     }
-    return this.done < this.total;
+  }
+
+  private runBatch(batch: ResidencyBatch): void {
+    this.sim.run(batch);
+    this.s.onBatch?.(batch, this.sim);
   }
 
   report(): ResidencyReport {

@@ -73,6 +73,34 @@ describe("replayResidency control", () => {
 });
 
 describe("ResidencyScenarioRun on SWA pages past one batch", () => {
+  test("stop is asked before every chunk of the initial prefill, and a stopped run advances no more", () => {
+    let asked = 0;
+    const run = new ResidencyScenarioRun({
+      compressRatio: 4,
+      ringSize: 16,
+      swaPageSize: 65_536,
+      draftTokens: 4,
+      steps: 5,
+      initialPrefill: 5 * 65_535,
+      stop: () => ++asked > 2,
+    });
+    expect(run.stopped).toBe(true);
+    expect(run.report()).toMatchObject({ steps: 2, finalPrefix: 2 * 65_535 });
+    expect(run.advance(5)).toBe(false);
+    expect(run.done).toBe(0);
+    expect(() => new ResidencyScenarioRun({ ...C4_PAGED, stop: 1 as unknown as () => boolean })).toThrow(
+      /stop = 1: must be a function/,
+    );
+  });
+
+  test("stop ends the steps after the initial prefill, before the batch it is asked for", () => {
+    let asked = 0;
+    const run = new ResidencyScenarioRun({ ...C4_PAGED, steps: 50, initialPrefill: 10, stop: () => ++asked > 11 });
+    expect(run.advance(50)).toBe(false);
+    expect(run.stopped).toBe(true);
+    expect(run.done).toBe(10);
+  });
+
   test("the initial prefill of up to 2 × 65,536 tokens runs as chunks of at most 65,535", () => {
     const run = new ResidencyScenarioRun({
       compressRatio: 4,

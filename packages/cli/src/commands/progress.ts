@@ -118,6 +118,21 @@ export class Progress {
   }
 }
 
+/**
+ * A long command's start: its estimate line on stderr, ending with the time limit and the flag that sets it, then
+ * progress and the deadline, both timed from now.
+ */
+export function startTimedRun(
+  stderr: OutputStream,
+  options: ProgressOptions,
+  timeLimitSeconds: number,
+  estimate: string,
+): { progress: Progress; deadline: Deadline } {
+  const progress = new Progress(stderr, options);
+  progress.note(`${estimate}; time limit ${timeLimitSeconds} s (--time-limit)`);
+  return { progress, deadline: new Deadline(timeLimitSeconds) };
+}
+
 /** A wall-clock limit started now. */
 export class Deadline {
   private readonly started: number;
@@ -143,6 +158,11 @@ export class Deadline {
 export function partialLine(seconds: number, ran: string): string {
   const limit = `--time-limit ${seconds} s`;
   return `PARTIAL: stopped at the time limit (${limit}) after ${ran}; raise --time-limit to run it all`;
+}
+
+/** `partialLine` for a run of `total` units that stopped after `done` (`12 of 300 steps`). */
+export function partialAfter(seconds: number, done: number, total: number, unit: string): string {
+  return partialLine(seconds, `${count(done)} of ${count(total)} ${unit}`);
 }
 
 /** The fields a --json result carries: `complete`, and why it stopped when it is not. */

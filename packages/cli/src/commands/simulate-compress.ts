@@ -16,13 +16,12 @@ import type { CommandIO } from "./registry.js";
 import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio } from "./residency-flags.js";
 import {
   DEFAULT_TIME_LIMIT_SECONDS,
-  Deadline,
   EXIT_PARTIAL,
-  Progress,
   QUIET_FLAG,
   completionJson,
   count,
-  partialLine,
+  partialAfter,
+  startTimedRun,
   timeLimitFlag,
 } from "./progress.js";
 import { finiteOrName } from "./simulate-online-mtp.js";
@@ -219,12 +218,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
   const steps = options.steps ?? 40;
   const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
-  const progress = new Progress(io.stderr, { label: "simulate compress", unit: "steps", quiet: values.quiet });
-  progress.note(
+  const { progress, deadline } = startTimedRun(
+    io.stderr,
+    { label: "simulate compress", unit: "steps", quiet: values.quiet },
+    timeLimit,
     `${count(steps)} steps of up to ${options.requests ?? 4} requests; ${count(stateRows)} state rows, ` +
-      `${(memory / 2 ** 20).toFixed(0)} MiB; time limit ${timeLimit} s (--time-limit)`,
+      `${(memory / 2 ** 20).toFixed(0)} MiB`,
   );
-  const deadline = new Deadline(timeLimit);
   let r: CompressScenarioReport;
   try {
     const onStep = (done: number, total: number) => progress.update(done, total);
@@ -246,7 +246,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     const body = { ok, ...ringFieldsThatApply(r), ...completionJson(complete, timeLimit) };
     io.stdout.write(`${JSON.stringify(body, finiteOrName)}\n`);
   } else {
-    const partial = complete ? "" : `${partialLine(timeLimit, `${count(r.steps)} of ${count(steps)} steps`)}\n`;
+    const partial = complete ? "" : `${partialAfter(timeLimit, r.steps, steps, "steps")}\n`;
     io.stdout.write(`${partial}${textReport(r, ok, paintFor(io.stdout, io.env), compress, complete)}`);
   }
   if (!ok) return 1;

@@ -9,13 +9,12 @@ import type { GpuBackend as GpuBackendClass } from "@dsv4-kv/online-mtp-controll
 import { loadGpuBackend } from "../gpu.js";
 import {
   DEFAULT_TIME_LIMIT_SECONDS,
-  Deadline,
   EXIT_PARTIAL,
-  Progress,
   QUIET_FLAG,
   completionJson,
   count,
-  partialLine,
+  partialAfter,
+  startTimedRun,
   timeLimitFlag,
 } from "./progress.js";
 
@@ -101,12 +100,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     backend = new mtp.CpuBackend();
   }
   const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
-  const progress = new Progress(io.stderr, { label: "simulate online-mtp", unit: "steps", quiet: values.quiet });
-  progress.note(
-    `${count(steps)} steps of up to ${count(requests)} requests × ${draftTokens} draft tokens ` +
-      `(${backendName} backend); time limit ${timeLimit} s (--time-limit)`,
+  const { progress, deadline } = startTimedRun(
+    io.stderr,
+    { label: "simulate online-mtp", unit: "steps", quiet: values.quiet },
+    timeLimit,
+    `${count(steps)} steps of up to ${count(requests)} requests × ${draftTokens} draft tokens (${backendName} backend)`,
   );
-  const deadline = new Deadline(timeLimit);
   const r = mtp.runSimulation({
     backend,
     requests,
@@ -153,7 +152,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
           : `  tolerance      |x - ref| <= ${r.tolerance.atol} + ${r.tolerance.rtol}·|ref|: ${r.violations} violations`,
         `  emitted entries ${r.emittedEntries} vs offline pooling: max abs error ${r.maxEmittedAbsError.toExponential(3)}`,
         ...violationLines(r.violationDetails, r.violations + r.lostCommits),
-        ...(complete ? [] : [paint.bad(partialLine(timeLimit, `${count(r.steps)} of ${count(steps)} steps`))]),
+        ...(complete ? [] : [paint.bad(partialAfter(timeLimit, r.steps, steps, "steps"))]),
         ok ? paint.ok(complete ? "OK" : "OK so far") : paint.bad(`FAILED: ${r.reason}`),
         "",
       ].join("\n"),

@@ -3,7 +3,6 @@
  */
 import {
   SPECULATIVE_RING_SIZE,
-  RingResidencySimulator,
   replayResidency,
   type ReplayResult,
   type ResidencyBatch,
@@ -19,9 +18,8 @@ import {
   type ResidencyInputs,
   type ResidencyPayload,
   type ResidencyRingView,
-  replayWindow,
+  WindowRecorder,
   ringView,
-  scenarioWindow,
 } from "../report-html/residency-payload.js";
 import { type FlagTable, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
@@ -29,13 +27,15 @@ import { readJsonInput } from "./input.js";
 import {
   DEFAULT_TIME_LIMIT_SECONDS,
   heapBytesFree,
-  Deadline,
+  type Deadline,
   EXIT_PARTIAL,
-  Progress,
+  type Progress,
   QUIET_FLAG,
   completionJson,
   count,
+  partialAfter,
   partialLine,
+  startTimedRun,
   timeLimitFlag,
 } from "./progress.js";
 import type { CommandIO } from "./registry.js";
@@ -146,8 +146,11 @@ const SLICE_BATCHES = 200;
 /** How a sliced run ended. */
 type RunEnd = "done" | "interrupted" | "time-limit";
 
-/** Runs a scenario in slices; a SIGINT or the deadline stops it after the current slice. */
-async function runSliced(run: ResidencyScenarioRun, deadline: Deadline): Promise<RunEnd> {
+/**
+ * Runs a scenario in slices; a SIGINT stops it after the current slice. The deadline is the run's own `stop`
+ * (asked before every batch, the initial prefill's chunks included), so a run past it reports "time-limit".
+ */
+async function runSliced(run: ResidencyScenarioRun): Promise<RunEnd> {
   let interrupted = false;
   const onSigint = () => {
     interrupted = true;
@@ -157,9 +160,8 @@ async function runSliced(run: ResidencyScenarioRun, deadline: Deadline): Promise
     while (run.advance(SLICE_BATCHES)) {
       await new Promise((resolve) => setImmediate(resolve));
       if (interrupted) return "interrupted";
-      if (deadline.expired()) return "time-limit";
     }
-    return "done";
+    return run.stopped ? "time-limit" : "done";
   } finally {
     process.off("SIGINT", onSigint);
   }
@@ -265,8 +267,7 @@ function replayLines(
       lines.push(`  ${i + 1}. ${b}`);
     } else if (i === LISTED_BATCHES / 2) lines.push(`  … ${described.length - LISTED_BATCHES} batches …`);
   }
-  if (!r.complete)
-    lines.push(paint.bad(partialLine(limit.seconds, `${count(batches.length)} of ${count(limit.total)} batches`)));
+  if (!r.complete) lines.push(paint.bad(partialAfter(limit.seconds, batches.length, limit.total, "batches")));
   const clean = r.complete ? paint.ok("clean") : "no violation so far";
   lines.push(`result: ${r.firstViolation === null ? clean : paint.bad(r.firstViolation.message)}`);
   return lines;
@@ -284,30 +285,28 @@ async function replay(path: string, flags: ReplayFlags, argv: readonly string[],
   const { config, batches: all } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin), path);
   const weights = all.map(batchTokens);
   const totalTokens = weights.reduce((a, b) => a + b, 0);
-  const progress = new Progress(io.stderr, {
-    label: "simulate residency --replay",
-    unit: "tokens",
-    quiet: flags.quiet,
-  });
-  progress.note(
-    `${count(all.length)} batches planning ${count(totalTokens)} tokens on ${ringLabel(config)}; ` +
-      `time limit ${timeLimit} s (--time-limit)`,
+  const { progress, deadline } = startTimedRun(
+    io.stderr,
+    { label: "simulate residency --replay", unit: "tokens", quiet: flags.quiet },
+    timeLimit,
+    `${count(all.length)} batches planning ${count(totalTokens)} tokens on ${ringLabel(config)}`,
   );
-  const deadline = new Deadline(timeLimit);
+  const recorder = html === undefined ? null : new WindowRecorder();
   let tokensDone = 0;
   let ran = 0;
   const r = replayResidency(config, all, {
-    onBatch: (done) => {
+    onBatch: (done, _total, batch, sim) => {
       ran = done;
       tokensDone += weights[done - 1]!;
       progress.update(tokensDone, totalTokens, `${count(done)}/${count(all.length)} batches`);
+      recorder?.record(batch, sim);
     },
     stop: () => deadline.expired(),
   });
   progress.clear();
   // what ran is what the page and the text show: a partial replay stops at the batch the limit came in
   const batches = all.slice(0, ran);
-  if (html !== undefined) {
+  if (html !== undefined && recorder !== null) {
     const plain = replayLines(config, batches, r, NO_PAINT, { seconds: timeLimit, total: all.length });
     const view = ringView({
       label: ringLabel(config),
@@ -324,7 +323,7 @@ async function replay(path: string, flags: ReplayFlags, argv: readonly string[],
       verifies: batches.filter((b) => b.kind === "verify").length,
       violations: r.violations,
       firstViolation: r.firstViolation,
-      recorded: replayWindow(new RingResidencySimulator(config), batches, r.firstViolation),
+      recorded: recorder.window(r.steps, r.firstViolation),
     });
     await writeResidencyPage(
       html,
@@ -384,8 +383,15 @@ function resultLine(violations: number, paint: Paint): string {
   return `result: ${paint.bad(`${count}: committed KV would be silently corrupted`)}`;
 }
 
-/** One ring's part of the page: the window replayed in the planner's simulator with the run's seed. */
-function scenarioView({ run, report }: { run: RingRun; report: ResidencyReport }): ResidencyRingView {
+/** One ring's run: its scenario, its report and (with --html) the window recorded as it ran. */
+interface RingResult {
+  run: RingRun;
+  report: ResidencyReport;
+  recorder: WindowRecorder | null;
+}
+
+/** One ring's part of the page: the window its run recorded. */
+function scenarioView({ run, report, recorder }: RingResult): ResidencyRingView {
   return ringView({
     label: run.label,
     inputs: { ...ringInputs(run.scenario), writePad: report.writePad },
@@ -393,7 +399,7 @@ function scenarioView({ run, report }: { run: RingRun; report: ResidencyReport }
     verifies: report.verifies,
     violations: report.violations,
     firstViolation: report.firstViolation,
-    recorded: scenarioWindow(run.scenario, report.steps, report.firstViolation),
+    recorded: recorder!.window(report.steps, report.firstViolation),
   });
 }
 
@@ -416,120 +422,157 @@ function describeRun(run: RingRun, r: ResidencyReport, paint: Paint): string {
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values, rest } = parseFlags(argv, FLAGS);
   refuseRest(rest);
+  const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   if (values.replay !== undefined) {
     const withReplay = ["replay", "json", "html", "time-limit", "quiet"];
     const other = Object.keys(values).find((k) => !withReplay.includes(k));
     if (other !== undefined) throw new UsageError(`--${other}`, undefined, "cannot be combined with --replay");
     if (values.html !== undefined) await requireWritableReportHtml(values.html);
-    const flags = {
-      json: values.json ?? false,
-      html: values.html,
-      timeLimit: values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS,
-      quiet: values.quiet ?? false,
-    };
+    const flags = { json: values.json ?? false, html: values.html, timeLimit, quiet: values.quiet ?? false };
     return replay(values.replay, flags, argv, io);
   }
   const steps = values.steps ?? 300;
+  const runs = ringRuns(values, steps);
+  if (values.html !== undefined) await requireWritableReportHtml(values.html);
+  const rings = runs.length === 1 ? "1 ring" : `${runs.length} rings`;
+  const memory = Math.max(...runs.map((r) => checkScenarioMemory(r.scenario).bytes));
+  const { progress, deadline } = startTimedRun(
+    io.stderr,
+    { label: "simulate residency", unit: "batches", quiet: values.quiet },
+    timeLimit,
+    `${rings} × ${count(steps)} batches after the initial prefill = ${count(runs.length * steps)} batches, ` +
+      `at most ${(memory / 2 ** 20).toFixed(0)} MiB of ring state`,
+  );
+  const { results, end } = await runRings(runs, steps, { progress, deadline, html: values.html !== undefined }, io);
+  const out: RingsOutcome = { rings: runs.length, results, end, timeLimit, ran: ranOf(results, runs.length * steps) };
+  const violations = results.reduce((n, r) => n + r.report.violations, 0);
+  if (values.html !== undefined) await writeScenarioPage(values.html, argv, out, violations);
+  io.stdout.write(values.json ? scenarioJson(out, violations) : scenarioText(out, violations, io));
+  if (violations > 0) return 1;
+  if (end === "interrupted") return 130;
+  return end === "time-limit" ? EXIT_PARTIAL : 0;
+}
+
+type Values = ReturnType<typeof parseFlags<typeof FLAGS>>["values"];
+
+/** The rings to run: DeepSeek-V4's two speculative rings with no ring flags, else the one the flags give. */
+function ringRuns(values: Values, steps: number): RingRun[] {
   const seed = values.seed ?? 1;
   const padFormula = values["pad-formula"];
   const pad = values.pad;
   refusePadWithFormula(pad, padFormula);
-
   const ringFlags = [values.ratio, values.ring, values["swa-page"], values["draft-tokens"]];
-  let runs: RingRun[];
   if (ringFlags.every((f) => f === undefined)) {
-    runs = defaultRuns(steps, seed).map((r) => ({
+    return defaultRuns(steps, seed).map((r) => ({
       ...r,
       scenario: { ...r.scenario, adaptive: values.adaptive ?? false, writePad: pad, padFormula },
     }));
-  } else {
-    const names = ["ratio", "ring", "swa-page", "draft-tokens"];
-    const missing = names.filter((_, i) => ringFlags[i] === undefined);
-    if (missing.length > 0)
-      throw new UsageError(
-        `--${missing[0]!}`,
-        undefined,
-        `is required when any of --ratio, --ring, --swa-page, --draft-tokens is given${missing.length > 1 ? ` (so are --${missing.slice(1).join(", --")})` : ""}`,
-        { missing: missing.map((name) => `--${name}`) },
-      );
-    const ratio = requireRatio(values.ratio!);
-    const scenario: ResidencyScenario = {
-      compressRatio: ratio,
-      ringSize: values.ring!,
-      swaPageSize: values["swa-page"]!,
-      useReqRing: values["req-ring"] ?? false,
-      draftTokens: values["draft-tokens"]!,
-      adaptive: values.adaptive ?? false,
-      steps,
-      seed,
-      writePad: pad,
-      padFormula,
-    };
-    runs = [{ label: ringLabel(scenario), scenario }];
   }
+  const names = ["ratio", "ring", "swa-page", "draft-tokens"];
+  const missing = names.filter((_, i) => ringFlags[i] === undefined);
+  if (missing.length > 0)
+    throw new UsageError(
+      `--${missing[0]!}`,
+      undefined,
+      `is required when any of --ratio, --ring, --swa-page, --draft-tokens is given${missing.length > 1 ? ` (so are --${missing.slice(1).join(", --")})` : ""}`,
+      { missing: missing.map((name) => `--${name}`) },
+    );
+  const scenario: ResidencyScenario = {
+    compressRatio: requireRatio(values.ratio!),
+    ringSize: values.ring!,
+    swaPageSize: values["swa-page"]!,
+    useReqRing: values["req-ring"] ?? false,
+    draftTokens: values["draft-tokens"]!,
+    adaptive: values.adaptive ?? false,
+    steps,
+    seed,
+    writePad: pad,
+    padFormula,
+  };
+  return [{ label: ringLabel(scenario), scenario }];
+}
 
-  if (values.html !== undefined) await requireWritableReportHtml(values.html);
-  const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
-  const progress = new Progress(io.stderr, { label: "simulate residency", unit: "batches", quiet: values.quiet });
-  const rings = runs.length === 1 ? "1 ring" : `${runs.length} rings`;
-  const memory = Math.max(...runs.map((r) => checkScenarioMemory(r.scenario).bytes));
-  progress.note(
-    `${rings} × ${count(steps)} batches after the initial prefill = ${count(runs.length * steps)} batches, ` +
-      `at most ${(memory / 2 ** 20).toFixed(0)} MiB of ring state; time limit ${timeLimit} s (--time-limit)`,
-  );
-  const deadline = new Deadline(timeLimit);
-  const reports: Array<{ run: RingRun; report: ResidencyReport }> = [];
+/** What the rings' runs came to: each ring's result, how the runs ended, the time limit and what ran. */
+interface RingsOutcome {
+  /** rings asked for (one result each unless a run was stopped) */
+  rings: number;
+  results: RingResult[];
+  end: RunEnd;
+  timeLimit: number;
+  /** `N of M batches`, for a partial result */
+  ran: string;
+}
+
+/** Runs the rings in turn (the ETA covers all of them) until one is stopped by Ctrl-C or the time limit. */
+async function runRings(
+  runs: readonly RingRun[],
+  steps: number,
+  o: { progress: Progress; deadline: Deadline; html: boolean },
+  io: CommandIO,
+): Promise<{ results: RingResult[]; end: RunEnd }> {
+  const results: RingResult[] = [];
   let end: RunEnd = "done";
   for (const r of runs) {
-    const before = reports.length * steps; // the ETA covers every ring
-    const onStep = (done: number) => progress.update(before + done, runs.length * steps, r.label);
-    const scenarioRun = new ResidencyScenarioRun({ ...r.scenario, onStep });
-    end = await runSliced(scenarioRun, deadline);
-    reports.push({ run: r, report: scenarioRun.report() });
-    progress.clear();
+    const before = results.length * steps;
+    const onStep = (done: number) => o.progress.update(before + done, runs.length * steps, r.label);
+    const recorder = o.html ? new WindowRecorder() : null;
+    const scenarioRun = new ResidencyScenarioRun({
+      ...r.scenario,
+      onStep,
+      stop: () => o.deadline.expired(),
+      ...(recorder === null ? {} : { onBatch: (b: ResidencyBatch, sim) => recorder.record(b, sim) }),
+    });
+    end = await runSliced(scenarioRun);
+    results.push({ run: r, report: scenarioRun.report(), recorder });
+    o.progress.clear();
     if (end === "interrupted") {
       io.stderr.write(`interrupted after ${scenarioRun.done} of ${scenarioRun.total} batches; the summary so far:\n`);
     }
     if (end !== "done") break;
   }
-  const complete = end === "done";
-  const ran = `${count(reports.reduce((n, r) => n + r.report.steps, 0))} of ${count(runs.length * steps)} batches`;
-  const violations = reports.reduce((n, r) => n + r.report.violations, 0);
-  if (values.html !== undefined) {
-    const lines = reports.flatMap((r) => describeRun(r.run, r.report, NO_PAINT).split("\n"));
-    if (end === "time-limit") lines.push(partialLine(timeLimit, ran));
-    const verdict = { lines, result: resultLine(violations, NO_PAINT), clean: violations === 0 };
-    await writeResidencyPage(values.html, argv, verdict, reports.map(scenarioView));
-  }
-  if (values.json) {
-    const one = (x: (typeof reports)[number]) => ({
-      ring: {
-        compressRatio: x.run.scenario.compressRatio,
-        ringSize: x.run.scenario.ringSize,
-        swaPageSize: x.run.scenario.swaPageSize,
-        useReqRing: !!x.run.scenario.useReqRing,
-      },
-      draftTokens: x.run.scenario.draftTokens,
-      adaptive: !!x.run.scenario.adaptive,
-      writePad: x.report.writePad,
-      padFormula: x.run.scenario.writePad !== undefined ? "forced" : (x.run.scenario.padFormula ?? "derived"),
-      steps: x.report.steps,
-      verifies: x.report.verifies,
-      violations: x.report.violations,
-      firstViolation: x.report.firstViolation,
-    });
-    const done =
-      end === "interrupted" ? { complete: false, stoppedBy: "interrupted" } : completionJson(complete, timeLimit);
-    const body =
-      runs.length === 1 ? { ...one(reports[0]!), ...done } : { rings: reports.map(one), violations, ...done };
-    io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
-  } else {
-    const paint = paintFor(io.stdout, io.env);
-    io.stdout.write(`${reports.map((r) => describeRun(r.run, r.report, paint)).join("\n")}\n`);
-    if (end === "time-limit") io.stdout.write(`${paint.bad(partialLine(timeLimit, ran))}\n`);
-    io.stdout.write(`${resultLine(violations, paint)}\n`);
-  }
-  if (violations > 0) return 1;
-  if (end === "interrupted") return 130;
-  return end === "time-limit" ? EXIT_PARTIAL : 0;
+  return { results, end };
+}
+
+function ranOf(results: readonly RingResult[], total: number): string {
+  return `${count(results.reduce((n, r) => n + r.report.steps, 0))} of ${count(total)} batches`;
+}
+
+async function writeScenarioPage(path: string, argv: readonly string[], out: RingsOutcome, violations: number) {
+  const lines = out.results.flatMap((r) => describeRun(r.run, r.report, NO_PAINT).split("\n"));
+  if (out.end === "time-limit") lines.push(partialLine(out.timeLimit, out.ran));
+  const verdict = { lines, result: resultLine(violations, NO_PAINT), clean: violations === 0 };
+  await writeResidencyPage(path, argv, verdict, out.results.map(scenarioView));
+}
+
+function scenarioJson(out: RingsOutcome, violations: number): string {
+  const one = (x: RingResult) => ({
+    ring: {
+      compressRatio: x.run.scenario.compressRatio,
+      ringSize: x.run.scenario.ringSize,
+      swaPageSize: x.run.scenario.swaPageSize,
+      useReqRing: !!x.run.scenario.useReqRing,
+    },
+    draftTokens: x.run.scenario.draftTokens,
+    adaptive: !!x.run.scenario.adaptive,
+    writePad: x.report.writePad,
+    padFormula: x.run.scenario.writePad !== undefined ? "forced" : (x.run.scenario.padFormula ?? "derived"),
+    steps: x.report.steps,
+    verifies: x.report.verifies,
+    violations: x.report.violations,
+    firstViolation: x.report.firstViolation,
+  });
+  const done =
+    out.end === "interrupted"
+      ? { complete: false, stoppedBy: "interrupted" }
+      : completionJson(out.end === "done", out.timeLimit);
+  const body =
+    out.rings === 1 ? { ...one(out.results[0]!), ...done } : { rings: out.results.map(one), violations, ...done };
+  return `${JSON.stringify(body, null, 2)}\n`;
+}
+
+function scenarioText(out: RingsOutcome, violations: number, io: CommandIO): string {
+  const paint = paintFor(io.stdout, io.env);
+  const partial = out.end === "time-limit" ? `${paint.bad(partialLine(out.timeLimit, out.ran))}\n` : "";
+  const rings = out.results.map((r) => describeRun(r.run, r.report, paint)).join("\n");
+  return `${rings}\n${partial}${resultLine(violations, paint)}\n`;
 }

@@ -2,12 +2,11 @@
  * What `simulate residency --html` puts in its page: the simulation's inputs, the terminal's verdict word for word,
  * and per ring a window of batches around the first violation (or the run's last batches when there is none) with
  * what every drawn ring slot held after each batch. The slot contents come from the planner's own residency
- * simulator (docs/reference/write-pad-and-residency.md §7) replaying the same batches, not from a picture of them.
+ * simulator (docs/reference/write-pad-and-residency.md §7) as the run left them, not from a picture of them.
  * The page imports the types only.
  */
 import {
   type ResidencyBatch,
-  type ResidencyScenario,
   type ResidencyViolation,
   type RingResidencySimulator,
   type RingSlotContent,
@@ -141,21 +140,6 @@ export interface RecordedBatch {
   slots: RingSlotContent[];
 }
 
-/** Keeps the batches of steps `>= fromStep` with a snapshot of the ring after each. */
-class WindowRecorder {
-  readonly recorded: RecordedBatch[] = [];
-  private prefix = 0;
-
-  constructor(private readonly fromStep: number) {}
-
-  record(batch: ResidencyBatch, sim: RingResidencySimulator): void {
-    const prefixBefore = this.prefix;
-    this.prefix = sim.prefix;
-    if (sim.step < this.fromStep) return;
-    this.recorded.push({ batch, step: sim.step, prefixBefore, prefixAfter: sim.prefix, slots: sim.slotContents() });
-  }
-}
-
 /** The step the window ends at and the step it starts from. */
 function windowSteps(endStep: number, v: ResidencyViolation | null): { end: number; from: number } {
   const end = v?.step ?? endStep;
@@ -168,50 +152,36 @@ function windowSteps(endStep: number, v: ResidencyViolation | null): { end: numb
 }
 
 /**
- * Replays a scenario (same seed, same batches) in the planner's simulator up to `endStep` (or the first
- * violation's step) and records the window before it.
+ * Fed every batch of the run itself (`onBatch`), it keeps the last MAX_WINDOW_BATCHES steps with a snapshot of the
+ * ring after each, and nothing after the first violation's step: the window the page draws is then cut from what
+ * the run did, with no second run. Memory: MAX_WINDOW_BATCHES snapshots of the ring.
  */
-export function scenarioWindow(
-  scenario: ResidencyScenario,
-  endStep: number,
-  violation: ResidencyViolation | null,
-): RecordedBatch[] {
-  const { end, from } = windowSteps(endStep, violation);
-  const recorder = new WindowRecorder(from);
-  let step = 0;
-  const run = new ResidencyScenarioRun({
-    ...scenario,
-    onStep: undefined,
-    onBatch: (batch, sim) => {
-      step = sim.step;
-      recorder.record(batch, sim);
-    },
-  });
-  while (step < end && run.advance(1)) {
-    // one batch (or a resume and its chunk) at a time, to stop at the window's end
-  }
-  return recorder.recorded.filter((r) => r.step <= end);
-}
+export class WindowRecorder {
+  private readonly kept: RecordedBatch[] = [];
+  private prefix = 0;
+  /** Step of the first violation, once one showed: later batches are not part of any window. */
+  private violationStep: number | null = null;
 
-/** Replays an explicit batch sequence (a `prove residency` counterexample) and records the window before its end. */
-export function replayWindow(
-  sim: RingResidencySimulator,
-  batches: readonly ResidencyBatch[],
-  violation: ResidencyViolation | null,
-): RecordedBatch[] {
-  let endStep = 0;
-  for (const b of batches) if (b.kind !== "radixResume") endStep++;
-  const { end, from } = windowSteps(endStep, violation);
-  const recorder = new WindowRecorder(from);
-  for (const b of batches) {
-    if (sim.step >= end) break;
-    if (b.kind === "prefill") sim.prefill(b.tokens);
-    else if (b.kind === "verify") sim.verify(b.draftTokens, b.accept);
-    else if (b.kind === "decode") sim.decode();
-    else sim.radixResume(b.prefix);
-    recorder.record(b, sim);
+  record(batch: ResidencyBatch, sim: RingResidencySimulator): void {
+    const prefixBefore = this.prefix;
+    this.prefix = sim.prefix;
+    if (this.violationStep !== null) return;
+    this.kept.push({ batch, step: sim.step, prefixBefore, prefixAfter: sim.prefix, slots: sim.slotContents() });
+    if (sim.firstViolation !== null) this.violationStep = sim.firstViolation.step;
+    while (this.kept[0]!.step <= sim.step - MAX_WINDOW_BATCHES) this.kept.shift();
   }
-  return recorder.recorded;
+
+  /**
+   * The window ending at the first violation's step (or at `endStep`, the run's last), from the batch that
+   * committed or last wrote the lost position when it is near enough. A radix resume after the last batch (it
+   * keeps that batch's step) is not in it.
+   */
+  window(endStep: number, violation: ResidencyViolation | null): RecordedBatch[] {
+    const { end, from } = windowSteps(endStep, violation);
+    return this.kept.filter(
+      (r) => r.step >= from && (r.step < end || (r.step === end && r.batch.kind !== "radixResume")),
+    );
+  }
 }
 
 /** The batch in the simulator's words (describeBatches names a batch by the prefix it starts at). */

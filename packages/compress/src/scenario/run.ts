@@ -21,21 +21,15 @@ import {
 } from "@dsv4-kv/planner";
 import { SeededRandom } from "@dsv4-kv/planner/internal";
 import type { OnlineMtpBackend } from "@dsv4-kv/online-mtp-controller";
-import { toBf16Bits } from "@dsv4-kv/online-mtp-controller/internal";
 import type { RingCompressBackend } from "../backend.js";
 import { CompressError } from "../errors.js";
 import { OnlineC128Driver } from "../online/driver.js";
-import type { OnlineEntry, OnlineRequestStep } from "../online/types.js";
-import { type CommittedRow, type MemoryGeometry, ScenarioMemory, type ScenarioRequest, stateRowsOf } from "./memory.js";
+import type { OnlineRequestStep } from "../online/types.js";
+import { type MemoryGeometry, ScenarioMemory, type ScenarioRequest, stateRowsOf } from "./memory.js";
 import { type EntryOracle, createOracle } from "./oracle.js";
 import { type CompressScenarioOptions, type ResolvedScenarioOptions, resolveScenarioOptions } from "./options.js";
-import type {
-  CompressScenarioReport,
-  MirrorReport,
-  OnlineMismatch,
-  ScenarioBatchKind,
-  WrongRingRow,
-} from "./report.js";
+import type { CompressScenarioReport, ScenarioBatchKind } from "./report.js";
+import { type BatchEntry, ScenarioChecks } from "./checks.js";
 import { ShadowRing } from "./shadow.js";
 import { type TokenOrigin, fillGarbage, fillTokenRow, scenarioApe } from "./tokens.js";
 
@@ -48,15 +42,6 @@ interface Part {
   accept: number;
   /** Ragged row of the first token. */
   offset: number;
-}
-
-/** A checked entry, kept for the batch's online / mirror comparison. */
-interface BatchEntry {
-  req: ScenarioRequest;
-  position: number;
-  values: Float32Array;
-  /** The entry's bound against the oracle. */
-  tolerance: number;
 }
 
 export interface ScenarioBackends {
@@ -106,11 +91,64 @@ export function scenarioStateRows(options: CompressScenarioOptions): number {
   return stateRowsOf(scenarioSizes(resolveScenarioOptions(options)).memory);
 }
 
-/** Wrong ring reads a first wrong entry's cause names (a c128 window can have a hundred). */
-const EXPLAINED_READS = 3;
+/** The ring (and mirror) backend has the scenario's ratio, head dim, dtype and at least its state rows. */
+function checkBackendGeometry(o: ResolvedScenarioOptions, backends: ScenarioBackends, stateRows: number): void {
+  for (const [name, b] of [
+    ["ring", backends.ring],
+    ["mirror", backends.mirror],
+  ] as const) {
+    if (b === undefined) continue;
+    const g = b.geometry;
+    if (g.compressRatio !== o.compressRatio)
+      geometryMismatch(`${name}.compressRatio`, g.compressRatio, o.compressRatio);
+    if (g.headDim !== o.headDim) geometryMismatch(`${name}.headDim`, g.headDim, o.headDim);
+    if (g.stateDtype !== o.stateDtype) geometryMismatch(`${name}.stateDtype`, g.stateDtype, o.stateDtype);
+    if (g.stateRows < stateRows) geometryMismatch(`${name}.stateRows`, g.stateRows, `>= ${stateRows}`);
+  }
+}
 
-/** Pools up to this many elements are read whole for the ring check (16 MiB of fp32). */
-const WHOLE_POOL_READ_ELEMS = 1 << 22;
+/** The report of a run that has not started: its inputs, and every count at zero. */
+function emptyReport(o: ResolvedScenarioOptions, backends: ScenarioBackends): CompressScenarioReport {
+  return {
+    backend: backends.ring.name,
+    compressRatio: o.compressRatio,
+    ringSize: o.ringSize,
+    swaPageSize: o.swaPageSize,
+    useReqRing: o.useReqRing,
+    writePad: o.writePad,
+    padFormula: o.padFormula,
+    draftTokens: o.draftTokens,
+    stateDtype: o.stateDtype,
+    headDim: o.headDim,
+    seed: o.seed,
+    steps: 0,
+    batches: { prefill: 0, decode: 0, verify: 0 },
+    entriesByKind: { prefill: 0, decode: 0, verify: 0 },
+    requestsServed: 0,
+    radixResumes: 0,
+    entries: 0,
+    wrongEntries: 0,
+    maxAbsError: 0,
+    maxRelError: 0,
+    firstWrong: null,
+    ringRowsChecked: 0,
+    wrongRingRows: 0,
+    firstWrongRingRow: null,
+    ...(o.online ? { onlineEntries: 0, onlineMismatches: 0, firstOnlineMismatch: null } : {}),
+    ...(backends.mirror
+      ? {
+          mirror: {
+            backend: backends.mirror.name,
+            entries: 0,
+            entryMismatches: 0,
+            maxAbsDiff: 0,
+            ringRows: 0,
+            ringRowMismatches: 0,
+          },
+        }
+      : {}),
+  };
+}
 
 /** A scenario run in slices (progress, Ctrl-C between them), like the planner's `ResidencyScenarioRun`. */
 export class CompressScenarioRun {
@@ -128,6 +166,7 @@ export class CompressScenarioRun {
   private readonly sizes: ScenarioSizes;
   private driver: OnlineC128Driver | null = null;
   private readonly r: CompressScenarioReport;
+  private readonly checks: ScenarioChecks;
 
   constructor(
     options: CompressScenarioOptions,
@@ -139,19 +178,7 @@ export class CompressScenarioRun {
     this.rng = new SeededRandom(o.seed);
     this.sizes = scenarioSizes(o);
     this.mem = new ScenarioMemory(this.sizes.memory, this.rng);
-    for (const [name, b] of [
-      ["ring", backends.ring],
-      ["mirror", backends.mirror],
-    ] as const) {
-      if (b === undefined) continue;
-      const g = b.geometry;
-      if (g.compressRatio !== o.compressRatio)
-        geometryMismatch(`${name}.compressRatio`, g.compressRatio, o.compressRatio);
-      if (g.headDim !== o.headDim) geometryMismatch(`${name}.headDim`, g.headDim, o.headDim);
-      if (g.stateDtype !== o.stateDtype) geometryMismatch(`${name}.stateDtype`, g.stateDtype, o.stateDtype);
-      if (g.stateRows < this.mem.stateRows)
-        geometryMismatch(`${name}.stateRows`, g.stateRows, `>= ${this.mem.stateRows}`);
-    }
+    checkBackendGeometry(o, backends, this.mem.stateRows);
     if (o.online && backends.online === undefined) {
       throw new CompressError("INVALID_ARGUMENT", "onlineBackend", backends.online, "is needed with online: true");
     }
@@ -169,45 +196,17 @@ export class CompressScenarioRun {
         ape,
       });
     }
-    this.r = {
-      backend: backends.ring.name,
-      compressRatio: o.compressRatio,
-      ringSize: o.ringSize,
-      swaPageSize: o.swaPageSize,
-      useReqRing: o.useReqRing,
-      writePad: o.writePad,
-      padFormula: o.padFormula,
-      draftTokens: o.draftTokens,
-      stateDtype: o.stateDtype,
-      headDim: o.headDim,
-      seed: o.seed,
-      steps: 0,
-      batches: { prefill: 0, decode: 0, verify: 0 },
-      entriesByKind: { prefill: 0, decode: 0, verify: 0 },
-      requestsServed: 0,
-      radixResumes: 0,
-      entries: 0,
-      wrongEntries: 0,
-      maxAbsError: 0,
-      maxRelError: 0,
-      firstWrong: null,
-      ringRowsChecked: 0,
-      wrongRingRows: 0,
-      firstWrongRingRow: null,
-      ...(o.online ? { onlineEntries: 0, onlineMismatches: 0, firstOnlineMismatch: null } : {}),
-      ...(backends.mirror
-        ? {
-            mirror: {
-              backend: backends.mirror.name,
-              entries: 0,
-              entryMismatches: 0,
-              maxAbsDiff: 0,
-              ringRows: 0,
-              ringRowMismatches: 0,
-            },
-          }
-        : {}),
-    };
+    this.r = emptyReport(o, backends);
+    this.checks = new ScenarioChecks(
+      o,
+      this.r,
+      this.oracle,
+      this.mem,
+      this.shadow,
+      backends,
+      this.rowElems,
+      this.active,
+    );
   }
 
   private initBackend(b: RingCompressBackend, ape: Float32Array): void {
@@ -258,7 +257,7 @@ export class CompressScenarioRun {
       this.runExtend(step, "verify", parts);
     }
     this.finish();
-    this.checkRing(step);
+    this.checks.checkRing(step);
   }
 
   /** A new request now and then (always when none is live): a fresh prompt or, paged c4, a radix resume. */
@@ -413,7 +412,7 @@ export class CompressScenarioRun {
     // commit first: the oracle reads the committed rows of the window (all of it is committed when q is)
     for (const p of parts) this.commit(p, input, origins);
     const entries = this.checkPrefillEntries(step, kind, plan.planC, plan.numCompress, parts, out);
-    if (mirrorOut) this.compareMirror(entries, out, mirrorOut);
+    if (mirrorOut) this.checks.compareMirror(entries, out, mirrorOut);
     for (let i = 0; i < plan.numWrite; i++) {
       const w = plan.planW.row(i);
       this.shadow.write(w.writeLoc, origins[w.raggedId]!);
@@ -426,7 +425,7 @@ export class CompressScenarioRun {
         tokens: input.slice(p.offset * this.rowElems, (p.offset + p.extend) * this.rowElems),
         ...(kind === "verify" ? { accept: p.accept } : {}),
       }));
-      this.compareOnline(step, this.driver.step(steps), entries);
+      this.checks.compareOnline(step, this.driver.step(steps), entries);
     }
     for (const p of parts) this.prune(p.req);
   }
@@ -460,7 +459,7 @@ export class CompressScenarioRun {
       const q = c.seqLen - 1;
       if (q >= p.prefix + p.accept) continue; // a rejected draft's event: nobody attends to it
       const values = out.subarray(i * this.o.headDim, (i + 1) * this.o.headDim);
-      const tolerance = this.checkEntry(step, kind, p.req, q, p.prefix, values);
+      const tolerance = this.checks.checkEntry(step, kind, p.req, q, p.prefix, values);
       checked.push({ req: p.req, position: q, values, tolerance, index: i });
     }
     return checked;
@@ -503,10 +502,10 @@ export class CompressScenarioRun {
       if (req.len % cr !== 0) continue;
       const values = out.subarray(b * this.o.headDim, (b + 1) * this.o.headDim);
       // the decode kernel writes the token first, then reads the whole window from the ring
-      const tolerance = this.checkEntry(step, "decode", req, req.len - 1, req.len, values);
+      const tolerance = this.checks.checkEntry(step, "decode", req, req.len - 1, req.len, values);
       entries.push({ req, position: req.len - 1, values, tolerance, index: b });
     }
-    if (mirrorOut) this.compareMirror(entries, out, mirrorOut);
+    if (mirrorOut) this.checks.compareMirror(entries, out, mirrorOut);
     if (this.driver) {
       const steps: OnlineRequestStep[] = reqs.map((req, b) => ({
         slot: req.slot + 1,
@@ -514,231 +513,9 @@ export class CompressScenarioRun {
         kind: "decode",
         tokens: input.slice(b * this.rowElems, (b + 1) * this.rowElems),
       }));
-      this.compareOnline(step, this.driver.step(steps), entries);
+      this.checks.compareOnline(step, this.driver.step(steps), entries);
     }
     for (const req of reqs) this.prune(req);
-  }
-
-  // ---- checks ------------------------------------------------------------------------------------------------------
-
-  /** The committed rows of the window of `q`, element by element (null: before position 0). */
-  private windowRows(req: ScenarioRequest, q: number): (CommittedRow | null)[] {
-    const w = this.o.window;
-    const rows: (CommittedRow | null)[] = [];
-    for (let e = 0; e < w; e++) {
-      const x = q - w + 1 + e;
-      if (x < 0) {
-        rows.push(null);
-        continue;
-      }
-      const row = req.rows.get(x);
-      if (row === undefined) {
-        throw new CompressError(
-          "INTERNAL",
-          "position",
-          x,
-          `window of ${q} needs an uncommitted position (scenario bug)`,
-        );
-      }
-      rows.push(row);
-    }
-    return rows;
-  }
-
-  /** `ringFrom`: window positions below it were read from the ring (the batch's prefix; decode: all). */
-  private checkEntry(
-    step: number,
-    kind: ScenarioBatchKind,
-    req: ScenarioRequest,
-    q: number,
-    ringFrom: number,
-    values: Float32Array,
-  ): number {
-    const window = this.windowRows(req, q);
-    const { want, tolerance, scale } = this.oracle.entry(window, q);
-    this.r.entries++;
-    this.r.entriesByKind[kind]++;
-    let wrong = -1;
-    for (let d = 0; d < want.length; d++) {
-      const err = Math.abs(values[d]! - want[d]!);
-      const abs = Number.isNaN(err) ? Number.POSITIVE_INFINITY : err;
-      if (abs > this.r.maxAbsError) this.r.maxAbsError = abs;
-      const rel = abs / scale[d]!;
-      if (rel > this.r.maxRelError) this.r.maxRelError = rel;
-      if (!(err <= tolerance) && wrong < 0) wrong = d;
-    }
-    if (wrong < 0) return tolerance;
-    this.r.wrongEntries++;
-    if (this.r.firstWrong !== null) return tolerance;
-    this.r.firstWrong = {
-      request: req.uid,
-      slot: req.slot,
-      position: q,
-      step,
-      batchKind: kind,
-      channel: wrong,
-      got: values[wrong]!,
-      want: want[wrong]!,
-      absError: Math.abs(values[wrong]! - want[wrong]!),
-      tolerance,
-      cause: this.explain(req, q, ringFrom, window, kind === "decode"),
-    };
-    return tolerance;
-  }
-
-  /** Which ring reads of the window were wrong, from the pre-batch shadow (decode: after the batch's own write). */
-  private explain(
-    req: ScenarioRequest,
-    q: number,
-    ringFrom: number,
-    window: (CommittedRow | null)[],
-    decode: boolean,
-  ): string {
-    const w = this.o.window;
-    const bad: string[] = [];
-    for (let e = 0; e < w; e++) {
-      const x = q - w + 1 + e;
-      const row = window[e];
-      if (row === null || row === undefined || (!decode && x >= ringFrom)) continue;
-      const stateRow = this.mem.slotOf(req, x);
-      const holds = this.shadow.describe(stateRow, row.origin);
-      if (!holds.startsWith("the committed token")) bad.push(`position ${x} (state row ${stateRow}) held ${holds}`);
-    }
-    if (bad.length === 0) return "no ring read of its window was wrong (a math or rounding fault)";
-    const more = bad.length > EXPLAINED_READS ? `; and ${bad.length - EXPLAINED_READS} more` : "";
-    return `the ring did not hold the committed tokens it read: ${bad.slice(0, EXPLAINED_READS).join("; ")}${more}`;
-  }
-
-  private compareMirror(entries: { index: number }[], out: Float32Array, mirrorOut: Float32Array): void {
-    const m = this.r.mirror as MirrorReport;
-    const hd = this.o.headDim;
-    for (const { index: i } of entries) {
-      m.entries++;
-      let bad = false;
-      for (let d = 0; d < hd; d++) {
-        const a = out[i * hd + d]!;
-        const b = mirrorOut[i * hd + d]!;
-        const diff = Math.abs(a - b);
-        if (diff > m.maxAbsDiff || Number.isNaN(diff)) m.maxAbsDiff = Number.isNaN(diff) ? Infinity : diff;
-        if (!(diff <= this.oracle.mirrorTolerance)) bad = true;
-      }
-      if (bad) m.entryMismatches++;
-    }
-  }
-
-  private compareOnline(step: number, online: OnlineEntry[], ring: BatchEntry[]): void {
-    const byKey = new Map<string, BatchEntry>();
-    for (const e of ring) byKey.set(`${e.req.slot + 1}:${e.position}`, e);
-    const seen = new Set<string>();
-    for (const e of online) {
-      this.r.onlineEntries!++;
-      const key = `${e.slot}:${e.position}`;
-      seen.add(key);
-      const match = byKey.get(key);
-      if (match === undefined) {
-        const req = this.active.find((a) => a.slot + 1 === e.slot);
-        this.onlineMismatch({
-          request: req?.uid ?? -1,
-          position: e.position,
-          step,
-          kind: "missing-ring",
-          channel: -1,
-          online: Number.NaN,
-          ring: Number.NaN,
-        });
-        continue;
-      }
-      for (let d = 0; d < e.values.length; d++) {
-        const ring = match.values[d]!;
-        if (Math.abs(e.values[d]! - ring) <= this.oracle.onlineTolerance(ring, match.tolerance)) continue;
-        this.onlineMismatch({
-          request: match.req.uid,
-          position: e.position,
-          step,
-          kind: "values",
-          channel: d,
-          online: e.values[d]!,
-          ring: match.values[d]!,
-        });
-        break;
-      }
-    }
-    for (const [key, e] of byKey) {
-      // c128 only: every committed chunk close must come out of both paths
-      if (seen.has(key)) continue;
-      this.onlineMismatch({
-        request: e.req.uid,
-        position: e.position,
-        step,
-        kind: "missing-online",
-        channel: -1,
-        online: Number.NaN,
-        ring: Number.NaN,
-      });
-    }
-  }
-
-  private onlineMismatch(m: OnlineMismatch): void {
-    this.r.onlineMismatches!++;
-    if (this.r.firstOnlineMismatch === null) this.r.firstOnlineMismatch = m;
-  }
-
-  /** Every position a later window of a live request can read must hold its committed token bitwise. */
-  private checkRing(step: number): void {
-    const ring = this.stateReader(this.backends.ring);
-    const mirror = this.backends.mirror ? this.stateReader(this.backends.mirror) : null;
-    for (const req of this.active) {
-      const start = Math.max(0, earliestFutureRead(this.o.compressRatio, req.len));
-      for (let x = start; x < req.len; x++) {
-        const committed = req.rows.get(x)!;
-        const row = this.mem.slotOf(req, x);
-        this.r.ringRowsChecked++;
-        const bits = ring(row);
-        const ok = this.bitsEqual(bits, committed.row);
-        if (mirror) this.compareMirrorRow(bits, mirror(row));
-        if (ok) continue;
-        this.r.wrongRingRows++;
-        if (this.r.firstWrongRingRow !== null) continue;
-        const wrong: WrongRingRow = {
-          request: req.uid,
-          slot: req.slot,
-          position: x,
-          row,
-          step,
-          holds: this.shadow.describe(row, committed.origin),
-        };
-        this.r.firstWrongRingRow = wrong;
-      }
-    }
-  }
-
-  /** Row reader: one read of the whole pool when it is small (a GPU copy per row is slow), else a read per row. */
-  private stateReader(b: RingCompressBackend): (row: number) => Uint32Array | Uint16Array {
-    const rows = this.mem.stateRows;
-    if (rows * this.rowElems > WHOLE_POOL_READ_ELEMS) return (row) => b.readStateBits(row, 1);
-    const all = b.readStateBits(0, rows);
-    return (row) => all.subarray(row * this.rowElems, (row + 1) * this.rowElems);
-  }
-
-  private bitsEqual(bits: Uint32Array | Uint16Array, row: Float32Array): boolean {
-    if (this.o.stateDtype === "fp32") {
-      const want = new Uint32Array(row.buffer, row.byteOffset, row.length);
-      for (let i = 0; i < want.length; i++) if (bits[i] !== want[i]) return false;
-      return true;
-    }
-    for (let i = 0; i < row.length; i++) if (bits[i] !== toBf16Bits(row[i]!)) return false;
-    return true;
-  }
-
-  private compareMirrorRow(a: Uint32Array | Uint16Array, b: Uint32Array | Uint16Array): void {
-    const m = this.r.mirror as MirrorReport;
-    m.ringRows++;
-    for (let i = 0; i < a.length; i++) {
-      if (a[i] !== b[i]) {
-        m.ringRowMismatches++;
-        return;
-      }
-    }
   }
 
   /** Drops rows no later window reads; paged c4 keeps every page's last chunk (a radix resume reads it). */

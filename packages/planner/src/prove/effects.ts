@@ -1,5 +1,5 @@
 /**
- * What one batch, planned by the real planner at a representative prefix, does to a canonical state. A state is
+ * What one batch, planned by the real planner at the canonical prefix itself, does to a canonical state. A state is
  * (canonical prefix, validity bits of the window): bit j says whether the slot of position windowStart(P) + j
  * still holds that position's committed value. An effect is independent of the bits, so it is computed once per
  * (canonical prefix, batch) and then applied to every state with that prefix by a few bit operations.

@@ -1,12 +1,18 @@
 /**
  * The ring geometry the residency prover reduces states with: which prefixes are interchangeable (the period of
- * the addressing), the window of committed positions a later batch can still read, and a representative prefix
- * at which each canonical state is planned. docs/residency-proof.md argues why this reduction is exact.
+ * the addressing) and the window of committed positions a later batch can still read; a canonical state is planned
+ * at the absolute prefix equal to its canonical index. docs/residency-proof.md argues why this reduction is exact.
+ * The residency simulator addresses its ring through the same class.
  */
 import { SlotResolver } from "../addressing.js";
 import { validateRing } from "../inputs.js";
 import { earliestFutureReadUnchecked, windowSize } from "../pad.js";
-import { compressReadSlot } from "../residency.js";
+
+/** Slot a compression reads for window element `e` (docs/reference/planner.md#8-how-kernels-consume-plans). */
+export function compressReadSlot(cr: number, e: number, readPage0: number, readPage1: number): number {
+  if (cr === 4) return e < 4 ? readPage0 * 4 + e : readPage1 * 4 + (e - 4);
+  return readPage1 * cr + e;
+}
 
 export interface ProofRing {
   compressRatio: number;
@@ -74,11 +80,6 @@ export class RingGeometry {
    */
   canonical(p: number): number {
     return p < this.period ? p : this.period + (p % this.period);
-  }
-
-  /** The absolute prefix a canonical state is planned at: the canonical index itself. */
-  representative(canonical: number): number {
-    return canonical;
   }
 
   /** Slot the addressing gives position `x` (-1 below position 0, which no batch reads or writes). */

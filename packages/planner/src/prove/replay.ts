@@ -57,19 +57,19 @@ function runBatch(sim: RingResidencySimulator, b: ResidencyBatch, i: number): vo
       throw new PlannerError("INVALID_ARGUMENT", `batches[${i}].${k}`, k, rule, suggestionOf(k, keys));
     }
   }
-  if (b.kind === "prefill") sim.prefill(requireInteger(`batches[${i}].tokens`, b.tokens, 1, 65535));
+  // each field checked under its name in the file, then the simulator runs the batch
+  if (b.kind === "prefill") requireInteger(`batches[${i}].tokens`, b.tokens, 1, 65535);
   else if (b.kind === "verify") {
-    sim.verify(
-      requireInteger(`batches[${i}].draftTokens`, b.draftTokens, 1, 65535),
-      requireInteger(`batches[${i}].accept`, b.accept, 1, b.draftTokens),
-    );
-  } else if (b.kind === "decode") sim.decode();
-  else sim.radixResume(requireInteger(`batches[${i}].prefix`, b.prefix, 0, sim.prefix));
+    requireInteger(`batches[${i}].draftTokens`, b.draftTokens, 1, 65535);
+    requireInteger(`batches[${i}].accept`, b.accept, 1, b.draftTokens);
+  } else if (b.kind === "radixResume") requireInteger(`batches[${i}].prefix`, b.prefix, 0, sim.prefix);
+  sim.run(b);
 }
 
 /** What a long replay is driven by: progress after each batch, and a stop asked before each (a time limit). */
 export interface ReplayControl {
-  onBatch?: (done: number, total: number) => void;
+  /** After each batch: how many ran, of how many, the batch and the simulator after it (to draw the ring). */
+  onBatch?: (done: number, total: number, batch: ResidencyBatch, simulator: RingResidencySimulator) => void;
   stop?: () => boolean;
 }
 
@@ -93,7 +93,7 @@ export function replayResidency(
       throw new PlannerError("INVALID_TYPE", `batches[${i}]`, b, "must be a batch object");
     }
     runBatch(sim, b, i);
-    control.onBatch?.(i + 1, batches.length);
+    control.onBatch?.(i + 1, batches.length, b, sim);
   }
   return {
     steps: sim.step,

@@ -145,7 +145,7 @@ function shift(x: bigint, k: number): bigint {
 
 /** The empty ring at prefix 0 (positions below 0 count as valid: nothing reads them). */
 export function initialState(g: RingGeometry): CanonicalState {
-  const p = g.representative(0);
+  const p = 0;
   return { canonical: 0, bits: low(p - g.windowStart(p)) };
 }
 
@@ -166,7 +166,7 @@ export function successor(
   eff: BatchEffect,
   accept: number,
 ): { state: CanonicalState; badTail: number | null } {
-  const p = g.representative(s.canonical);
+  const p = s.canonical;
   const ws = g.windowStart(p);
   const after = s.bits & ~eff.clobber;
   const p2 = p + accept;
@@ -189,7 +189,7 @@ export function successor(
  * outside the window was checked when its page was completed).
  */
 export function resumeSuccessor(g: RingGeometry, s: CanonicalState): CanonicalState {
-  const p = g.representative(s.canonical);
+  const p = s.canonical;
   const ws = g.windowStart(p);
   const b = Math.floor(p / g.swaPageSize) * g.swaPageSize;
   const bits = ws <= b - g.cr ? shift(s.bits, ws - (b - g.cr)) & low(g.cr) : low(g.cr);
@@ -203,22 +203,23 @@ export function batchEffect(
   batch: { kind: "prefill"; tokens: number } | { kind: "decode" },
   pad: number,
 ): BatchEffect {
-  const w = new WindowSlots(g, g.representative(canonical));
+  const w = new WindowSlots(g, canonical);
   return batch.kind === "decode" ? decodeEffect(w) : prefillEffect(w, batch.tokens, pad);
 }
 
 export function searchResidency(o: ResidencyProofOptions): SearchResult {
+  return new ResidencySearch(o).run();
+}
+
+/** The proof's options, checked, and what they fix: the geometry, the pad, the draft counts and the chunk bound. */
+function searchSetup(o: ResidencyProofOptions) {
   const g = new RingGeometry(o);
   const pad = resolvePad(o);
   const draft = requireInteger("draftTokens", o.draftTokens, 1, 65535);
   const maxStates = requireInteger("maxStates", o.maxStates ?? 20_000_000, 1, 1e9);
   const adaptive = optionalBoolean("adaptive", o.adaptive);
   const draftCounts = adaptive ? Array.from({ length: draft }, (_, i) => i + 1) : [draft];
-  const maxChunk = chunkBound(g, pad);
-  const started = performance.now();
   const deadline = deadlineOf(o.deadline);
-  const pastDeadline = (): boolean => deadline !== Number.POSITIVE_INFINITY && performance.now() >= deadline;
-
   const cache = o.cache ?? sharedCache(cacheKey(o, pad));
   if (cache.key !== cacheKey(o, pad)) {
     throw new PlannerError(
@@ -228,158 +229,216 @@ export function searchResidency(o: ResidencyProofOptions): SearchResult {
       `was built for another ring or pad than ${cacheKey(o, pad)}`,
     );
   }
-  const effects = cache.effects;
-  let planned = 0;
-  let explored = 0;
-  let depth = 0;
-  let lastReport = 0;
-  const report = (): void => {
-    if (o.onProgress === undefined) return;
-    const now = performance.now();
-    if (now - lastReport < 200) return;
-    lastReport = now;
-    o.onProgress({ states: states.length, explored, depth, planned, seconds: (now - started) / 1000 });
-  };
-  const effectsOf = (c: number): PrefixEffects => {
-    let e = effects[c];
-    if (e === undefined) {
-      const w = new WindowSlots(g, g.representative(c));
-      const chunks: BatchEffect[] = [];
-      for (let t = 1; t <= maxChunk; t++) {
-        if ((t & 15) === 0 && pastDeadline()) throw STOPPED;
-        chunks.push(prefillEffect(w, t, pad));
-      }
-      e = { window: w, chunks, verifies: new Map(), decode: decodeEffect(w) };
-      effects[c] = e;
-      planned++;
-      report();
-    }
-    for (const d of draftCounts) if (!e.verifies.has(d)) e.verifies.set(d, prefillEffect(e.window, d, pad));
-    return e;
-  };
+  return { g, pad, maxStates, draftCounts, maxChunk: chunkBound(g, pad), deadline, cache };
+}
 
-  // State store: canonical prefix, window bits, parent and the transition that reached it.
-  const states: CanonicalState[] = [initialState(g)];
-  const parent: number[] = [-1];
-  const tKind: number[] = [-1];
-  const tA: number[] = [0];
-  const tB: number[] = [0];
-  const visited = new Map<string, number>();
-  let transitions = 0;
+/** The canonical states found so far: each with its parent and the transition that reached it (kind, a, b). */
+class StateStore {
+  readonly states: CanonicalState[];
+  private readonly parent: number[] = [-1];
+  private readonly tKind: number[] = [-1];
+  private readonly tA: number[] = [0];
+  private readonly tB: number[] = [0];
+  private readonly visited = new Map<string, number>();
 
-  const addState = (st: CanonicalState, from: number, kind: number, a: number, b: number): void => {
+  constructor(
+    initial: CanonicalState,
+    private readonly maxStates: number,
+  ) {
+    this.states = [initial];
+  }
+
+  /** Adds a state not seen before; past `maxStates` the proof is refused. */
+  add(st: CanonicalState, from: number, kind: number, a: number, b: number): void {
     const key = `${st.canonical}:${st.bits.toString(36)}`;
-    if (visited.has(key)) return;
-    if (states.length >= maxStates) {
+    if (this.visited.has(key)) return;
+    if (this.states.length >= this.maxStates) {
       throw new PlannerError(
         "SIMULATION",
         "maxStates",
-        maxStates,
+        this.maxStates,
         "the residency proof's state space exceeds maxStates; raise it or prove a smaller ring",
       );
     }
-    visited.set(key, states.length);
-    states.push(st);
-    parent.push(from);
-    tKind.push(kind);
-    tA.push(a);
-    tB.push(b);
-  };
+    this.visited.set(key, this.states.length);
+    this.states.push(st);
+    this.parent.push(from);
+    this.tKind.push(kind);
+    this.tA.push(a);
+    this.tB.push(b);
+  }
 
-  let violationAt: { state: number; step: AbstractStep } | null = null;
-  let tailCandidate: { state: number; step: AbstractStep; end: number } | null = null;
+  /** The abstract steps from the initial state to state `s`. */
+  pathTo(s: number): AbstractStep[] {
+    const steps: AbstractStep[] = [];
+    for (let x = s; this.parent[x]! >= 0; x = this.parent[x]!) {
+      steps.push(stepOf(this.tKind[x]!, this.tA[x]!, this.tB[x]!));
+    }
+    return steps.reverse();
+  }
+}
+
+/** One breadth-first proof: the effects it plans, the states it stores, the first violation it meets. */
+class ResidencySearch {
+  private readonly setup: ReturnType<typeof searchSetup>;
+  private readonly store: StateStore;
+  private readonly started = performance.now();
+  private planned = 0;
+  private explored = 0;
+  private depth = 0;
+  private transitions = 0;
+  private lastReport = 0;
+  private violationAt: { state: number; step: AbstractStep } | null = null;
+  private tailCandidate: { state: number; step: AbstractStep; end: number } | null = null;
+
+  constructor(private readonly o: ResidencyProofOptions) {
+    this.setup = searchSetup(o);
+    this.store = new StateStore(initialState(this.setup.g), this.setup.maxStates);
+  }
+
+  run(): SearchResult {
+    let complete = true;
+    try {
+      this.levels();
+    } catch (error) {
+      if (error !== STOPPED) throw error;
+      complete = false;
+      this.violationAt = null;
+      this.tailCandidate = null;
+    }
+    const path = this.counterexample();
+    return {
+      proved: complete && path === null,
+      complete,
+      states: this.store.states.length,
+      transitions: this.transitions,
+      depth: this.depth,
+      path,
+      writePad: this.setup.pad,
+      chunkLengths: this.setup.maxChunk,
+    };
+  }
+
+  /** Level by level until a violation, a bad page tail (at the end of its level) or no new state. */
+  private levels(): void {
+    let levelStart = 0;
+    let levelEnd = 1;
+    while (levelStart < levelEnd) {
+      for (let s = levelStart; s < levelEnd; s++) {
+        this.explored = s;
+        if ((s & 255) === 0) {
+          this.report();
+          if (this.pastDeadline()) throw STOPPED;
+        }
+        if (!this.explore(s)) return;
+      }
+      if (this.tailCandidate !== null) return;
+      this.depth++;
+      levelStart = levelEnd;
+      levelEnd = this.store.states.length;
+    }
+  }
+
+  /** Every batch from state `s`; false (with `violationAt` set) when one breaks R1. */
+  private explore(s: number): boolean {
+    const { g, draftCounts, maxChunk } = this.setup;
+    const c = this.store.states[s]!.canonical;
+    const eff = this.effectsOf(c);
+    for (let t = 1; t <= maxChunk; t++) {
+      if (!this.apply(s, eff.chunks[t - 1]!, 0, TRANSITION_PREFILL, t)) {
+        this.violationAt = { state: s, step: { kind: "prefill", tokens: t } };
+        return false;
+      }
+    }
+    if (s === 0) return true; // the first batch of a request is a prefill
+    for (const d of draftCounts) {
+      if (!this.apply(s, eff.verifies.get(d)!, d, TRANSITION_VERIFY, d)) {
+        this.violationAt = { state: s, step: { kind: "verify", draftTokens: d, accept: 1 } };
+        return false;
+      }
+    }
+    if (!this.apply(s, eff.decode, 0, TRANSITION_DECODE, 1)) {
+      this.violationAt = { state: s, step: { kind: "decode" } };
+      return false;
+    }
+    if (g.paged && c >= g.swaPageSize) {
+      this.transitions++;
+      this.store.add(resumeSuccessor(g, this.store.states[s]!), s, TRANSITION_RESUME, 0, 0);
+    }
+    return true;
+  }
 
   /** Applies an effect for accepts 1..accepts (0: the one accept `a`); returns false when R1 fails. */
-  const apply = (s: number, eff: BatchEffect, accepts: number, kind: number, a: number): boolean => {
-    const st = states[s]!;
+  private apply(s: number, eff: BatchEffect, accepts: number, kind: number, a: number): boolean {
+    const st = this.store.states[s]!;
     if (!readsHold(st, eff)) return false;
     const first = accepts === 0 ? a : 1;
     const last = accepts === 0 ? a : accepts;
     for (let acc = first; acc <= last; acc++) {
-      transitions++;
-      const next = successor(g, st, eff, acc);
-      if (next.badTail !== null && tailCandidate === null) {
+      this.transitions++;
+      const next = successor(this.setup.g, st, eff, acc);
+      if (next.badTail !== null && this.tailCandidate === null) {
         const step: AbstractStep =
           kind === TRANSITION_VERIFY
             ? { kind: "verify", draftTokens: a, accept: acc }
             : kind === TRANSITION_DECODE
               ? { kind: "decode" }
               : { kind: "prefill", tokens: acc };
-        tailCandidate = { state: s, step, end: next.badTail };
+        this.tailCandidate = { state: s, step, end: next.badTail };
       }
-      addState(next.state, s, kind, kind === TRANSITION_VERIFY ? a : acc, acc);
+      this.store.add(next.state, s, kind, kind === TRANSITION_VERIFY ? a : acc, acc);
     }
     return true;
-  };
+  }
 
-  let levelStart = 0;
-  let levelEnd = 1;
-  let complete = true;
-  try {
-    search: while (levelStart < levelEnd) {
-      for (let s = levelStart; s < levelEnd; s++) {
-        explored = s;
-        if ((s & 255) === 0) {
-          report();
-          if (pastDeadline()) throw STOPPED;
-        }
-        const c = states[s]!.canonical;
-        const eff = effectsOf(c);
-        for (let t = 1; t <= maxChunk; t++) {
-          if (!apply(s, eff.chunks[t - 1]!, 0, TRANSITION_PREFILL, t)) {
-            violationAt = { state: s, step: { kind: "prefill", tokens: t } };
-            break search;
-          }
-        }
-        if (s === 0) continue; // the first batch of a request is a prefill
-        for (const d of draftCounts) {
-          if (!apply(s, eff.verifies.get(d)!, d, TRANSITION_VERIFY, d)) {
-            violationAt = { state: s, step: { kind: "verify", draftTokens: d, accept: 1 } };
-            break search;
-          }
-        }
-        if (!apply(s, eff.decode, 0, TRANSITION_DECODE, 1)) {
-          violationAt = { state: s, step: { kind: "decode" } };
-          break search;
-        }
-        if (g.paged && c >= g.swaPageSize) {
-          transitions++;
-          addState(resumeSuccessor(g, states[s]!), s, TRANSITION_RESUME, 0, 0);
-        }
+  /** The batch effects at canonical prefix `c`, planned on first use (and the verify widths asked for). */
+  private effectsOf(c: number): PrefixEffects {
+    const { g, pad, maxChunk, draftCounts, cache } = this.setup;
+    let e = cache.effects[c];
+    if (e === undefined) {
+      const w = new WindowSlots(g, c);
+      const chunks: BatchEffect[] = [];
+      for (let t = 1; t <= maxChunk; t++) {
+        if ((t & 15) === 0 && this.pastDeadline()) throw STOPPED;
+        chunks.push(prefillEffect(w, t, pad));
       }
-      if (tailCandidate !== null) break;
-      depth++;
-      levelStart = levelEnd;
-      levelEnd = states.length;
+      e = { window: w, chunks, verifies: new Map(), decode: decodeEffect(w) };
+      cache.effects[c] = e;
+      this.planned++;
+      this.report();
     }
-  } catch (error) {
-    if (error !== STOPPED) throw error;
-    complete = false;
-    violationAt = null;
-    tailCandidate = null;
+    for (const d of draftCounts) if (!e.verifies.has(d)) e.verifies.set(d, prefillEffect(e.window, d, pad));
+    return e;
   }
 
-  const pathTo = (s: number): AbstractStep[] => {
-    const steps: AbstractStep[] = [];
-    for (let x = s; parent[x]! >= 0; x = parent[x]!) steps.push(stepOf(tKind[x]!, tA[x]!, tB[x]!));
-    return steps.reverse();
-  };
-  let path: AbstractStep[] | null = null;
-  if (violationAt !== null) path = [...pathTo(violationAt.state), violationAt.step];
-  else if (tailCandidate !== null) {
-    const tc = tailCandidate as { state: number; step: AbstractStep; end: number };
-    path = [...pathTo(tc.state), tc.step, { kind: "radixResumeTo", end: tc.end }, { kind: "prefill", tokens: g.cr }];
+  /** The shortest counterexample: to the violation, or to the bad page tail followed by a resume there. */
+  private counterexample(): AbstractStep[] | null {
+    if (this.violationAt !== null) return [...this.store.pathTo(this.violationAt.state), this.violationAt.step];
+    const tc = this.tailCandidate;
+    if (tc === null) return null;
+    const resume: AbstractStep = { kind: "radixResumeTo", end: tc.end };
+    return [...this.store.pathTo(tc.state), tc.step, resume, { kind: "prefill", tokens: this.setup.g.cr }];
   }
-  return {
-    proved: complete && path === null,
-    complete,
-    states: states.length,
-    transitions,
-    depth,
-    path,
-    writePad: pad,
-    chunkLengths: maxChunk,
-  };
+
+  private pastDeadline(): boolean {
+    const { deadline } = this.setup;
+    return deadline !== Number.POSITIVE_INFINITY && performance.now() >= deadline;
+  }
+
+  private report(): void {
+    if (this.o.onProgress === undefined) return;
+    const now = performance.now();
+    if (now - this.lastReport < 200) return;
+    this.lastReport = now;
+    const { explored, depth, planned } = this;
+    this.o.onProgress({
+      states: this.store.states.length,
+      explored,
+      depth,
+      planned,
+      seconds: (now - this.started) / 1000,
+    });
+  }
 }
 
 function deadlineOf(deadline: unknown): number {
