@@ -152,7 +152,7 @@ if (args.dry) {
 // ---- the GPU run -----------------------------------------------------------------------------------------------
 const kc = await import("../dist/index.js");
 requireGpu(kc.probe());
-const addon = kc.loadNative();
+const addon = (await import("../dist/internal.js")).loadNative();
 if (typeof addon.compress?.bench !== "function")
   requireGpu({ ok: false, reason: "the loaded addon has no compress bindings (rebuild it)" });
 const probeResult = kc.probe();

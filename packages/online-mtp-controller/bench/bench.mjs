@@ -6,8 +6,8 @@
 // shape's splits are swept. DSV4KV_ADDON_PATH picks the addon, so two builds can be timed in one session and their
 // JSON files compared with bench/compare.mjs.
 import { writeFileSync } from "node:fs";
-import { createContext, onlineMtpNative, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
-import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "@dsv4-kv/kernels-cuda/internal";
+import { createContext, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
+import { COMMIT_VARIANT, onlineMtpNative, WRITE_PREFIX_VARIANT } from "@dsv4-kv/kernels-cuda/internal";
 import { requireGpu } from "../../kernels-cuda/bench/require-gpu.mjs";
 
 const p = probeOnlineMtp();
