@@ -11,7 +11,7 @@ import {
   detectToolchain,
   TOOLCHAIN_ENV,
   toolchainKey,
-} from "../../packages/kernels-cuda-linux-x64/scripts/toolchain.mjs";
+} from "@dsv4-kv/kernels-cuda-linux-x64/scripts/toolchain.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const key = toolchainKey(detectToolchain());

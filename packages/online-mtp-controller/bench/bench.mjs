@@ -8,7 +8,7 @@
 import { writeFileSync } from "node:fs";
 import { createContext, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
 import { COMMIT_VARIANT, onlineMtpNative, WRITE_PREFIX_VARIANT } from "@dsv4-kv/kernels-cuda/internal";
-import { requireGpu } from "../../kernels-cuda/bench/require-gpu.mjs";
+import { requireGpu } from "@dsv4-kv/kernels-cuda/testing";
 
 const p = probeOnlineMtp();
 requireGpu(p);
