@@ -193,7 +193,8 @@ function unusedDependencies(root, pkg, imports, manifests) {
   const toolUse = toolUsage(root, pkg);
   const used = (dep) => importedAnywhere.has(dep) || toolUse(dep) || typesUsed(dep, importedAnywhere, toolUse);
   // A peer dependency the user installs for a workspace package this one imports (e.g. an optional GPU driver).
-  const passedOn = (dep) => [...importedBySrc].some((p) => Object.hasOwn(manifests.get(p)?.peerDependencies ?? {}, dep));
+  const passedOn = (dep) =>
+    [...importedBySrc].some((p) => Object.hasOwn(manifests.get(p)?.peerDependencies ?? {}, dep));
   const out = [];
   for (const dep of Object.keys(m.dependencies ?? {})) {
     if (published && !importedBySrc.has(dep)) {
@@ -206,7 +207,8 @@ function unusedDependencies(root, pkg, imports, manifests) {
   for (const block of ["devDependencies", "peerDependencies", "optionalDependencies"]) {
     for (const dep of Object.keys(m[block] ?? {})) {
       // A devDependency that mirrors a peer dependency is the workspace's install of that peer.
-      const peer = block === "peerDependencies" || (block === "devDependencies" && Object.hasOwn(m.peerDependencies ?? {}, dep));
+      const peer =
+        block === "peerDependencies" || (block === "devDependencies" && Object.hasOwn(m.peerDependencies ?? {}, dep));
       if (used(dep) || (peer && passedOn(dep))) continue;
       out.push(`${pkg.dir}/package.json: ${block} entry ${dep} is not used (nothing imports it)`);
     }
@@ -274,7 +276,8 @@ export function renderGraph(graph, table) {
     "graph TD",
   ];
   for (const p of published) {
-    for (const dep of p.runtime.filter((d) => isWorkspace(table, d))) lines.push(`  ${short(p.name)} --> ${short(dep)}`);
+    for (const dep of p.runtime.filter((d) => isWorkspace(table, d)))
+      lines.push(`  ${short(p.name)} --> ${short(dep)}`);
   }
   lines.push(
     "```",

@@ -2,7 +2,12 @@
 // the root entry never loads kernels-cuda (an optional peer dependency: install it to use this subpath). Same
 // options, same tables and bytes, same PlannerError codes as the CPU planner.
 export type { DeviceBuffer, GpuCallOptions, GpuContext } from "@dsv4-kv/kernels-cuda";
-export { PLAN_STATUS_BYTES, PLAN_STATUS_RECORD_BYTES, type PlanStatus, decodePlanStatus } from "@dsv4-kv/kernels-cuda/internal";
+export {
+  PLAN_STATUS_BYTES,
+  PLAN_STATUS_RECORD_BYTES,
+  type PlanStatus,
+  decodePlanStatus,
+} from "@dsv4-kv/kernels-cuda/internal";
 export {
   maxGpuBatch,
   planDecodeGpu,

@@ -214,7 +214,12 @@ function checkDeviceBatchLimit(deviceBatchLimit: number | undefined, batch: numb
       ? UPSTREAM_DEVICE_BATCH_LIMIT
       : requireInteger("deviceBatchLimit", deviceBatchLimit, 1, INT32_MAX);
   if (batch > limit) {
-    throw new PlannerError("BATCH_SIZE", "seqLens.length", batch, `the device planner serves at most ${limit} requests per call`);
+    throw new PlannerError(
+      "BATCH_SIZE",
+      "seqLens.length",
+      batch,
+      `the device planner serves at most ${limit} requests per call`,
+    );
   }
 }
 

@@ -118,7 +118,9 @@ describe("check-layers on a layer table that is not a DAG", () => {
 
   it("reports the cycle, the unknown name and a package listed twice", () => {
     const { violations } = checkLayers(broken.root);
-    expect(violations).toContain("tooling/scripts/layers.json: the allowed imports form a cycle: @fx/a -> @fx/b -> @fx/a");
+    expect(violations).toContain(
+      "tooling/scripts/layers.json: the allowed imports form a cycle: @fx/a -> @fx/b -> @fx/a",
+    );
     expect(violations).toContain(
       "tooling/scripts/layers.json: @fx/b may import @fx/ghost, which is not a published entry",
     );

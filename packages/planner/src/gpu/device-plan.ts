@@ -13,7 +13,13 @@ import {
   type PlanStatus,
   type PrefillPlanConfig,
 } from "@dsv4-kv/kernels-cuda/internal";
-import { DEFAULT_IDENTITY_TOKENS_PER_REQ, MAX_NUM_Q_TOKENS, PlannerError, validateRing, writePad as derivedWritePad } from "../index.js";
+import {
+  DEFAULT_IDENTITY_TOKENS_PER_REQ,
+  MAX_NUM_Q_TOKENS,
+  PlannerError,
+  validateRing,
+  writePad as derivedWritePad,
+} from "../index.js";
 import { INT32_MAX, requireInteger } from "../internal.js";
 import { geometryOf } from "./jobs.js";
 import { plannerErrorOf, type StatusGeometry } from "./plan-status.js";
@@ -200,4 +206,3 @@ export function readPlanStatus(status: DeviceBuffer): PlanStatus {
   if (st.code !== 0) throw plannerErrorOf(st, geometry);
   return st;
 }
-

@@ -44,7 +44,6 @@ export function maxGpuBatch(): number {
   return loadNative().maxGpuBatch;
 }
 
-
 /**
  * The host buffer a native plan call fills. The addon copies the whole device region into it (plan rows and all 256
  * status records; it refuses any other size), so it is not zeroed (docs/decisions.md, "unzeroed plan output"). A

@@ -129,7 +129,12 @@ export function nativeInputs(
   rids: BigInt64Array,
   s: SlotInputs,
 ): PrefillPlanInputs;
-export function nativeInputs(seqLens: Int32Array, extendLens: undefined, rids: BigInt64Array, s: SlotInputs): DecodePlanInputs;
+export function nativeInputs(
+  seqLens: Int32Array,
+  extendLens: undefined,
+  rids: BigInt64Array,
+  s: SlotInputs,
+): DecodePlanInputs;
 export function nativeInputs(
   seqLens: Int32Array,
   extendLens: Int32Array | undefined,
