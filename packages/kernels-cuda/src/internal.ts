@@ -1,6 +1,7 @@
 // What other packages of this repository need from this one; not for users (no semver promise): the loaded addon
 // and its typed bindings, which the GPU backends above validate every call for before they reach them.
 export { type NativeAddon, loadNative } from "./native.js";
+export { hostOut } from "./host-out.js";
 export type {
   DecodePlanConfig,
   DecodePlanInputs,

@@ -11,6 +11,7 @@ import {
   type DecodePlanConfig,
   type DecodePlanInputs,
   decodePlanStatus,
+  hostOut,
   loadNative,
   type NativeAddon,
   PLAN_STATUS_BYTES,
@@ -42,16 +43,6 @@ import { plannerErrorOf } from "./plan-status.js";
 /** Most requests one GPU prefill plan serves (upstream's single-block kernel: 1,024). */
 export function maxGpuBatch(): number {
   return loadNative().maxGpuBatch;
-}
-
-/**
- * The host buffer a native plan call fills. The addon copies the whole device region into it (plan rows and all 256
- * status records; it refuses any other size), so it is not zeroed (docs/decisions.md, "unzeroed plan output"). A
- * plain Uint8Array over a non-pooled allocation, so callers see no Buffer.
- */
-function hostOut(bytes: number): Uint8Array {
-  const b = Buffer.allocUnsafeSlow(bytes);
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
 function runPrefill(
