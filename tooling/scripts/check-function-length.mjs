@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The function-length check of `pnpm lint`: no function, method, arrow function or class body in a package's source
 // (packages/*/src, packages/*/native, packages/*/bench, tooling/scripts) may span more than MAX_LINES lines, and no
-// class more than MAX_CLASS_LINES. Long code is split by job (docs/decisions.md, D32); tests, generated files and
+// class more than MAX_CLASS_LINES. Long code is split by job (docs/decisions.md, D33); tests, generated files and
 // data tables are not source in this sense and are skipped.
 // TypeScript and JavaScript are measured with the TypeScript compiler's syntax tree; C++ and CUDA with a brace
 // matcher that skips comments, strings and preprocessor lines, counting a top-level `{ … }` that follows a `)` (a

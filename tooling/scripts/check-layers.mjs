@@ -1,85 +1,88 @@
 #!/usr/bin/env node
 // The layer check of `pnpm lint`. From the sources of every workspace package it finds which packages each one
 // imports, then fails when:
-//   - a published package's src/ imports a workspace package of its own or a higher layer (tooling/scripts/layers.json);
+//   - the layer table (tooling/scripts/layers.json) names an unknown package, lists one twice or has a cycle;
+//   - a published package's src/ imports a workspace package its entry in the table does not allow (itself
+//     included), or a package allowed only for a subpath (`subpaths`, e.g. `./gpu`) from a file that the root
+//     entry or another subpath reaches;
 //   - src/ imports a package that is not in its dependencies or peerDependencies;
 //   - a test, bench, script or config file imports a package in none of the package's dependency lists nor the
 //     root's devDependencies (the workspace-wide tools: vitest, fast-check, …);
+//   - any file imports another package's file by relative path (`../../planner/src/x.js`) instead of its name;
 //   - a declared dependency is used by nothing in the package (a `dependencies` entry only tests use belongs in
 //     devDependencies);
-//   - the import graph in docs/architecture.md (between the import-graph markers) is not the generated one.
+//   - the layer table or the import graph in docs/architecture.md (between their markers) is not the generated one.
 // A dependency counts as used when a file imports it (type-only and `import()` included), when tsconfig.json
-// extends it, when a package.json script runs one of its binaries, when a CMake file `require`s it, and, for
-// `@types/x`, when `x` is used (`@types/node`: any node: import, or tsconfig `types`).
-// Usage: node tooling/scripts/check-layers.mjs [--write] [--root DIR]   (--write regenerates the docs block)
+// extends it, when a package.json script runs one of its binaries, when a CMake file `require`s it, for
+// `@types/x`, when `x` is used (`@types/node`: any node: import, or tsconfig `types`), and for a peer dependency,
+// when a workspace package that src/ imports has the same peer dependency (the user installs it for that one).
+// Usage: node tooling/scripts/check-layers.mjs [--write] [--root DIR]   (--write regenerates the docs blocks)
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { listFiles } from "./lib/files.mjs";
+import { allowedImports, LAYERS_FILE, readLayerTable, renderLayerTable, roleOf } from "./lib/layer-table.mjs";
+import { isRelative, ownerOf, reachableFrom, resolveRelative, sourceEntries } from "./lib/relative-imports.mjs";
 import { importSpecifiers, packageOf, requireSpecifiers, workspacePackages } from "./lib/workspace.mjs";
 
 export const GRAPH_DOC = "docs/architecture.md";
 export const GRAPH_START = "<!-- import-graph:start -->";
 export const GRAPH_END = "<!-- import-graph:end -->";
-const LAYERS_FILE = "tooling/scripts/layers.json";
+export const TABLE_START = "<!-- layer-table:start -->";
+export const TABLE_END = "<!-- layer-table:end -->";
 const JS_FILE = /\.(?:[cm]?[jt]s|tsx)$/;
 const CMAKE_FILE = /(?:^|\/)CMakeLists\.txt$|\.cmake$/;
 const RUNTIME_BLOCKS = ["dependencies", "peerDependencies", "optionalDependencies"];
+const STALE = "is stale; run node tooling/scripts/check-layers.mjs --write";
 
 /**
  * @param {string} root repository root
  * @returns {{ violations: string[], graph: PackageImports[], doc: { path: string, text: string, expected: string } | null }}
  */
 export function checkLayers(root) {
-  const { layerOf, bundled } = readLayerTable(root);
+  const table = readLayerTable(root);
   const files = listFiles(root);
+  const fileSet = new Set(files);
   const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const rootDevDeps = new Set(Object.keys(rootManifest.devDependencies ?? {}));
-  const violations = [];
+  const packages = workspacePackages(root);
+  const manifests = new Map(packages.map((p) => [p.manifest.name, p.manifest]));
+  const violations = [...table.problems];
   const graph = [];
-  for (const pkg of workspacePackages(root)) {
+  for (const pkg of packages) {
     const name = pkg.manifest.name;
-    if (!layerOf.has(name)) {
+    if (roleOf(table, name) === undefined) {
       violations.push(`${pkg.dir}/package.json: ${name} is not in the layer table (${LAYERS_FILE})`);
       continue;
     }
-    const imports = collectImports(root, pkg, files, bundled[name] ?? []);
-    violations.push(...importViolations(pkg, imports, layerOf, rootDevDeps));
-    violations.push(...unusedDependencies(root, pkg, imports));
-    graph.push(summarize(pkg, imports, layerOf));
+    const { imports, relative } = collectImports(root, pkg, files, table.bundled[name] ?? []);
+    violations.push(...importViolations(pkg, imports, table, rootDevDeps));
+    violations.push(...subpathViolations(root, pkg, imports, table, fileSet));
+    violations.push(...relativeViolations(pkg, relative, packages, fileSet));
+    violations.push(...unusedDependencies(root, pkg, imports, manifests));
+    graph.push(summarize(pkg, imports, table));
   }
-  const doc = graphDoc(root, graph, layerOf);
-  if (doc === null) violations.push(`${GRAPH_DOC}: no ${GRAPH_START} … ${GRAPH_END} block`);
-  else if (doc.text !== doc.expected) {
-    violations.push(`${GRAPH_DOC}: the import graph is stale; run node tooling/scripts/check-layers.mjs --write`);
+  const doc = docBlocks(root, graph, table, manifests);
+  if (doc === null) {
+    violations.push(`${GRAPH_DOC}: no ${TABLE_START} … ${TABLE_END} and ${GRAPH_START} … ${GRAPH_END} blocks`);
+  } else {
+    if (doc.stale.length > 0) violations.push(`${GRAPH_DOC}: ${doc.stale.join(" and ")} ${STALE}`);
   }
   return { violations, graph, doc };
 }
 
-/** @typedef {{ name: string, layer: number, runtime: string[], devOnly: string[] }} PackageImports */
+/** @typedef {{ name: string, layer: number | "private", runtime: string[], devOnly: string[] }} PackageImports */
 
 /**
- * The layer of each package, and (layers.json `bundled`) the source folders of a package that its build bundles into
- * a browser asset: what they import from outside the workspace is inlined at build time, so a devDependency declares
- * it.
- */
-function readLayerTable(root) {
-  const table = JSON.parse(readFileSync(join(root, LAYERS_FILE), "utf8"));
-  const layerOf = new Map();
-  table.layers.forEach((layer, index) => {
-    for (const name of layer.packages) layerOf.set(name, { index, name: layer.name });
-  });
-  return { layerOf, bundled: table.bundled ?? {} };
-}
-
-/**
- * Every import of the package's files: `{ file, line, specifier, pkg, runtime, bundled }`; runtime = published
- * src/; bundled = under one of `bundled` (a folder the build inlines into a browser asset).
+ * Every import of the package's files: `{ file, line, specifier, pkg, runtime, bundled }` for package specifiers
+ * (runtime = published src/; bundled = under one of `bundled`, a folder the build inlines into a browser asset), and
+ * `{ file, line, specifier }` for relative ones.
  */
 function collectImports(root, pkg, files, bundled = []) {
   const prefix = `${pkg.dir}/`;
   const published = pkg.manifest.private !== true;
-  const out = [];
+  const imports = [];
+  const relative = [];
   for (const file of files) {
     if (!file.startsWith(prefix)) continue;
     const local = file.slice(prefix.length);
@@ -88,9 +91,13 @@ function collectImports(root, pkg, files, bundled = []) {
     const text = readFileSync(join(root, file), "utf8");
     const specifiers = isJs ? importSpecifiers(text) : requireSpecifiers(text);
     for (const specifier of specifiers) {
+      if (isRelative(specifier)) {
+        relative.push({ file, line: lineOf(text, specifier), specifier });
+        continue;
+      }
       const target = packageOf(specifier);
       if (target === null) continue;
-      out.push({
+      imports.push({
         file,
         line: lineOf(text, specifier),
         specifier,
@@ -100,7 +107,7 @@ function collectImports(root, pkg, files, bundled = []) {
       });
     }
   }
-  return out;
+  return { imports, relative };
 }
 
 function lineOf(text, specifier) {
@@ -108,23 +115,26 @@ function lineOf(text, specifier) {
   return at < 0 ? 1 : text.slice(0, at).split("\n").length;
 }
 
-function importViolations(pkg, imports, layerOf, rootDevDeps) {
+function isWorkspace(table, name) {
+  return roleOf(table, name) !== undefined;
+}
+
+function importViolations(pkg, imports, table, rootDevDeps) {
   const m = pkg.manifest;
-  const own = layerOf.get(m.name);
+  const rule = table.rules.get(m.name);
+  const allowed = new Set(rule ? allowedImports(rule) : []);
   const runtimeDeclared = new Set(RUNTIME_BLOCKS.flatMap((b) => Object.keys(m[b] ?? {})));
   const devDeclared = new Set([...runtimeDeclared, ...Object.keys(m.devDependencies ?? {}), ...rootDevDeps]);
   const out = [];
   for (const imp of imports) {
     if (imp.pkg === "node:") continue;
     const where = `${imp.file}:${imp.line}`;
-    const inlined = imp.bundled && !layerOf.has(imp.pkg);
+    const inlined = imp.bundled && !isWorkspace(table, imp.pkg);
     if (imp.runtime && !inlined) {
-      const target = layerOf.get(imp.pkg);
-      if (target !== undefined && target.index >= own.index) {
-        const relation = imp.pkg === m.name ? "itself" : `${imp.pkg} (layer ${target.name})`;
-        out.push(
-          `${where}: src of ${m.name} (layer ${own.name}) imports ${relation}: only lower layers may be imported`,
-        );
+      if (isWorkspace(table, imp.pkg) && !allowed.has(imp.pkg)) {
+        const own = `${m.name} (layer ${roleOf(table, m.name)})`;
+        const relation = imp.pkg === m.name ? "itself" : `${imp.pkg} (layer ${roleOf(table, imp.pkg)})`;
+        out.push(`${where}: src of ${own} imports ${relation}: not among the imports ${LAYERS_FILE} allows it`);
       } else if (!runtimeDeclared.has(imp.pkg)) {
         out.push(`${where}: src imports "${imp.specifier}" but ${imp.pkg} is not in dependencies of ${m.name}`);
       }
@@ -135,13 +145,56 @@ function importViolations(pkg, imports, layerOf, rootDevDeps) {
   return out;
 }
 
-function unusedDependencies(root, pkg, imports) {
+/**
+ * A package allowed only for some subpaths may be imported only by files those subpaths' entries reach and no other
+ * entry does (a file no entry reaches counts as the root's), so the root entry never loads it.
+ */
+function subpathViolations(root, pkg, imports, table, fileSet) {
+  const rule = table.rules.get(pkg.manifest.name);
+  if (!rule || Object.keys(rule.subpaths).length === 0) return [];
+  const entries = sourceEntries(pkg);
+  const reach = new Map([...entries].map(([subpath, file]) => [subpath, reachableFrom(root, [file], fileSet)]));
+  const out = [];
+  for (const imp of imports) {
+    if (!imp.runtime || rule.imports.includes(imp.pkg)) continue;
+    const owners = Object.keys(rule.subpaths).filter((sub) => rule.subpaths[sub].includes(imp.pkg));
+    if (owners.length === 0) continue;
+    const reachedBy = [...reach].filter(([, files]) => files.has(imp.file)).map(([sub]) => sub);
+    const others = reachedBy.filter((sub) => !owners.includes(sub));
+    if (reachedBy.length > 0 && others.length === 0) continue;
+    const from = others.length > 0 ? `the ${others.join(", ")} entry reaches it` : "no entry of its exports reaches it";
+    out.push(
+      `${imp.file}:${imp.line}: imports ${imp.pkg}, which ${LAYERS_FILE} allows only for ${owners.join(", ")}, ` +
+        `but ${from}`,
+    );
+  }
+  return out;
+}
+
+/** A relative import that leaves its package: another package's files are reached through its name. */
+function relativeViolations(pkg, relative, packages, fileSet) {
+  const out = [];
+  for (const imp of relative) {
+    const target = resolveRelative(imp.file, imp.specifier, fileSet);
+    if (target.startsWith(`${pkg.dir}/`) && ownerOf(target, packages) === pkg) continue;
+    const owner = ownerOf(target, packages);
+    const into = owner ? `into ${owner.manifest.name} (${target})` : `out of ${pkg.manifest.name} (${target})`;
+    const fix = owner ? `import it by its package name, declared as a dependency` : "keep imports inside the package";
+    out.push(`${imp.file}:${imp.line}: imports "${imp.specifier}" by relative path ${into}: ${fix}`);
+  }
+  return out;
+}
+
+function unusedDependencies(root, pkg, imports, manifests) {
   const m = pkg.manifest;
   const published = m.private !== true;
   const importedBySrc = new Set(imports.filter((i) => i.runtime).map((i) => i.pkg));
   const importedAnywhere = new Set(imports.map((i) => i.pkg));
   const toolUse = toolUsage(root, pkg);
   const used = (dep) => importedAnywhere.has(dep) || toolUse(dep) || typesUsed(dep, importedAnywhere, toolUse);
+  // A peer dependency the user installs for a workspace package this one imports (e.g. an optional GPU driver).
+  const passedOn = (dep) =>
+    [...importedBySrc].some((p) => Object.hasOwn(manifests.get(p)?.peerDependencies ?? {}, dep));
   const out = [];
   for (const dep of Object.keys(m.dependencies ?? {})) {
     if (published && !importedBySrc.has(dep)) {
@@ -153,7 +206,11 @@ function unusedDependencies(root, pkg, imports) {
   }
   for (const block of ["devDependencies", "peerDependencies", "optionalDependencies"]) {
     for (const dep of Object.keys(m[block] ?? {})) {
-      if (!used(dep)) out.push(`${pkg.dir}/package.json: ${block} entry ${dep} is not used (nothing imports it)`);
+      // A devDependency that mirrors a peer dependency is the workspace's install of that peer.
+      const peer =
+        block === "peerDependencies" || (block === "devDependencies" && Object.hasOwn(m.peerDependencies ?? {}, dep));
+      if (used(dep) || (peer && passedOn(dep))) continue;
+      out.push(`${pkg.dir}/package.json: ${block} entry ${dep} is not used (nothing imports it)`);
     }
   }
   return out;
@@ -191,27 +248,25 @@ function typesUsed(dep, importedAnywhere, toolUse) {
   return importedAnywhere.has(target);
 }
 
-function summarize(pkg, imports, layerOf) {
+function summarize(pkg, imports, table) {
   const name = pkg.manifest.name;
   const external = (p) => p !== "node:" && p !== name;
   const runtime = [...new Set(imports.filter((i) => i.runtime && external(i.pkg)).map((i) => i.pkg))].sort();
   const devOnly = [
     ...new Set(
       imports
-        .filter((i) => !i.runtime && external(i.pkg) && layerOf.has(i.pkg) && !runtime.includes(i.pkg))
-        .filter((i) => layerOf.get(i.pkg).name !== "private")
+        .filter((i) => !i.runtime && external(i.pkg) && table.rules.has(i.pkg) && !runtime.includes(i.pkg))
         .map((i) => i.pkg),
     ),
   ].sort();
-  return { name, layer: layerOf.get(name).index, runtime, devOnly };
+  return { name, layer: roleOf(table, name), runtime, devOnly };
 }
 
-/** The generated block: a Mermaid graph of src imports between workspace packages, then a table per package. */
-export function renderGraph(graph, layerOf) {
-  const published = graph.filter((p) => layerOf.get(p.name).name !== "private").sort((a, b) => b.layer - a.layer);
-  const privates = graph
-    .filter((p) => layerOf.get(p.name).name === "private")
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
+/** The generated import graph: a Mermaid graph of src imports between workspace packages, then a table per package. */
+export function renderGraph(graph, table) {
+  const rank = (p) => (p.layer === "private" ? -1 : p.layer);
+  const published = graph.filter((p) => p.layer !== "private").sort((a, b) => rank(b) - rank(a) || cmp(a, b));
+  const privates = graph.filter((p) => p.layer === "private").sort(cmp);
   const short = (n) => n.replace(/^@[^/]+\//, "");
   const code = (list) => (list.length === 0 ? "none" : list.map((n) => `\`${n}\``).join(", "));
   const lines = [
@@ -221,7 +276,8 @@ export function renderGraph(graph, layerOf) {
     "graph TD",
   ];
   for (const p of published) {
-    for (const dep of p.runtime.filter((d) => layerOf.has(d))) lines.push(`  ${short(p.name)} --> ${short(dep)}`);
+    for (const dep of p.runtime.filter((d) => isWorkspace(table, d)))
+      lines.push(`  ${short(p.name)} --> ${short(dep)}`);
   }
   lines.push(
     "```",
@@ -230,24 +286,38 @@ export function renderGraph(graph, layerOf) {
     "| --- | --- | --- | --- |",
   );
   for (const p of [...published, ...privates]) {
-    const layer = layerOf.get(p.name);
-    const layerCell = layer.name === "private" ? "private" : `${layer.index} ${layer.name}`;
-    const src = layer.name === "private" ? "(no src/)" : code(p.runtime);
-    const deps = layer.name === "private" ? code([...new Set([...p.runtime, ...p.devOnly])].sort()) : code(p.devOnly);
-    lines.push(`| ${layerCell} | \`${p.name}\` | ${src} | ${deps} |`);
+    const src = p.layer === "private" ? "(no src/)" : code(p.runtime);
+    const deps = p.layer === "private" ? code([...new Set([...p.runtime, ...p.devOnly])].sort()) : code(p.devOnly);
+    lines.push(`| ${p.layer} | \`${p.name}\` | ${src} | ${deps} |`);
   }
   return lines.join("\n");
 }
 
-function graphDoc(root, graph, layerOf) {
+function cmp(a, b) {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** The page with both generated blocks replaced, and which of them differ from what the page holds. */
+function docBlocks(root, graph, table, manifests) {
   const path = join(root, GRAPH_DOC);
   if (!existsSync(path)) return null;
   const text = readFileSync(path, "utf8");
-  const start = text.indexOf(GRAPH_START);
-  const end = text.indexOf(GRAPH_END);
-  if (start < 0 || end < start) return null;
-  const block = `${GRAPH_START}\n${renderGraph(graph, layerOf)}\n${GRAPH_END}`;
-  return { path, text, expected: text.slice(0, start) + block + text.slice(end + GRAPH_END.length) };
+  const descriptions = new Map([...manifests].map(([name, m]) => [name, m.description ?? ""]));
+  const blocks = [
+    { what: "the layer table", start: TABLE_START, end: TABLE_END, body: renderLayerTable(table, descriptions) },
+    { what: "the import graph", start: GRAPH_START, end: GRAPH_END, body: renderGraph(graph, table) },
+  ];
+  let expected = text;
+  const stale = [];
+  for (const block of blocks) {
+    const start = expected.indexOf(block.start);
+    const end = expected.indexOf(block.end);
+    if (start < 0 || end < start) return null;
+    const replaced = `${block.start}\n${block.body}\n${block.end}`;
+    if (expected.slice(start, end + block.end.length) !== replaced) stale.push(block.what);
+    expected = expected.slice(0, start) + replaced + expected.slice(end + block.end.length);
+  }
+  return { path, text, expected, stale };
 }
 
 function main(argv) {
@@ -257,8 +327,8 @@ function main(argv) {
   let { violations } = result;
   if (argv.includes("--write") && result.doc !== null) {
     writeFileSync(result.doc.path, result.doc.expected);
-    violations = violations.filter((v) => !v.startsWith(`${GRAPH_DOC}: the import graph is stale`));
-    console.log(`wrote the import graph into ${GRAPH_DOC}`);
+    violations = violations.filter((v) => !(v.startsWith(`${GRAPH_DOC}: `) && v.endsWith(STALE)));
+    console.log(`wrote the layer table and the import graph into ${GRAPH_DOC}`);
   }
   for (const v of violations) console.error(v);
   console.log(`layer check: ${violations.length} violation(s) in ${result.graph.length} packages`);

@@ -7,11 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  detectToolchain,
-  TOOLCHAIN_ENV,
-  toolchainKey,
-} from "../../packages/kernels-cuda-linux-x64/scripts/toolchain.mjs";
+import { detectToolchain, TOOLCHAIN_ENV, toolchainKey } from "@dsv4-kv/kernels-cuda-linux-x64/scripts/toolchain.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const key = toolchainKey(detectToolchain());

@@ -14,7 +14,7 @@ import {
 } from "@dsv4-kv/planner";
 import { SeededRandom } from "@dsv4-kv/planner/internal";
 import { RAGGED_EXTEND_PATTERNS, raggedExtendOptions } from "@dsv4-kv/planner/testing";
-import { planDecodeGpu, planDecodeLegacyGpu, planPrefillGpu, planPrefillLegacyGpu } from "@dsv4-kv/kernels-cuda";
+import { planDecodeGpu, planDecodeLegacyGpu, planPrefillGpu, planPrefillLegacyGpu } from "@dsv4-kv/planner/gpu";
 import { errorCode, expectSameDecode, expectSamePrefill, gpuTest } from "./helpers.js";
 
 const SEED = Number(process.env.DSV4KV_TEST_SEED ?? 20260311);

@@ -1,7 +1,7 @@
 /** `dsv4-kv plan --path gpu`: the planner's `planCase` on the GPU engine returns the CPU engine's bytes. */
 import { describe, expect } from "vitest";
 import { cpuPlanEngine, planCase, type PlanCase } from "@dsv4-kv/planner";
-import { createGpuPlanEngine } from "@dsv4-kv/kernels-cuda";
+import { createGpuPlanEngine } from "@dsv4-kv/planner/gpu";
 import { gpuTest } from "./helpers.js";
 
 const CASES: PlanCase[] = [

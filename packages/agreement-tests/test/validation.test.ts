@@ -1,17 +1,16 @@
 /** Bad input: every validation class gives the CPU planner's PlannerError code on the GPU, and the process lives on. */
 import { describe, expect } from "vitest";
 import { planDecode, planPrefill, type PrefillPlanOptions } from "@dsv4-kv/planner";
+import { createDeviceBuffer, getDefaultContext } from "@dsv4-kv/kernels-cuda";
 import {
-  createDeviceBuffer,
-  decodePlanStatus,
   enqueueDecodePlan,
   enqueuePrefillPlan,
-  getDefaultContext,
   planDecodeGpu,
   planPrefillGpu,
-  PLAN_STATUS_BYTES,
   readPlanStatus,
-} from "@dsv4-kv/kernels-cuda";
+  decodePlanStatus,
+  PLAN_STATUS_BYTES,
+} from "@dsv4-kv/planner/gpu";
 import { errorCode, gpuTest } from "./helpers.js";
 
 const base: PrefillPlanOptions = { compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [518], extendLens: [6] };

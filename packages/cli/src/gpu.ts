@@ -36,14 +36,14 @@ export function requireKernelsCuda(flag: string, value: string, resolves: Packag
   );
 }
 
-/** `@dsv4-kv/kernels-cuda`, for `flag` = `value` (e.g. `--path gpu`). */
-export async function loadKernelsCuda(
+/** The planner's GPU subpath (it imports kernels-cuda), for `flag` = `value` (e.g. `--path gpu`). */
+export async function loadGpuPlanner(
   flag: string,
   value: string,
   resolves: PackageResolver = resolveFromCli,
-): Promise<typeof import("@dsv4-kv/kernels-cuda")> {
+): Promise<typeof import("@dsv4-kv/planner/gpu")> {
   requireKernelsCuda(flag, value, resolves);
-  return import("@dsv4-kv/kernels-cuda");
+  return import("@dsv4-kv/planner/gpu");
 }
 
 /** The controller's GPU backend subpath (it imports kernels-cuda), for `flag` = `value` (`--backend gpu`). */

@@ -4,7 +4,7 @@ import {
   KERNELS_CUDA_INSTALL,
   KERNELS_CUDA_PACKAGE,
   loadGpuBackend,
-  loadKernelsCuda,
+  loadGpuPlanner,
   resolveFromCli,
 } from "../src/gpu.js";
 import { UsageError } from "../src/commands/args.js";
@@ -22,7 +22,7 @@ async function refusal(p: Promise<unknown>): Promise<UsageError> {
 
 describe("GPU paths without @dsv4-kv/kernels-cuda", () => {
   test("--path gpu: a UsageError naming the package and the install command", async () => {
-    const e = await refusal(loadKernelsCuda("--path", "gpu", missing));
+    const e = await refusal(loadGpuPlanner("--path", "gpu", missing));
     expect(UsageError.isInstance(e) && Dsv4KvError.isInstance(e)).toBe(true);
     expect(e).toMatchObject({ code: "USAGE", field: "--path", value: "gpu" });
     expect(e.params).toEqual({ missingPackage: KERNELS_CUDA_PACKAGE, install: KERNELS_CUDA_INSTALL });
@@ -35,7 +35,7 @@ describe("GPU paths without @dsv4-kv/kernels-cuda", () => {
   });
   test("installed (the workspace): the modules load", async () => {
     expect(resolveFromCli(KERNELS_CUDA_PACKAGE)).toBe(true);
-    expect(typeof (await loadKernelsCuda("--path", "gpu")).createGpuPlanEngine).toBe("function");
+    expect(typeof (await loadGpuPlanner("--path", "gpu")).createGpuPlanEngine).toBe("function");
     expect(typeof (await loadGpuBackend("--backend", "gpu")).probeGpuBackend).toBe("function");
   });
   test("the resolver says false only for a package that is not found", () => {

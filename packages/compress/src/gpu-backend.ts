@@ -10,19 +10,21 @@
  * launches and reads are ordered without stream synchronisation; a read returns once its bytes are on the host.
  */
 import {
+  type DeviceBuffer,
+  type GpuContext,
+  createContext,
+  createDeviceBuffer,
+  probeCompress,
+} from "@dsv4-kv/kernels-cuda";
+import {
   COMPRESS_ERR,
   COMPRESS_KERNEL,
   COMPRESS_STATE_TYPE,
   type CompressNative,
-  type DeviceBuffer,
-  type GpuContext,
   type OnlineMtpNative,
   compressNative,
-  createContext,
-  createDeviceBuffer,
   onlineMtpNative,
-  probeCompress,
-} from "@dsv4-kv/kernels-cuda";
+} from "@dsv4-kv/kernels-cuda/internal";
 import type { CompressGeometry, DecodeBatch, PrefillBatch, RingCompressBackend } from "./backend.js";
 import { check, checkKeys, checkObject } from "./check.js";
 import { CompressError } from "./errors.js";

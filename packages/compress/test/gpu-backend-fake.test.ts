@@ -15,7 +15,8 @@ interface FakeBuffer {
 
 const fake = vi.hoisted(() => ({ nextError: null as Int32Array | null, launches: 0, allocs: 0 }));
 
-vi.mock("@dsv4-kv/kernels-cuda", async () => {
+// The driver and its typed bindings (kernels-cuda root and ./internal) both come from this one fake.
+const fakeKernelsCuda = vi.hoisted(() => async () => {
   const { CpuCompressBackend } = await import("../src/cpu-backend.js");
   const buf = (n: number): FakeBuffer => {
     fake.allocs++;
@@ -103,6 +104,8 @@ vi.mock("@dsv4-kv/kernels-cuda", async () => {
     }),
   };
 });
+vi.mock("@dsv4-kv/kernels-cuda", () => fakeKernelsCuda());
+vi.mock("@dsv4-kv/kernels-cuda/internal", () => fakeKernelsCuda());
 
 const { GpuCompressBackend } = await import("../src/gpu.js");
 const { injectDeviceRowChecksOnly } = await import("../src/gpu-backend.js");

@@ -6,8 +6,9 @@
 import { writeFileSync } from "node:fs";
 import { planPrefill, planDecode } from "@dsv4-kv/planner";
 import { raggedExtendLens } from "@dsv4-kv/planner/testing";
-import { probe, getDefaultContext, planPrefillGpu } from "../dist/index.js";
-import { decodeNativeJob, prefillNativeJob } from "../dist/internal.js";
+import { planPrefillGpu } from "@dsv4-kv/planner/gpu";
+import { decodeNativeJob, prefillNativeJob } from "@dsv4-kv/planner/gpu/internal";
+import { probe, getDefaultContext } from "../dist/index.js";
 import { requireBenchAddon, requireGpu, runMeta } from "./require-gpu.mjs";
 
 const addon = requireBenchAddon();
@@ -157,7 +158,7 @@ for (const [cr, ring] of [
 // Large batch: the sync call (blocks the event loop throughout) against the async one (the event loop is held only
 // for validation and staging, measured as the time until the promise is returned; the rest runs on a worker).
 if (typeof addon.planPrefillAsync === "function") {
-  const { planPrefillGpuAsync } = await import("../dist/index.js");
+  const { planPrefillGpuAsync } = await import("@dsv4-kv/planner/gpu");
   for (const [cr, ring] of [
     [4, 16],
     [128, 256],

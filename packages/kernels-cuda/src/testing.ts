@@ -1,2 +1,3 @@
-// Test helpers for this package and the packages above it; not for production code.
+// Test and bench helpers for this package and the packages above it; not for production code.
 export { loadNativeUnchecked } from "./native.js";
+export { requireGpu, runMeta } from "./bench-run.js";

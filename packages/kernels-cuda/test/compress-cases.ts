@@ -14,7 +14,7 @@ import {
   planPrefill,
   type WritePlanRecord,
 } from "@dsv4-kv/planner";
-import { COMPRESS_ERR, COMPRESS_KERNEL } from "../src/index.js";
+import { COMPRESS_ERR, COMPRESS_KERNEL } from "../src/internal.js";
 import {
   bf16Bits,
   type ErrWord,

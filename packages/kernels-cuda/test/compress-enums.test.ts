@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { COMPRESS_ERR, COMPRESS_KERNEL, COMPRESS_STATE_TYPE } from "../src/index.js";
+import { COMPRESS_ERR, COMPRESS_KERNEL, COMPRESS_STATE_TYPE } from "../src/internal.js";
 
 const header = readFileSync(new URL("../native/compress/compress_kernels.cuh", import.meta.url), "utf8");
 

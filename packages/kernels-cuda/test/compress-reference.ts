@@ -13,7 +13,7 @@ import {
   INVALID_SEQ_LEN,
   type WritePlanRecord,
 } from "@dsv4-kv/planner";
-import { COMPRESS_ERR, COMPRESS_KERNEL } from "../src/index.js";
+import { COMPRESS_ERR, COMPRESS_KERNEL } from "../src/internal.js";
 import type { Rng } from "./helpers.js";
 
 export type Ratio = 4 | 128;

@@ -17,18 +17,16 @@ import {
 import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
 import { describe, expect, it } from "vitest";
 import {
-  type CompressNative,
-  compressNative,
   createContext,
   createDeviceBuffer,
   type DeviceBuffer,
   type GpuContext,
   getDefaultContext,
   KernelsCudaError,
-  onlineMtpNative,
   probe,
   probeCompress,
 } from "../src/index.js";
+import { type CompressNative, compressNative, onlineMtpNative } from "../src/internal.js";
 import {
   badDecodeCase,
   badPrefillCase,

@@ -13,13 +13,11 @@ import { describe, expect } from "vitest";
 import {
   createDeviceBuffer,
   getDefaultContext,
-  ONLINE_MTP_ERR,
-  onlineMtpNative,
   probeOnlineMtp,
   type DeviceBuffer,
   type GpuContext,
-  type OnlineMtpNative,
 } from "../src/index.js";
+import { ONLINE_MTP_ERR, onlineMtpNative, type OnlineMtpNative } from "../src/internal.js";
 import { processBenchAddon } from "./bench-build.js";
 import { fromBf16, Rng, toBf16 } from "./helpers.js";
 

@@ -7,17 +7,14 @@
 import { describe, expect, test } from "vitest";
 import { createGpuTest } from "@dsv4-kv/vitest-preset/gpu-fixture";
 import {
-  ONLINE_MTP_ERR,
-  ONLINE_MTP_KERNEL,
   createDeviceBuffer,
   getDefaultContext,
-  onlineMtpNative,
   probeOnlineMtp,
   type DeviceBuffer,
   type GpuContext,
-  type OnlineMtpNative,
   KernelsCudaError,
 } from "../src/index.js";
+import { ONLINE_MTP_ERR, ONLINE_MTP_KERNEL, onlineMtpNative, type OnlineMtpNative } from "../src/internal.js";
 import { fromBf16, Rng, toBf16 } from "./helpers.js";
 import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { GENERATED, HEADER, parsePlanErr, renderPlanErr } from "../scripts/plan-err.mjs";
 import { PLAN_ERR } from "../src/plan-err.js";
-import { PLAN_ERR_RULE_NAMES } from "../src/plan-status.js";
+import { PLAN_ERR_RULE_NAMES } from "@dsv4-kv/planner/gpu/internal";
 
 const header = readFileSync(HEADER, "utf8");
 

@@ -1,6 +1,7 @@
 /** PLAN_STATUS_BYTES is kept by hand next to the decoder; the addon says its own size (`planStatusBytes`). */
 import { expect, test } from "vitest";
-import { PLAN_STATUS_BYTES, PLAN_STATUS_RECORD_BYTES, probe } from "../src/index.js";
+import { probe } from "../src/index.js";
+import { PLAN_STATUS_BYTES, PLAN_STATUS_RECORD_BYTES } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
 
 const addon = loadNativeUnchecked();

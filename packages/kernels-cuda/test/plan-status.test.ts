@@ -4,7 +4,8 @@
  */
 import { describe, expect, test } from "vitest";
 import { planDecode, planPrefill, planPrefillLegacy, type PlannerError } from "@dsv4-kv/planner";
-import { type PlanStatus, plannerErrorOf, type StatusGeometry } from "../src/index.js";
+import { plannerErrorOf, type StatusGeometry } from "@dsv4-kv/planner/gpu";
+import type { PlanStatus } from "../src/internal.js";
 import { PLAN_ERR } from "../src/plan-err.js";
 
 const c4 = { compressRatio: 4, ringSize: 16, swaPageSize: 256 } as const;

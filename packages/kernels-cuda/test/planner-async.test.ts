@@ -5,15 +5,8 @@
 import { describe, expect, test } from "vitest";
 import { planDecode, planPrefill, type PrefillPlanOptions } from "@dsv4-kv/planner";
 import { raggedExtendLens } from "@dsv4-kv/planner/testing";
-import {
-  createContext,
-  FORCE_CPU_ENV,
-  KernelsCudaUnavailableError,
-  planDecodeGpu,
-  planDecodeGpuAsync,
-  planPrefillGpu,
-  planPrefillGpuAsync,
-} from "../src/index.js";
+import { planDecodeGpu, planDecodeGpuAsync, planPrefillGpu, planPrefillGpuAsync } from "@dsv4-kv/planner/gpu";
+import { createContext, FORCE_CPU_ENV, KernelsCudaUnavailableError } from "../src/index.js";
 import { gpuTest, hex, withForcedCpu } from "./helpers.js";
 
 /** A ragged batch of `batch` requests whose extends sum to `total` (deterministic). */

@@ -1,14 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { Dsv4KvError } from "@dsv4-kv/errors";
-import {
-  createContext,
-  FORCE_CPU_ENV,
-  KernelsCudaError,
-  KernelsCudaUnavailableError,
-  loadNative,
-  probe,
-  planPrefillGpu,
-} from "../src/index.js";
+import { planPrefillGpu } from "@dsv4-kv/planner/gpu";
+import { createContext, FORCE_CPU_ENV, KernelsCudaError, KernelsCudaUnavailableError, probe } from "../src/index.js";
+import { loadNative } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
 import { addonCandidates, selectAddon } from "../src/addon-loader.js";
 import { ADDON_PATH_ENV } from "../src/env.js";

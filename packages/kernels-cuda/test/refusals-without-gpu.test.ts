@@ -2,7 +2,9 @@
 // TypeError / RangeError on what is not a status region; the addon refused `new Context(1025)` as "must be a
 // non-negative integer", and cast a byte offset of 1e30 to an integer before checking its range (undefined behaviour).
 import { describe, expect, test } from "vitest";
-import { KernelsCudaError, PLAN_STATUS_BYTES, decodePlanStatus, readPlanStatus, probe } from "../src/index.js";
+import { readPlanStatus } from "@dsv4-kv/planner/gpu";
+import { KernelsCudaError, probe } from "../src/index.js";
+import { PLAN_STATUS_BYTES, decodePlanStatus } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
 import { gpuTest } from "./helpers.js";
 

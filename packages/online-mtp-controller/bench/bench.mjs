@@ -8,10 +8,15 @@
 // be timed in one session and their JSON files compared with bench/compare.mjs.
 import { writeFileSync } from "node:fs";
 import { createContext, probeOnlineMtp } from "@dsv4-kv/kernels-cuda";
-import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT } from "@dsv4-kv/kernels-cuda/internal";
-import { requireBenchAddon, requireGpu } from "../../kernels-cuda/bench/require-gpu.mjs";
+import { COMMIT_VARIANT, WRITE_PREFIX_VARIANT, useBenchAddon } from "@dsv4-kv/kernels-cuda/internal";
+import { requireGpu } from "@dsv4-kv/kernels-cuda/testing";
 
-const nat = requireBenchAddon().onlineMtp;
+const bench = useBenchAddon();
+if (!bench.addon) {
+  console.error(`bench: ${bench.reason}`);
+  process.exit(1);
+}
+const nat = bench.addon.onlineMtp;
 const p = probeOnlineMtp();
 requireGpu(p);
 const args = process.argv.slice(2);

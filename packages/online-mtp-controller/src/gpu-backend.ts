@@ -11,15 +11,13 @@
  * reads, implicitly, because they must wait for their bytes).
  */
 import {
-  ONLINE_MTP_STATE_TYPE,
   createContext,
   createDeviceBuffer,
-  onlineMtpNative,
   probeOnlineMtp,
   type DeviceBuffer,
   type GpuContext,
-  type OnlineMtpNative,
 } from "@dsv4-kv/kernels-cuda";
+import { ONLINE_MTP_STATE_TYPE, onlineMtpNative, type OnlineMtpNative } from "@dsv4-kv/kernels-cuda/internal";
 import type { IndexVector, MatrixF32, StateBuffer } from "./backend.js";
 import { type BackendKernels, type BackendStorage, CheckedBackend } from "./checked-backend.js";
 import { STATE_ROW_ELEMS } from "./constants.js";

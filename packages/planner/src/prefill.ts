@@ -96,9 +96,40 @@ export function normalizePrefillOptions(
 
 /**
  * docs/reference/planner.md §5.2 validation, with the device-path checks upstream skipped
- * (docs/reference/planner.md §12.2) added.
+ * (docs/reference/planner.md §12.2) added. The checks run in this order, so the first refusal is the CPU planner's.
  */
 function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPrefill {
+  const path = prefillPathOf(o, legacy);
+  const hostRules = path === "host" || legacy;
+  const { seqLens, extendLens, rids, batch } = prefillArrays(o);
+  let extendSum = 0;
+  for (let b = 0; b < batch; b++) extendSum += Math.max(0, extendLens[b]!);
+  const numQ = o.numQTokens ?? extendSum;
+  requireInteger("numQTokens", numQ, 0, Number.MAX_SAFE_INTEGER);
+  checkExtendLens(seqLens, extendLens, hostRules);
+  checkBatchAndTokens(batch, numQ);
+  if (path === "device" && !legacy) checkDeviceBatchLimit(o.deviceBatchLimit, batch);
+  checkExtendSum(extendSum, numQ, hostRules);
+  let pad = legacy ? 0 : derivedWritePad(o.compressRatio, o.ringSize);
+  if (o.writePadOverride !== undefined) pad = requireInteger("writePadOverride", o.writePadOverride, 0, INT32_MAX);
+  return {
+    cr: o.compressRatio,
+    ringSize: o.ringSize,
+    swaPageSize: o.swaPageSize,
+    useReqRing: o.useReqRing ?? false,
+    seqLens,
+    extendLens,
+    rids,
+    numQ,
+    batch,
+    pad,
+    path,
+    useCudaGraph: optionalBoolean("useCudaGraph", o.useCudaGraph),
+  };
+}
+
+/** The options object, its path, and its ratio (legacy: 4 or 128) or ring geometry. */
+function prefillPathOf(o: PrefillPlanOptions, legacy: boolean): PlannerPath {
   requireOptionsObject(o);
   const path = o.path ?? "host";
   if (path !== "host" && path !== "device")
@@ -110,6 +141,11 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
   } else {
     validateRing(o);
   }
+  return path;
+}
+
+/** The per-request arrays as integers, one entry per request (request-pool indices default to 0..batch-1). */
+function prefillArrays(o: PrefillPlanOptions) {
   const seqLens = toIntArray("seqLens", o.seqLens, 0, INT32_MAX) as Int32Array;
   const extendLens = toIntArray("extendLens", o.extendLens, -INT32_MAX - 1, INT32_MAX) as Int32Array;
   const batch = seqLens.length;
@@ -119,17 +155,19 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
       ? Int32Array.from({ length: batch }, (_, i) => i)
       : toIntArray("reqPoolIndices", o.reqPoolIndices, 0, Number.MAX_SAFE_INTEGER);
   requireBatchLength("reqPoolIndices", rids.length, batch);
-  let extendSum = 0;
-  for (let b = 0; b < batch; b++) extendSum += Math.max(0, extendLens[b]!);
-  const numQ = o.numQTokens ?? extendSum;
-  requireInteger("numQTokens", numQ, 0, Number.MAX_SAFE_INTEGER);
-  // Host loop: 0 < E <= S per request in order, then sum(E) == numQ. Device path: upstream checks none of this;
-  // we refuse E < 0, E > S and sum(E) > numQ (which would write past the numQ-row tables). E == 0 stays legal
-  // there: a zero-length entry contributes nothing and upstream's ragged regression test relies on it.
-  for (let b = 0; b < batch; b++) {
+  return { seqLens, extendLens, rids, batch };
+}
+
+/**
+ * Host loop: 0 < E <= S per request in order. Device path: upstream checks none of this; we refuse E < 0 and E > S.
+ * E == 0 stays legal there: a zero-length entry contributes nothing and upstream's ragged regression test relies on
+ * it.
+ */
+function checkExtendLens(seqLens: Int32Array, extendLens: Int32Array, hostRules: boolean): void {
+  const minE = hostRules ? 1 : 0;
+  for (let b = 0; b < seqLens.length; b++) {
     const e = extendLens[b]!;
     const s = seqLens[b]!;
-    const minE = path === "host" || legacy ? 1 : 0;
     if (e < minE) {
       throw new PlannerError(
         "EXTEND_LEN",
@@ -147,6 +185,10 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
       );
     }
   }
+}
+
+/** At least one request and one token, and batch <= numQ <= MAX_NUM_Q_TOKENS. */
+function checkBatchAndTokens(batch: number, numQ: number): void {
   if (batch === 0 || numQ === 0) {
     throw new PlannerError(
       "BATCH_SIZE",
@@ -163,21 +205,27 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
       `must satisfy batch size ${batch} <= numQTokens <= ${MAX_NUM_Q_TOKENS} (ragged ids are 16-bit)`,
     );
   }
-  if (path === "device" && !legacy) {
-    const limit =
-      o.deviceBatchLimit === undefined
-        ? UPSTREAM_DEVICE_BATCH_LIMIT
-        : requireInteger("deviceBatchLimit", o.deviceBatchLimit, 1, INT32_MAX);
-    if (batch > limit) {
-      throw new PlannerError(
-        "BATCH_SIZE",
-        "seqLens.length",
-        batch,
-        `the device planner serves at most ${limit} requests per call`,
-      );
-    }
+}
+
+/** The device path's batch limit: upstream's single-block kernel, or the caller's `deviceBatchLimit`. */
+function checkDeviceBatchLimit(deviceBatchLimit: number | undefined, batch: number): void {
+  const limit =
+    deviceBatchLimit === undefined
+      ? UPSTREAM_DEVICE_BATCH_LIMIT
+      : requireInteger("deviceBatchLimit", deviceBatchLimit, 1, INT32_MAX);
+  if (batch > limit) {
+    throw new PlannerError(
+      "BATCH_SIZE",
+      "seqLens.length",
+      batch,
+      `the device planner serves at most ${limit} requests per call`,
+    );
   }
-  if (path === "host" || legacy) {
+}
+
+/** Host rules: sum(E) == numQ. Device path: sum(E) <= numQ (more would write past the numQ-row tables). */
+function checkExtendSum(extendSum: number, numQ: number, hostRules: boolean): void {
+  if (hostRules) {
     if (extendSum !== numQ) {
       throw new PlannerError(
         "EXTEND_SUM",
@@ -194,22 +242,6 @@ function normalizePrefill(o: PrefillPlanOptions, legacy: boolean): NormalizedPre
       `must be >= the sum of extendLens (${extendSum}); the plan tables have numQTokens rows`,
     );
   }
-  let pad = legacy ? 0 : derivedWritePad(o.compressRatio, o.ringSize);
-  if (o.writePadOverride !== undefined) pad = requireInteger("writePadOverride", o.writePadOverride, 0, INT32_MAX);
-  return {
-    cr: o.compressRatio,
-    ringSize: o.ringSize,
-    swaPageSize: o.swaPageSize,
-    useReqRing: o.useReqRing ?? false,
-    seqLens,
-    extendLens,
-    rids,
-    numQ,
-    batch,
-    pad,
-    path,
-    useCudaGraph: optionalBoolean("useCudaGraph", o.useCudaGraph),
-  };
 }
 
 /**

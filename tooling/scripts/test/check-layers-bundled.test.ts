@@ -8,13 +8,11 @@ const tree = writeTree({
   "pnpm-workspace.yaml": "packages:\n  - packages/*\n",
   "package.json": { name: "fixture", private: true },
   "tooling/scripts/layers.json": {
-    layers: [
-      { name: "low", packages: ["@fx/low"] },
-      { name: "app", packages: ["@fx/app"] },
-    ],
+    packages: { "@fx/low": { imports: [] }, "@fx/app": { imports: ["@fx/low"] } },
     bundled: { "@fx/app": ["src/page/"] },
   },
-  "docs/architecture.md": "<!-- import-graph:start -->\n<!-- import-graph:end -->\n",
+  "docs/architecture.md":
+    "<!-- layer-table:start -->\n<!-- layer-table:end -->\n<!-- import-graph:start -->\n<!-- import-graph:end -->\n",
   "packages/low/package.json": { name: "@fx/low" },
   "packages/low/src/index.ts": 'export { a } from "@fx/app";\nexport const low = 1;\n',
   "packages/app/package.json": {

@@ -6,19 +6,21 @@ import { REPO_ROOT, writeTree } from "./fixture.js";
 
 const START = "<!-- import-graph:start -->";
 const END = "<!-- import-graph:end -->";
+const TABLE_START = "<!-- layer-table:start -->";
+const TABLE_END = "<!-- layer-table:end -->";
 
 const tree = writeTree({
   "pnpm-workspace.yaml": "packages:\n  - packages/*\n",
   "package.json": { name: "fixture", private: true, devDependencies: { vitest: "1.0.0" } },
   "tooling/scripts/layers.json": {
-    layers: [
-      { name: "low", packages: ["@fx/low"] },
-      { name: "mid", packages: ["@fx/mid"] },
-      { name: "high", packages: ["@fx/high"] },
-      { name: "private", packages: ["@fx/checks"] },
-    ],
+    packages: {
+      "@fx/low": { imports: [] },
+      "@fx/mid": { imports: ["@fx/low"] },
+      "@fx/high": { imports: ["@fx/mid"] },
+    },
+    private: ["@fx/checks"],
   },
-  "docs/architecture.md": `# Architecture\n\n${START}\nhand-drawn\n${END}\n`,
+  "docs/architecture.md": `# Architecture\n\n${TABLE_START}\n${TABLE_END}\n\n${START}\nhand-drawn\n${END}\n`,
   "packages/low/package.json": { name: "@fx/low", dependencies: { "@fx/mid": "workspace:*" } },
   // a lower layer importing a higher one, and a package importing itself
   "packages/low/src/index.ts":
@@ -79,7 +81,7 @@ describe("check-layers on a fixture tree with one violation of each kind", () =>
   const found = (...parts: string[]) => violations.filter((v) => parts.every((p) => v.includes(p)));
 
   it("reports a src import of a higher layer (subpath imports count as the package)", () => {
-    expect(found("packages/low/src/index.ts:1", "imports @fx/mid (layer mid)")).toHaveLength(1);
+    expect(found("packages/low/src/index.ts:1", "imports @fx/mid (layer 1)")).toHaveLength(1);
   });
   it("reports a src import of the package itself", () => {
     expect(found("packages/low/src/index.ts:2", "imports itself")).toHaveLength(1);

@@ -16,7 +16,7 @@ import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import { MAX_INPUT_DEPTH, readJsonInput } from "./input.js";
 import type { CommandIO } from "./registry.js";
-import { loadKernelsCuda } from "../gpu.js";
+import { loadGpuPlanner } from "../gpu.js";
 
 const FLAGS = {
   input: { type: "string", arg: "FILE", help: "read cases from FILE instead of stdin" },
@@ -87,9 +87,9 @@ function errorResult(err: unknown): PlanCaseResult {
   return { error: { code: "INTERNAL", message: `internal error (${what.slice(0, 200)})` } };
 }
 
-/** The GPU engine of @dsv4-kv/kernels-cuda, loaded only when asked for (the addon stays unloaded otherwise). */
+/** The GPU engine of @dsv4-kv/planner/gpu, loaded only when asked for (the addon stays unloaded otherwise). */
 async function loadGpuEngine(): Promise<PlanEngine> {
-  const { createGpuPlanEngine } = await loadKernelsCuda("--path", "gpu");
+  const { createGpuPlanEngine } = await loadGpuPlanner("--path", "gpu");
   return createGpuPlanEngine();
 }
 

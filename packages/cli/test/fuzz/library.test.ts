@@ -3,7 +3,7 @@
 // in time (@dsv4-kv/vitest-preset/fuzz); a failure prints the seed and the shrunk input to replay it.
 import { CpuCompressBackend, runCompressScenario, scenarioStateRows } from "@dsv4-kv/compress";
 import { Dsv4KvError } from "@dsv4-kv/errors";
-import { decodePlanStatus, readPlanStatus } from "@dsv4-kv/kernels-cuda";
+import { readPlanStatus, decodePlanStatus } from "@dsv4-kv/planner/gpu";
 import { CpuBackend, OnlineMtpController, runSimulation } from "@dsv4-kv/online-mtp-controller";
 import { planDecode, planDecodeLegacy, planPrefill, replayResidency, runResidencyScenario } from "@dsv4-kv/planner";
 import {
