@@ -20,7 +20,12 @@ import { PlannerError, residencyProofStatus, runResidencyScenario } from "@dsv4-
 import { requireBudget } from "./budget.js";
 import type { z } from "zod";
 import { type ModelPreset, requireModelPreset } from "./presets.js";
-import type { BudgetReportSchema, CheckReportSchema, ResidencyCheckSchema } from "./report-schema.js";
+import type {
+  BudgetReportSchema,
+  CheckReportSchema,
+  OverriddenSettingSchema,
+  ResidencyCheckSchema,
+} from "./report-schema.js";
 import { resolveServerConfig, ringDraftIssue, type DerivedValues } from "./resolve.js";
 import { type ConfigIssue, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
 import { type ServerArgs, requireServerArgs } from "./schema.js";
@@ -60,7 +65,12 @@ export interface CheckOptions {
   modelResolvedAs?: string;
   /** Settings the caller accepted and did not read, listed in the report as `ignored`. */
   ignored?: CheckReport["ignored"];
+  /** Settings given more than once that SGLang's loader accepts, and which one won (`overridden`, when any). */
+  overridden?: OverriddenSetting[];
 }
+
+/** A setting given more than once, and which one SGLang's loader takes (docs/reference/config-file-duplicates.md). */
+export type OverriddenSetting = z.output<typeof OverriddenSettingSchema>;
 
 /** What `checkServerConfig` returns: `dsv4-kv check --json` is this plus `schemaVersion` (report-schema.ts). */
 export type CheckReport = z.output<typeof CheckReportSchema>;
@@ -240,6 +250,7 @@ export function checkServerConfig(
     errors,
     warnings: issues.filter((i) => i.severity === "warning"),
     ignored: [...(options.ignored ?? [])],
+    ...(options.overridden?.length ? { overridden: [...options.overridden] } : {}),
   };
 }
 

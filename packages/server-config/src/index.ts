@@ -54,6 +54,7 @@ export {
   type ResidencyCheck,
   type CheckOptions,
   type CheckReport,
+  type OverriddenSetting,
   checkServerConfig,
 } from "./check.js";
 export {
