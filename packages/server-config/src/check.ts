@@ -26,8 +26,9 @@ import type {
   OverriddenSettingSchema,
   ResidencyCheckSchema,
 } from "./report-schema.js";
-import { resolveServerConfig, ringDraftIssue, type DerivedValues } from "./resolve.js";
-import { type ConfigIssue, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
+import { resolveServerConfig, type DerivedValues } from "./resolve.js";
+import { type ConfigIssue, RULES, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
+import { withRingAdvice } from "./rules/pools.js";
 import { type ServerArgs, requireServerArgs } from "./schema.js";
 
 /** The KV budget per worker: given in bytes, or from device memory (docs/reference/pools-and-sizing.md §7.1). */
@@ -205,8 +206,7 @@ export function checkServerConfig(
     for (const issue of exceeds) {
       const a = advice.find((x) => x.ratio === issue.params.ratio);
       if (!a) continue;
-      const withAdvice = ringDraftIssue({ ...(issue.params as { adaptive: boolean }), advice: adviceText(a) });
-      issues[issues.indexOf(issue)] = withAdvice;
+      issues[issues.indexOf(issue)] = withRingAdvice(issue, adviceText(a));
     }
   }
 
@@ -380,20 +380,9 @@ function sizingIssue(e: MemoryPoolError, memFractionStatic: number | null): Conf
   });
 }
 
+/** The start-up rule a sizing refusal is: the memory pool names it (`startupRule`); the pool shape's otherwise. */
 function ruleOf(e: MemoryPoolError): RuleId {
-  switch (e.code) {
-    case "SWA_FLOOR":
-      return "V-P4";
-    case "NOT_ENOUGH_MEMORY":
-      return "V-M2";
-    case "PAGE_SIZE":
-      // compositePool requires exactly 256 (params.required); sizeKvCache a multiple of 128 (params.multipleOf).
-      return e.params.required === 256 ? "V-P3" : "V-P2";
-    case "HISPARSE_RATIO":
-      return "V-H1";
-    default:
-      return "V-K1";
-  }
+  return e.startupRule !== null && Object.hasOwn(RULES, e.startupRule) ? (e.startupRule as RuleId) : "V-K1";
 }
 
 export function fmtBytes(bytes: number): string {

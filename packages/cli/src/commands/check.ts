@@ -52,9 +52,10 @@ and SGLANG_DSV4_COMPRESS_STATE_DTYPE (flags and --config win).
 
 Server flags are SGLang's, as it spells them, with its aliases (--tp/--tp-size, --dp, --ep, --model/--model-path,
 …), as --flag value or --flag=value, here, after -- in a pasted launch command, or as keys of --config (YAML or
-JSON, dashes or underscores, None = unset; a flag given twice in any spelling, or a JSON key twice, is refused
-naming both). Flags that do not change KV state are accepted and listed as ignored; the full table is
-docs/reference/sglang-flags.md.
+JSON, dashes or underscores, None = unset). A setting given twice is taken as SGLang's loader takes it and the
+report says which one won (a YAML key repeated: its last value; two of SGLang's spellings: the later; a flag over
+the file); a snake_case twin of a flag, or a JSON key twice, is refused naming both. Flags that do not change KV
+state are accepted and listed as ignored; the full table is docs/reference/sglang-flags.md.
 
 --against-log FILE reads an SGLang server's start-up log as operators paste it: cut, wrapped, mixed with prose
 and tables, several servers in one file. Each sizing line is read on its own (one that cannot be read is listed
