@@ -26,7 +26,7 @@ import type {
   OverriddenSettingSchema,
   ResidencyCheckSchema,
 } from "./report-schema.js";
-import { resolveServerConfig, type DerivedValues } from "./resolve.js";
+import { type ConfigNote, type DerivedValues, resolveServerConfig } from "./resolve.js";
 import { type ConfigIssue, RULES, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
 import { withRingAdvice } from "./rules/pools.js";
 import { type ServerArgs, requireServerArgs } from "./schema.js";
@@ -92,7 +92,48 @@ export function checkServerConfig(
   const issues: ConfigIssue[] = [...resolved.issues];
   const sizingMode = options.sizing ?? "exact";
 
-  // Budget (docs/reference/pools-and-sizing.md §7.1, V-M1).
+  const memFractionStatic = args.memFractionStatic ?? DEFAULT_MEM_FRACTION_STATIC;
+  const budget = budgetReport(args, budgetInput, notes, issues);
+  // V-M2 names the fraction only when the budget came from it.
+  const fraction = budgetInput.kind === "gpu" ? memFractionStatic : null;
+  const sizing = sizePools(resolved, budget, sizingMode, fraction, issues);
+  // The rules that read the sized pools (V-C2, V-C3; rules.ts).
+  if (sizing) issues.push(...evaluateSizedRules({ args, model: resolved.model, derived, sizing }));
+  const advice = adviseRings(issues, resolved, budget, sizingMode, sizing);
+  const residency = runResidency(derived, options);
+  issues.push(...residencyIssues(residency));
+
+  const errors = issues.filter((i) => i.severity === "error");
+  return {
+    ok: errors.length === 0,
+    model: {
+      name: model.name,
+      resolvedAs: options.modelResolvedAs ?? model.name,
+      layers: derived.layers,
+      compressRatios: [...model.compressRatios],
+    },
+    args,
+    derived,
+    notes,
+    budget,
+    sizingMode,
+    sizing,
+    residency,
+    advice,
+    errors,
+    warnings: issues.filter((i) => i.severity === "warning"),
+    ignored: [...(options.ignored ?? [])],
+    ...(options.overridden?.length ? { overridden: [...options.overridden] } : {}),
+  };
+}
+
+/** The KV budget (docs/reference/pools-and-sizing.md §7.1, V-M1): given in bytes, or the GPU's less the weights. */
+function budgetReport(
+  args: ServerArgs,
+  budgetInput: BudgetInput,
+  notes: ConfigNote[],
+  issues: ConfigIssue[],
+): BudgetReport {
   const memFractionStatic = args.memFractionStatic ?? DEFAULT_MEM_FRACTION_STATIC;
   const budget: BudgetReport = {
     kind: budgetInput.kind,
@@ -136,7 +177,17 @@ export function checkServerConfig(
     }
   }
 
-  // Sizing (docs/reference/pools-and-sizing.md §8.5; V-P*, V-M2, V-K1, V-W1).
+  return budget;
+}
+
+/** The pools sized for the budget (docs/reference/pools-and-sizing.md §8.5; V-P*, V-M2, V-K1, V-W1). */
+function sizePools(
+  resolved: ReturnType<typeof resolveServerConfig>,
+  budget: BudgetReport,
+  sizingMode: SizingMode,
+  fraction: number | null,
+  issues: ConfigIssue[],
+): SizingResult | null {
   let sizing: SizingResult | null = null;
   if (budget.availableBytes != null) {
     try {
@@ -171,14 +222,21 @@ export function checkServerConfig(
           ? [e as MemoryPoolError]
           : null;
       if (!errors) throw e;
-      const fraction = budgetInput.kind === "gpu" ? memFractionStatic : null;
       for (const err of errors) issues.push(sizingIssue(err, fraction));
     }
   }
-  // The rules that read the sized pools (V-C2, V-C3; rules.ts).
-  if (sizing) issues.push(...evaluateSizedRules({ args, model: resolved.model, derived, sizing }));
+  return sizing;
+}
 
-  // Advisor for V-S8 (the ring that would serve the requested count, and its cost).
+/** The advisor for V-S8: the ring that would serve the requested count, and its cost, added to each V-S8 issue. */
+function adviseRings(
+  issues: ConfigIssue[],
+  resolved: ReturnType<typeof resolveServerConfig>,
+  budget: BudgetReport,
+  sizingMode: SizingMode,
+  sizing: SizingResult | null,
+): RingAdvice[] {
+  const { derived } = resolved;
   let advice: RingAdvice[] = [];
   const exceeds = issues.filter((i) => i.rule === "V-S8");
   if (exceeds.length > 0) {
@@ -210,7 +268,12 @@ export function checkServerConfig(
     }
   }
 
-  const residency = runResidency(derived, options);
+  return advice;
+}
+
+/** R1: a residency run that loses committed positions is an error. */
+function residencyIssues(residency: readonly ResidencyCheck[]): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
   for (const r of residency) {
     if (r.violations > 0) {
       const { ratio, ringSize, draftTokens, violations, steps } = r;
@@ -230,28 +293,7 @@ export function checkServerConfig(
     }
   }
 
-  const errors = issues.filter((i) => i.severity === "error");
-  return {
-    ok: errors.length === 0,
-    model: {
-      name: model.name,
-      resolvedAs: options.modelResolvedAs ?? model.name,
-      layers: derived.layers,
-      compressRatios: [...model.compressRatios],
-    },
-    args,
-    derived,
-    notes,
-    budget,
-    sizingMode,
-    sizing,
-    residency,
-    advice,
-    errors,
-    warnings: issues.filter((i) => i.severity === "warning"),
-    ignored: [...(options.ignored ?? [])],
-    ...(options.overridden?.length ? { overridden: [...options.overridden] } : {}),
-  };
+  return issues;
 }
 
 function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyCheck[] {
