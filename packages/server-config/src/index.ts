@@ -93,3 +93,4 @@ export {
   type ServerFlag,
   serverFlagName,
 } from "./server-flags.js";
+export { type ShellWordsResult, shellWords } from "./shell-words.js";

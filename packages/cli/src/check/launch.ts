@@ -5,7 +5,7 @@
  * the rest are accepted and returned as ignored, an unknown one is refused with a suggestion.
  */
 import { closestMatch } from "@dsv4-kv/errors/internal";
-import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
+import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag, shellWords } from "@dsv4-kv/server-config";
 import { UsageError } from "../commands/args.js";
 import { type FlagSpec, flagValueFromText } from "../commands/flags.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "./flags.js";
@@ -195,67 +195,15 @@ export function launchEnv(env: Readonly<Record<string, string>>): {
 }
 
 const FIELD = "launch command";
-const SPECIAL = new Set(["|", "&", ";", "<", ">", "(", ")", "`"]);
-
 /**
- * A command line split as a POSIX shell splits it: blanks separate words, single quotes are literal, double
- * quotes allow `\` before `$ \` " \\` and newline, a backslash outside quotes escapes the next character and
- * backslash-newline continues the line, `#` at a word's start comments to the end of the line. What needs a shell
- * to run (expansions, substitutions, pipes, redirections, lists) is refused, naming the token.
+ * A pasted command line split as a POSIX shell splits it (server-config's `shellWords`, strict: comments read, and
+ * what needs a shell to run refused, naming the token). CRLF and Unicode blanks are normalised first.
  */
 export function tokenizeCommand(pasted: string): string[] {
-  const text = normaliseCommandText(FIELD, pasted);
-  const words: string[] = [];
-  let word = "";
-  let inWord = false;
-  const refuse = (token: string, why: string): never => {
+  const split = shellWords(normaliseCommandText(FIELD, pasted), "strict");
+  if ("refused" in split) {
+    const { token, why } = split.refused;
     throw new UsageError(FIELD, token, `cannot be read without a shell (${why}): write the value out`);
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === "\\") {
-      if (text[i + 1] === "\n") {
-        i++;
-        continue;
-      }
-      if (i + 1 >= text.length) refuse("\\", "a trailing backslash");
-      word += text[++i];
-      inWord = true;
-    } else if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      if (end < 0) refuse(text.slice(i, i + 20), "an unbalanced single quote");
-      word += text.slice(i + 1, end);
-      i = end;
-      inWord = true;
-    } else if (c === '"') {
-      let j = i + 1;
-      for (; j < text.length && text[j] !== '"'; j++) {
-        const d = text[j]!;
-        if (d === "\\" && j + 1 < text.length && '$`"\\\n'.includes(text[j + 1]!)) {
-          if (text[j + 1] !== "\n") word += text[j + 1];
-          j++;
-        } else if (d === "$" || d === "`") refuse(text.slice(j, j + 20), "an expansion inside double quotes");
-        else word += d;
-      }
-      if (j >= text.length) refuse(text.slice(i, i + 20), "an unbalanced double quote");
-      i = j;
-      inWord = true;
-    } else if (c === " " || c === "\t" || c === "\n" || c === "\r") {
-      if (inWord) words.push(word);
-      word = "";
-      inWord = false;
-    } else if (c === "#" && !inWord) {
-      const end = text.indexOf("\n", i);
-      i = end < 0 ? text.length : end - 1;
-    } else if (c === "$") {
-      refuse(text.slice(i, i + 20).split(/\s/)[0]!, "a variable or command substitution");
-    } else if (SPECIAL.has(c)) {
-      refuse(text.slice(i, i + 2).trim(), "a pipe, redirection, list or subshell");
-    } else {
-      word += c;
-      inWord = true;
-    }
   }
-  if (inWord) words.push(word);
-  return words;
+  return split.words;
 }
