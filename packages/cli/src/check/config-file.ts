@@ -3,15 +3,15 @@
  * `null`/`None` meaning unset) plus dsv4-kv's own options. Every unknown key is reported in one error.
  */
 import { closestMatch } from "@dsv4-kv/errors/internal";
-import { type OverriddenSetting, SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
+import { type OverriddenSetting, SGLANG_FLAG_NAMES, type SglangFlag } from "@dsv4-kv/server-config";
 import { LineCounter, isMap, isNode, isScalar, parseDocument } from "yaml";
-import { InputError, UsageError } from "../commands/args.js";
-import { flagValueFromData } from "../commands/flags.js";
+import { InputError } from "../commands/args.js";
 import { readTextInput } from "../commands/input.js";
 import { DuplicateKeyError, lineColumn, parseJsonFile, scanJsonKeys } from "../commands/json-keys.js";
 import type { InputStream } from "../commands/registry.js";
 import { ALL_FLAGS } from "./flags.js";
-import { type IgnoredSetting, type Values, dsv4FlagOf, effectOf } from "./launch.js";
+import { type IgnoredSetting, type Values, effectOf } from "./launch.js";
+import { serverSetting, settingValue, unsetValue } from "./server-settings.js";
 
 /** A file's parse error, first line only (YAML's next lines quote the file). */
 export function parseFailure(flag: string, path: string, format: string, error: unknown): InputError {
@@ -96,7 +96,12 @@ function lastValueOfEachKey(entries: readonly ConfigEntry[], overridden: Overrid
     const won = same[same.length - 1]!;
     out.push(won);
     if (same.length > 1)
-      overridden.push({ flag: flagOf(won.key), won: source(won), lost: same.slice(0, -1).map(source), rule: "yaml-repeated-key" });
+      overridden.push({
+        flag: flagOf(won.key),
+        won: source(won),
+        lost: same.slice(0, -1).map(source),
+        rule: "yaml-repeated-key",
+      });
   }
   return out;
 }
@@ -160,9 +165,9 @@ export async function readConfigFile(path: string, stdin?: InputStream): Promise
     const name = keyName(entry.key);
     if (name === "config" || name === "help")
       throw new InputError(entry.key, entry.value, `cannot be set in a config file (${path})`, { file: path });
-    const sglang = sglangFlag(name);
-    const dsv4Name = sglang ? dsv4FlagOf(sglang) : Object.hasOwn(ALL_FLAGS, name) ? name : null;
-    if (dsv4Name === null && !sglang) return null;
+    const setting = serverSetting(name, true);
+    if (setting === null) return null;
+    const { sglang, dsv4Name } = setting;
     return { entry, name, sglang, dsv4Name, canonical: sglang ? sglang.name : dsv4Name! };
   };
   const flagOf = (key: string) => {
@@ -188,11 +193,11 @@ export async function readConfigFile(path: string, stdin?: InputStream): Promise
     const { key, value } = entry;
     if (isUnset(value)) {
       // An explicit `None` algorithm turns speculative decoding off; left out, check's default run applies.
-      if (dsv4Name === "speculative-algorithm") values[dsv4Name] = "none";
+      if (unsetValue(dsv4Name) !== undefined) values[dsv4Name!] = unsetValue(dsv4Name);
       continue;
     }
     if (dsv4Name !== null) {
-      values[dsv4Name] = configValue(path, key, dsv4Name, value);
+      values[dsv4Name] = settingValue(key, dsv4Name, value, { file: path });
       sources[dsv4Name] = source(entry);
     } else ignored.push({ name: key, value: negated(sglang!, name, value), effect: effectOf(sglang!) });
   }
@@ -214,15 +219,4 @@ function unknownKeys(path: string, unknown: readonly UnknownKey[]): InputError {
     suggestions: Object.fromEntries(unknown.filter((u) => u.suggestion !== null).map((u) => [u.key, u.suggestion])),
     ...(first!.suggestion === null ? {} : { suggestion: first!.suggestion }),
   });
-}
-
-/** A config value is typed by its file (YAML/JSON): checked like the flag, but never coerced from a string. */
-function configValue(path: string, key: string, dsv4Name: string, value: unknown) {
-  const spec = ALL_FLAGS[dsv4Name]!;
-  try {
-    return flagValueFromData(key, spec, value)!;
-  } catch (error) {
-    if (!UsageError.isInstance(error)) throw error;
-    throw new InputError(error.field, error.value, `${error.rule} (in ${path})`, { ...error.params, file: path });
-  }
 }
