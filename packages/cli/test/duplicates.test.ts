@@ -119,7 +119,10 @@ describe("--config: one flag in two spellings SGLang refuses is refused naming b
 describe("--config: a setting SGLang's loader accepts twice is taken as SGLang takes it, and reported", () => {
   const run = (yaml: string, extra: string[] = []) => {
     const path = file(`ok${yaml.length}-${extra.length}.yaml`, yaml);
-    return { json: cli(["check", "--config", path, ...extra, "--json"]), text: cli(["check", "--config", path, ...extra]) };
+    return {
+      json: cli(["check", "--config", path, ...extra, "--json"]),
+      text: cli(["check", "--config", path, ...extra]),
+    };
   };
   test("(a) one YAML key twice: PyYAML keeps the last value", () => {
     const { json, text } = run("tp-size: 8\ntp-size: 4\n");
@@ -150,7 +153,9 @@ describe("--config: a setting SGLang's loader accepts twice is taken as SGLang t
       lost: [{ name: "tp", value: 2, line: 1 }],
       rule: "later-spelling",
     });
-    expect(text.stdout).toMatch(/--tp-size: tensor-parallel-size 4 \(line 2\) wins over tp 2 \(line 1\): two spellings/);
+    expect(text.stdout).toMatch(
+      /--tp-size: tensor-parallel-size 4 \(line 2\) wins over tp 2 \(line 1\): two spellings/,
+    );
   });
   test("(a)+(b): a repeated key keeps its first place, so a spelling between them wins", () => {
     // PyYAML's dict: {tp-size: 4, tensor-parallel-size: 2}; argparse sees --tp-size 4 --tensor-parallel-size 2.
@@ -172,7 +177,9 @@ describe("--config: a setting SGLang's loader accepts twice is taken as SGLang t
         rule: "flag-over-config",
       },
     ]);
-    expect(text.stdout).toContain("  --tp-size: --tp 4 wins over tp-size 8 (line 1): a command-line flag wins over --config");
+    expect(text.stdout).toContain(
+      "  --tp-size: --tp 4 wins over tp-size 8 (line 1): a command-line flag wins over --config",
+    );
   });
   test("--html lists them; a run with nothing given twice has no `overridden` field", () => {
     const html = join(dir, "over.html");

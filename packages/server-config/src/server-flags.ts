@@ -68,7 +68,12 @@ function intSchema(min: number, max: number, judged: Facts["judgedBy"]): z.ZodTy
   return max === Number.MAX_SAFE_INTEGER || judged?.bound === "max" ? low : low.max(max);
 }
 
-function entry<T>(value: FlagValue, dflt: ServerFlag["default"], facts: Facts, schema: z.ZodType): ServerFlag<Defaulted<T>> {
+function entry<T>(
+  value: FlagValue,
+  dflt: ServerFlag["default"],
+  facts: Facts,
+  schema: z.ZodType,
+): ServerFlag<Defaulted<T>> {
   return { value, default: dflt, ...facts, schema: schema as Defaulted<T> };
 }
 
@@ -82,7 +87,12 @@ function num<const D extends number | null>(min: number, max: number, minExclusi
   let base = z.number();
   if (facts.judgedBy?.bound !== "both") base = (minExclusive ? base.gt(min) : base.gte(min)).lte(max);
   const schema = dflt === null ? base.nullable().default(null) : base.default(dflt);
-  return entry<D extends null ? number | null : number>({ type: "number", min, max, minExclusive }, dflt, facts, schema);
+  return entry<D extends null ? number | null : number>(
+    { type: "number", min, max, minExclusive },
+    dflt,
+    facts,
+    schema,
+  );
 }
 
 function str<const D extends string | null>(dflt: D, facts: Facts & { nonEmpty?: boolean }) {
@@ -101,7 +111,11 @@ function bool(facts: Facts) {
 }
 
 function intList(min: number, max: number, facts: Facts) {
-  const schema = z.array(intSchema(min, max, undefined)).min(1).nullable().default(null);
+  const schema = z
+    .array(intSchema(min, max, undefined))
+    .min(1)
+    .nullable()
+    .default(null);
   return entry<number[] | null>({ type: "intList", min, max }, null, facts, schema);
 }
 
@@ -125,7 +139,10 @@ export const SGLANG_SERVER_ARGS = {
     touches: ["pools", "rings"],
   }),
   attentionBackend: str(null, { help: "--attention-backend (forced to dsv4)", touches: ["rules"] }),
-  swaFullTokensRatio: num(0, 1, true, null, { help: "SWA:full token ratio (DSV4 default 0.1)", touches: ["pools", "capacity"] }),
+  swaFullTokensRatio: num(0, 1, true, null, {
+    help: "SWA:full token ratio (DSV4 default 0.1)",
+    touches: ["pools", "capacity"],
+  }),
   maxRunningRequests: int(1, INT32_MAX, null, {
     help: "max running requests (DSV4 default 256)",
     touches: ["pools", "capacity"],
@@ -179,7 +196,10 @@ export const SGLANG_SERVER_ARGS = {
     help: "extra request slots in PD decode",
     touches: ["pools"],
   }),
-  enableHisparse: bool({ help: "HiSparse (c4 KV shrinks by the host-to-device ratio)", touches: ["pools", "capacity"] }),
+  enableHisparse: bool({
+    help: "HiSparse (c4 KV shrinks by the host-to-device ratio)",
+    touches: ["pools", "capacity"],
+  }),
   hisparseHostToDeviceRatio: num(1, U16_MAX, false, null, {
     help: "HiSparse ratio H (default 2)",
     touches: ["pools", "capacity"],
@@ -228,7 +248,10 @@ export const SGLANG_SERVER_ARGS = {
   }),
   disableCudaGraph: bool({ help: "no CUDA graphs", touches: ["rules"] }),
   disableRadixCache: bool({ help: "no prefix cache", touches: ["rules"] }),
-  maxPrefillTokens: int(1, INT32_MAX, null, { help: "tokens one prefill batch may hold (default 16384)", touches: ["rules"] }),
+  maxPrefillTokens: int(1, INT32_MAX, null, {
+    help: "tokens one prefill batch may hold (default 16384)",
+    touches: ["rules"],
+  }),
   nnodes: int(1, U16_MAX, 1, { help: "nodes of the deployment", touches: ["parallel", "rules"] }),
   quantization: str(null, {
     help: "weight quantisation method (default: what the checkpoint declares)",

@@ -46,8 +46,10 @@ function doubleQuoted(c: Cursor): Refusal | null {
 function strictOnly(c: Cursor, inWord: boolean): Refusal | "comment" | null {
   const ch = c.text[c.i]!;
   if (ch === "#" && !inWord) return "comment";
-  if (ch === "$") return { token: c.text.slice(c.i, c.i + 20).split(/\s/)[0]!, why: "a variable or command substitution" };
-  if (SPECIAL.has(ch)) return { token: c.text.slice(c.i, c.i + 2).trim(), why: "a pipe, redirection, list or subshell" };
+  if (ch === "$")
+    return { token: c.text.slice(c.i, c.i + 20).split(/\s/)[0]!, why: "a variable or command substitution" };
+  if (SPECIAL.has(ch))
+    return { token: c.text.slice(c.i, c.i + 2).trim(), why: "a pipe, redirection, list or subshell" };
   return null;
 }
 

@@ -19,6 +19,8 @@ describe("shellWords", () => {
   });
   it("an unclosed quote is reported in both, naming the quote", () => {
     expect(shellWords(`a "b`, "lenient")).toMatchObject({ refused: { unclosed: '"' } });
-    expect(shellWords("a 'b", "strict")).toMatchObject({ refused: { why: "an unbalanced single quote", unclosed: "'" } });
+    expect(shellWords("a 'b", "strict")).toMatchObject({
+      refused: { why: "an unbalanced single quote", unclosed: "'" },
+    });
   });
 });

@@ -86,7 +86,7 @@ const source = (e: ConfigEntry): SettingSource => ({ source: "config", name: e.k
 
 /**
  * A YAML key given twice keeps its last value at its first place, as PyYAML's `safe_load` builds the dict SGLang
- * reads (docs/reference/config-file-duplicates.md §1). JSON duplicates never get here: the JSON scan refuses them.
+ * reads (docs/reference/config-file-duplicates.md §2). JSON duplicates never get here: the JSON scan refuses them.
  */
 function lastValueOfEachKey(entries: readonly ConfigEntry[], overridden: OverriddenSetting[], flagOf: FlagOf) {
   const byKey = new Map<string, ConfigEntry[]>();
@@ -110,9 +110,9 @@ type FlagOf = (key: string) => string;
 
 /**
  * One flag set by two keys. SGLang passes each key to argparse as `--KEY`, in file order: two of its own spellings
- * (`tp` and `tensor-parallel-size`) both parse and the later wins (§2); any other spelling (`tp_size`) is an
- * argument argparse does not know, so SGLang refuses the file, and so do we, naming both (§3). A JSON config file
- * SGLang does not read at all (§4): two keys for one flag there are refused too.
+ * (`tp` and `tensor-parallel-size`) both parse and the later wins; any other spelling (`tp_size`) is an argument
+ * argparse does not know, so SGLang refuses the file, and so do we, naming both. A JSON config file SGLang does not
+ * read at all: two keys for one flag there are refused too (docs/reference/config-file-duplicates.md §3, §4, §6).
  */
 function resolveSpellings(path: string, isJson: boolean, group: readonly Setting[], overridden: OverriddenSetting[]) {
   const won = group[group.length - 1]!;
