@@ -192,6 +192,39 @@ describe("--config: a setting SGLang's loader accepts twice is taken as SGLang t
   });
 });
 
+describe("SGLang's own documented config file (test/fixtures/configs, verbatim)", () => {
+  const docs = new URL("./fixtures/configs/sglang-docs-config.yaml", import.meta.url).pathname;
+  test("flags over the file as SGLang documents: --model over model-path, --tp over tensor-parallel-size", () => {
+    const r = cli(["check", "--config", docs, "--model", "DeepSeek-V4-Flash", "--tp", "8", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.args.tpSize).toBe(8);
+    expect(report.overridden.map((o: { flag: string; rule: string }) => `${o.flag} ${o.rule}`)).toEqual([
+      "--model flag-over-config",
+      "--tp-size flag-over-config",
+    ]);
+    expect(report.ignored.map((i: { name: string }) => i.name)).toEqual([
+      "host",
+      "port",
+      "enable-metrics",
+      "log-requests",
+    ]);
+  });
+  test("the same file with a line appended that sets the TP size again: the appended one wins", () => {
+    const twice = file("docs-twice.yaml", `${readFileSync(docs, "utf8")}tensor-parallel-size: 8\n`);
+    const r = cli(["check", "--config", twice, "--model", "DeepSeek-V4-Flash", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.args.tpSize).toBe(8);
+    expect(report.overridden).toContainEqual({
+      flag: "--tp-size",
+      won: { source: "config", name: "tensor-parallel-size", value: 8, line: 7 },
+      lost: [{ source: "config", name: "tensor-parallel-size", value: 2, line: 4 }],
+      rule: "yaml-repeated-key",
+    });
+  });
+});
+
 describe("--replay refuses a file with a field missing or mistyped", () => {
   const proof = cli([
     "prove",
