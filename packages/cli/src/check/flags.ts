@@ -4,7 +4,14 @@
  * parser, the config-file keys, every value's check and the help text. Values outside a range are refused here,
  * by the flag's name, before server-config sees them.
  */
-import { ENV_SWITCHES, SERVER_ARG_ENTRIES, type ServerFlag, serverFlagName } from "@dsv4-kv/server-config";
+import {
+  ENV_SWITCHES,
+  SERVER_ARG_ENTRIES,
+  SGLANG_SERVER_ARGS,
+  type ServerArgField,
+  type ServerFlag,
+  serverFlagName,
+} from "@dsv4-kv/server-config";
 import { type FlagSpec, type FlagTable, choice } from "../commands/flags.js";
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -39,9 +46,41 @@ function serverFlagSpec(flag: ServerFlag): FlagSpec {
   }
 }
 
+/**
+ * The order `check --help` and docs/cli.md list the server flags in: the help's own presentation (the table is in
+ * the report's `args` order). Only the order is stated here; a field missing or listed twice fails at load.
+ */
+const HELP_ORDER: readonly ServerArgField[] = [
+  ...SERVER_ARG_ENTRIES.map(([field]) => field).slice(
+    0,
+    SERVER_ARG_ENTRIES.findIndex(([f]) => f === "chunkedPrefillSize") + 1,
+  ),
+  "onlineCompress",
+  "onlineC128Mtp",
+  "compressStateDtype",
+  "enableDeepseekV4Fp4Indexer",
+  "epSize",
+  "moeA2aBackend",
+  "deepepMode",
+  "moeDenseTpSize",
+  "enableDpLmHead",
+  "speculativeDraftModelPath",
+  "cudaGraphMaxBs",
+  "disableCudaGraph",
+  "disableRadixCache",
+  "maxPrefillTokens",
+  "nnodes",
+  "quantization",
+  "dtype",
+  "prefillContextParallel",
+  "deepepNumMaxDispatchTokensPerRank",
+];
+if (new Set(HELP_ORDER).size !== SERVER_ARG_ENTRIES.length || HELP_ORDER.length !== SERVER_ARG_ENTRIES.length)
+  throw new Error("check's HELP_ORDER must list every server argument of the flag table once");
+
 /** The server arguments' flags (`--page-size` …): server-config's table, field names in kebab-case. */
 export const SERVER_FLAGS: FlagTable = Object.fromEntries(
-  SERVER_ARG_ENTRIES.map(([field, flag]) => [serverFlagName(field), serverFlagSpec(flag)]),
+  HELP_ORDER.map((field) => [serverFlagName(field), serverFlagSpec(SGLANG_SERVER_ARGS[field])]),
 );
 
 export const CLI_FLAGS: FlagTable = {
