@@ -1,6 +1,6 @@
 // A setting given twice is refused naming both (never one taken silently), and a replay file
 // refuses a missing field. Every case ran on the parent commit with the first value or the last one taken.
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MODEL_PRESETS } from "@dsv4-kv/server-config";
@@ -82,7 +82,7 @@ describe("a JSON key given twice is refused by every JSON input", () => {
   });
 });
 
-describe("--config: one flag in two spellings is refused naming both", () => {
+describe("--config: one flag in two spellings SGLang refuses is refused naming both", () => {
   test.each([
     ["tp-size: 8\ntp_size: 1\n", "tp_size", /sets --tp-size again \(tp-size: 8 on line 1 and tp_size: 1 on line 2/],
     [
@@ -90,8 +90,8 @@ describe("--config: one flag in two spellings is refused naming both", () => {
       "speculative_num_draft_tokens",
       /speculative-num-draft-tokens: 4 on line 1 and speculative_num_draft_tokens: 11 on line 2/,
     ],
-    ["tp: 2\ntensor-parallel-size: 4\n", "tensor-parallel-size", /sets --tp-size again \(tp: 2 on line 1/],
-    ["tp-size: 8\ntp-size: 1\n", "tp-size", /tp-size: 8 on line 1 and tp-size: 1 on line 2/],
+    // SGLang's argparse knows no snake_case spelling: `tp_size` in its YAML is an unrecognised argument (D35).
+    ["tp_size: 1\ntensor-parallel-size: 4\n", "tensor-parallel-size", /sets --tp-size again \(tp_size: 1 on line 1/],
     ["tp-size: None\ntp_size: 4\n", "tp_size", /tp-size: "None" on line 1 and tp_size: 4 on line 2/],
   ])("%j", (yaml, field, message) => {
     const r = cli(["check", "--config", file(`c${field.length}${yaml.length}.yaml`, yaml)]);
@@ -111,6 +111,117 @@ describe("--config: one flag in two spellings is refused naming both", () => {
     const r = cli(["check", "--config", file("ok.yaml", "tp-size: 8\nspeculative_num_draft_tokens: 4\n"), "--json"]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).args.tpSize).toBe(8);
+  });
+});
+
+// D35: where SGLang's loader takes one of two settings, the check takes the same one and the report says so
+// (text, --json `overridden`, --html). Each case was refused with DUPLICATE_KEY, or silent, on the parent commit.
+describe("--config: a setting SGLang's loader accepts twice is taken as SGLang takes it, and reported", () => {
+  const run = (yaml: string, extra: string[] = []) => {
+    const path = file(`ok${yaml.length}-${extra.length}.yaml`, yaml);
+    return {
+      json: cli(["check", "--config", path, ...extra, "--json"]),
+      text: cli(["check", "--config", path, ...extra]),
+    };
+  };
+  test("(a) one YAML key twice: PyYAML keeps the last value", () => {
+    const { json, text } = run("tp-size: 8\ntp-size: 4\n");
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout);
+    expect(report.args.tpSize).toBe(4);
+    expect(report.overridden).toEqual([
+      {
+        flag: "--tp-size",
+        won: { source: "config", name: "tp-size", value: 4, line: 2 },
+        lost: [{ source: "config", name: "tp-size", value: 8, line: 1 }],
+        rule: "yaml-repeated-key",
+      },
+    ]);
+    expect(text.stdout).toContain(
+      "Given more than once (the one SGLang takes wins):\n  --tp-size: tp-size 4 (line 2) wins over tp-size 8 (line 1): " +
+        "a YAML key given twice keeps its last value\n",
+    );
+  });
+  test("(b) two of SGLang's own spellings: the later in the file wins", () => {
+    const { json, text } = run("tp: 2\ntensor-parallel-size: 4\n");
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout);
+    expect(report.args.tpSize).toBe(4);
+    expect(report.overridden[0]).toMatchObject({
+      flag: "--tp-size",
+      won: { name: "tensor-parallel-size", value: 4, line: 2 },
+      lost: [{ name: "tp", value: 2, line: 1 }],
+      rule: "later-spelling",
+    });
+    expect(text.stdout).toMatch(
+      /--tp-size: tensor-parallel-size 4 \(line 2\) wins over tp 2 \(line 1\): two spellings/,
+    );
+  });
+  test("(a)+(b): a repeated key keeps its first place, so a spelling between them wins", () => {
+    // PyYAML's dict: {tp-size: 4, tensor-parallel-size: 2}; argparse sees --tp-size 4 --tensor-parallel-size 2.
+    const { json } = run("tp-size: 8\ntensor-parallel-size: 2\ntp-size: 4\n");
+    const report = JSON.parse(json.stdout);
+    expect(report.args.tpSize).toBe(2);
+    expect(report.overridden.map((o: { rule: string }) => o.rule)).toEqual(["yaml-repeated-key", "later-spelling"]);
+  });
+  test("(c) a config value and a command-line flag: the flag wins, and the report says so", () => {
+    const { json, text } = run("tp-size: 8\nspeculative-num-draft-tokens: 4\n", ["--tp", "4"]);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout);
+    expect(report.args.tpSize).toBe(4);
+    expect(report.overridden).toEqual([
+      {
+        flag: "--tp-size",
+        won: { source: "flag", name: "--tp", value: 4, line: null },
+        lost: [{ source: "config", name: "tp-size", value: 8, line: 1 }],
+        rule: "flag-over-config",
+      },
+    ]);
+    expect(text.stdout).toContain(
+      "  --tp-size: --tp 4 wins over tp-size 8 (line 1): a command-line flag wins over --config",
+    );
+  });
+  test("--html lists them; a run with nothing given twice has no `overridden` field", () => {
+    const html = join(dir, "over.html");
+    const r = cli(["check", "--config", file("over.yaml", "tp-size: 8\ntp-size: 4\n"), "--html", html]);
+    expect(r.code).toBe(0);
+    const page = readFileSync(html, "utf8");
+    expect(page).toContain('"overridden":[{"flag":"--tp-size"');
+    const plain = JSON.parse(cli(["check", "--config", file("once.yaml", "tp-size: 8\n"), "--json"]).stdout);
+    expect(plain).not.toHaveProperty("overridden");
+  });
+});
+
+describe("SGLang's own documented config file (test/fixtures/configs, verbatim)", () => {
+  const docs = new URL("./fixtures/configs/sglang-docs-config.yaml", import.meta.url).pathname;
+  test("flags over the file as SGLang documents: --model over model-path, --tp over tensor-parallel-size", () => {
+    const r = cli(["check", "--config", docs, "--model", "DeepSeek-V4-Flash", "--tp", "8", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.args.tpSize).toBe(8);
+    expect(report.overridden.map((o: { flag: string; rule: string }) => `${o.flag} ${o.rule}`)).toEqual([
+      "--model flag-over-config",
+      "--tp-size flag-over-config",
+    ]);
+    expect(report.ignored.map((i: { name: string }) => i.name)).toEqual([
+      "host",
+      "port",
+      "enable-metrics",
+      "log-requests",
+    ]);
+  });
+  test("the same file with a line appended that sets the TP size again: the appended one wins", () => {
+    const twice = file("docs-twice.yaml", `${readFileSync(docs, "utf8")}tensor-parallel-size: 8\n`);
+    const r = cli(["check", "--config", twice, "--model", "DeepSeek-V4-Flash", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.args.tpSize).toBe(8);
+    expect(report.overridden).toContainEqual({
+      flag: "--tp-size",
+      won: { source: "config", name: "tensor-parallel-size", value: 8, line: 7 },
+      lost: [{ source: "config", name: "tensor-parallel-size", value: 2, line: 4 }],
+      rule: "yaml-repeated-key",
+    });
   });
 });
 

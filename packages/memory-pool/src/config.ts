@@ -75,6 +75,7 @@ export function requirePageSize(pageSize: number): void {
       pageSize,
       "page_size must be multiple of 128 for compressed attention (use --page-size 256)",
       { multipleOf: 128 },
+      "V-P2",
     );
   }
 }
@@ -113,8 +114,10 @@ function requireSwaRatio(ratio: number): void {
 
 function requireHisparseRatio(field: string, ratio: number): void {
   requireNumber(field, ratio, Number.NEGATIVE_INFINITY);
-  if (ratio < 1)
-    throw new MemoryPoolError("HISPARSE_RATIO", field, ratio, "HiSparse host_to_device_ratio must be >= 1", { min: 1 });
+  if (ratio < 1) {
+    const rule = "HiSparse host_to_device_ratio must be >= 1";
+    throw new MemoryPoolError("HISPARSE_RATIO", field, ratio, rule, { min: 1 }, "V-H1");
+  }
 }
 
 function requireRingOverrides(field: string, overrides: NonNullable<SizingConfig["ringSizeOverrides"]>): void {

@@ -28,6 +28,11 @@ export type MemoryPoolErrorCode =
 export class MemoryPoolError extends FieldError {
   static override readonly kind = "MemoryPoolError";
   declare readonly code: MemoryPoolErrorCode;
+  /**
+   * The start-up rule this refusal is (docs/reference/startup-rules.md: `V-P2`, `V-P3`, `V-S8`, …), as data, so the
+   * start-up check names it without reading the code's params. Not part of the JSON form.
+   */
+  readonly startupRule: string | null;
 
   constructor(
     code: MemoryPoolErrorCode,
@@ -35,8 +40,10 @@ export class MemoryPoolError extends FieldError {
     value: unknown,
     rule: string,
     params?: Readonly<Record<string, unknown>>,
+    startupRule?: string,
   ) {
     super(code, field, value, rule, params);
+    this.startupRule = startupRule ?? null;
   }
 }
 

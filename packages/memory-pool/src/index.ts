@@ -60,6 +60,8 @@ export {
   type SizingResult,
   ppStageLayerRanges,
   ringDraftViolations,
+  draftExceedsRingText,
+  type DraftExceedsRingParams,
   bytesPerFullToken,
   c128FixedBytes,
   resolveMaxRunningRequests,

@@ -318,6 +318,7 @@ export function compositePool(o: CompositePoolOptions): CompositePool {
       swaPageSize,
       "In paged swa mode, page_size must be 256 (set --page-size 256)",
       { required: 256 },
+      "V-P3",
     );
   }
   const counts = countLayers(o.stageRatios);

@@ -190,6 +190,31 @@ export function stageFacts(config: SizingConfig): StageFacts[] {
   });
 }
 
+/** What the ring-vs-draft refusal (V-S8) is built from: the ring, its write pad and the draft count. */
+export interface DraftExceedsRingParams {
+  ratio: number;
+  ringSize: number;
+  writePad: number;
+  draftTokens: number;
+}
+
+/**
+ * V-S8's words, built in this one place from its params: `pool` as this package's error says it, `startup` as the
+ * start-up check reports it (in SGLang's argument names, which server-config extends with the adaptive count and
+ * the advisor's ring).
+ */
+export function draftExceedsRingText(p: DraftExceedsRingParams, form: "pool" | "startup"): string {
+  const fix = `lower the draft count to ${p.writePad} or enlarge the ring`;
+  if (form === "pool") {
+    const serves = `serves at most ${p.writePad} draft tokens (its write pad)`;
+    return `the c${p.ratio} compress state ring of ${p.ringSize} ${serves}: ${fix}`;
+  }
+  return (
+    `speculative_num_draft_tokens=${p.draftTokens} exceeds what the c${p.ratio} compress state ring can keep ` +
+    `resident (ring_size=${p.ringSize} serves at most ${p.writePad} draft tokens); ${fix}`
+  );
+}
+
 /**
  * The ring-vs-draft check (docs/reference/pools-and-sizing.md §8.3, V-S8): every ratio with layers (c128 skipped when
  * online) must have `maxDraftTokens <= writePad(ratio, ring)`. Returns one error per failing ratio (empty when fine).
@@ -210,9 +235,9 @@ export function ringDraftViolations(stage: StageFacts, maxDraftTokens: number, o
           "DRAFT_EXCEEDS_RING",
           "speculativeNumDraftTokens",
           maxDraftTokens,
-          `the c${ratio} compress state ring of ${ringSize} serves at most ${writePad} draft tokens (its write pad): ` +
-            `lower the draft count to ${writePad} or enlarge the ring`,
+          draftExceedsRingText({ ratio, ringSize, writePad, draftTokens: maxDraftTokens }, "pool"),
           { ratio, ringSize, writePad, draftTokens: maxDraftTokens },
+          "V-S8",
         ),
       );
     }
@@ -566,6 +591,7 @@ function validateCapacity(config: SizingConfig, sizes: PoolSizes): void {
           `(${pageSize}), at least ${minimumSwaTokens} tokens; increase --swa-full-tokens-ratio (now ` +
           `${swaFullTokensRatio}) or the KV budget`,
         { swaTokens, minimumSwaTokens, slidingWindow, pageSize, swaFullTokensRatio },
+        "V-P4",
       ),
     );
   }
@@ -577,6 +603,7 @@ function validateCapacity(config: SizingConfig, sizes: PoolSizes): void {
         sizes.maxTotalNumTokens,
         "the KV budget must hold at least one page of every pool: increase --mem-fraction-static or the KV budget",
         { maxTotalNumTokens: sizes.maxTotalNumTokens },
+        "V-M2",
       ),
     );
   }

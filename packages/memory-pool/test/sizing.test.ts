@@ -295,3 +295,23 @@ describe("budget from the GPU (pools-and-sizing §7.1, V-M1)", () => {
     );
   });
 });
+
+describe("each refusal names its start-up rule as data (startupRule), not by its params", () => {
+  it("V-P2 (a multiple of 128), V-H1, and V-S8's words from one builder", async () => {
+    const { requirePageSize } = await import("../src/config.js");
+    const { draftExceedsRingText } = await import("../src/index.js");
+    let error: unknown;
+    try {
+      requirePageSize(100);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: "PAGE_SIZE", startupRule: "V-P2" });
+    const p = { ratio: 4, ringSize: 16, writePad: 10, draftTokens: 11 };
+    expect(draftExceedsRingText(p, "pool")).toBe(
+      "the c4 compress state ring of 16 serves at most 10 draft tokens (its write pad): lower the draft count to 10 " +
+        "or enlarge the ring",
+    );
+    expect(draftExceedsRingText(p, "startup")).toMatch(/^speculative_num_draft_tokens=11 exceeds what the c4/);
+  });
+});

@@ -20,9 +20,15 @@ import { PlannerError, residencyProofStatus, runResidencyScenario } from "@dsv4-
 import { requireBudget } from "./budget.js";
 import type { z } from "zod";
 import { type ModelPreset, requireModelPreset } from "./presets.js";
-import type { BudgetReportSchema, CheckReportSchema, ResidencyCheckSchema } from "./report-schema.js";
-import { resolveServerConfig, ringDraftIssue, type DerivedValues } from "./resolve.js";
-import { type ConfigIssue, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
+import type {
+  BudgetReportSchema,
+  CheckReportSchema,
+  OverriddenSettingSchema,
+  ResidencyCheckSchema,
+} from "./report-schema.js";
+import { type ConfigNote, type DerivedValues, resolveServerConfig } from "./resolve.js";
+import { type ConfigIssue, RULES, type RuleId, evaluateSizedRules, makeIssue } from "./rules.js";
+import { withRingAdvice } from "./rules/pools.js";
 import { type ServerArgs, requireServerArgs } from "./schema.js";
 
 /** The KV budget per worker: given in bytes, or from device memory (docs/reference/pools-and-sizing.md §7.1). */
@@ -60,7 +66,12 @@ export interface CheckOptions {
   modelResolvedAs?: string;
   /** Settings the caller accepted and did not read, listed in the report as `ignored`. */
   ignored?: CheckReport["ignored"];
+  /** Settings given more than once that SGLang's loader accepts, and which one won (`overridden`, when any). */
+  overridden?: OverriddenSetting[];
 }
+
+/** A setting given more than once, and which one SGLang's loader takes (docs/reference/config-file-duplicates.md). */
+export type OverriddenSetting = z.output<typeof OverriddenSettingSchema>;
 
 /** What `checkServerConfig` returns: `dsv4-kv check --json` is this plus `schemaVersion` (report-schema.ts). */
 export type CheckReport = z.output<typeof CheckReportSchema>;
@@ -81,7 +92,48 @@ export function checkServerConfig(
   const issues: ConfigIssue[] = [...resolved.issues];
   const sizingMode = options.sizing ?? "exact";
 
-  // Budget (docs/reference/pools-and-sizing.md §7.1, V-M1).
+  const memFractionStatic = args.memFractionStatic ?? DEFAULT_MEM_FRACTION_STATIC;
+  const budget = budgetReport(args, budgetInput, notes, issues);
+  // V-M2 names the fraction only when the budget came from it.
+  const fraction = budgetInput.kind === "gpu" ? memFractionStatic : null;
+  const sizing = sizePools(resolved, budget, sizingMode, fraction, issues);
+  // The rules that read the sized pools (V-C2, V-C3; rules.ts).
+  if (sizing) issues.push(...evaluateSizedRules({ args, model: resolved.model, derived, sizing }));
+  const advice = adviseRings(issues, resolved, budget, sizingMode, sizing);
+  const residency = runResidency(derived, options);
+  issues.push(...residencyIssues(residency));
+
+  const errors = issues.filter((i) => i.severity === "error");
+  return {
+    ok: errors.length === 0,
+    model: {
+      name: model.name,
+      resolvedAs: options.modelResolvedAs ?? model.name,
+      layers: derived.layers,
+      compressRatios: [...model.compressRatios],
+    },
+    args,
+    derived,
+    notes,
+    budget,
+    sizingMode,
+    sizing,
+    residency,
+    advice,
+    errors,
+    warnings: issues.filter((i) => i.severity === "warning"),
+    ignored: [...(options.ignored ?? [])],
+    ...(options.overridden?.length ? { overridden: [...options.overridden] } : {}),
+  };
+}
+
+/** The KV budget (docs/reference/pools-and-sizing.md §7.1, V-M1): given in bytes, or the GPU's less the weights. */
+function budgetReport(
+  args: ServerArgs,
+  budgetInput: BudgetInput,
+  notes: ConfigNote[],
+  issues: ConfigIssue[],
+): BudgetReport {
   const memFractionStatic = args.memFractionStatic ?? DEFAULT_MEM_FRACTION_STATIC;
   const budget: BudgetReport = {
     kind: budgetInput.kind,
@@ -125,7 +177,17 @@ export function checkServerConfig(
     }
   }
 
-  // Sizing (docs/reference/pools-and-sizing.md §8.5; V-P*, V-M2, V-K1, V-W1).
+  return budget;
+}
+
+/** The pools sized for the budget (docs/reference/pools-and-sizing.md §8.5; V-P*, V-M2, V-K1, V-W1). */
+function sizePools(
+  resolved: ReturnType<typeof resolveServerConfig>,
+  budget: BudgetReport,
+  sizingMode: SizingMode,
+  fraction: number | null,
+  issues: ConfigIssue[],
+): SizingResult | null {
   let sizing: SizingResult | null = null;
   if (budget.availableBytes != null) {
     try {
@@ -160,14 +222,21 @@ export function checkServerConfig(
           ? [e as MemoryPoolError]
           : null;
       if (!errors) throw e;
-      const fraction = budgetInput.kind === "gpu" ? memFractionStatic : null;
       for (const err of errors) issues.push(sizingIssue(err, fraction));
     }
   }
-  // The rules that read the sized pools (V-C2, V-C3; rules.ts).
-  if (sizing) issues.push(...evaluateSizedRules({ args, model: resolved.model, derived, sizing }));
+  return sizing;
+}
 
-  // Advisor for V-S8 (the ring that would serve the requested count, and its cost).
+/** The advisor for V-S8: the ring that would serve the requested count, and its cost, added to each V-S8 issue. */
+function adviseRings(
+  issues: ConfigIssue[],
+  resolved: ReturnType<typeof resolveServerConfig>,
+  budget: BudgetReport,
+  sizingMode: SizingMode,
+  sizing: SizingResult | null,
+): RingAdvice[] {
+  const { derived } = resolved;
   let advice: RingAdvice[] = [];
   const exceeds = issues.filter((i) => i.rule === "V-S8");
   if (exceeds.length > 0) {
@@ -195,12 +264,16 @@ export function checkServerConfig(
     for (const issue of exceeds) {
       const a = advice.find((x) => x.ratio === issue.params.ratio);
       if (!a) continue;
-      const withAdvice = ringDraftIssue({ ...(issue.params as { adaptive: boolean }), advice: adviceText(a) });
-      issues[issues.indexOf(issue)] = withAdvice;
+      issues[issues.indexOf(issue)] = withRingAdvice(issue, adviceText(a));
     }
   }
 
-  const residency = runResidency(derived, options);
+  return advice;
+}
+
+/** R1: a residency run that loses committed positions is an error. */
+function residencyIssues(residency: readonly ResidencyCheck[]): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
   for (const r of residency) {
     if (r.violations > 0) {
       const { ratio, ringSize, draftTokens, violations, steps } = r;
@@ -220,27 +293,7 @@ export function checkServerConfig(
     }
   }
 
-  const errors = issues.filter((i) => i.severity === "error");
-  return {
-    ok: errors.length === 0,
-    model: {
-      name: model.name,
-      resolvedAs: options.modelResolvedAs ?? model.name,
-      layers: derived.layers,
-      compressRatios: [...model.compressRatios],
-    },
-    args,
-    derived,
-    notes,
-    budget,
-    sizingMode,
-    sizing,
-    residency,
-    advice,
-    errors,
-    warnings: issues.filter((i) => i.severity === "warning"),
-    ignored: [...(options.ignored ?? [])],
-  };
+  return issues;
 }
 
 function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyCheck[] {
@@ -369,20 +422,9 @@ function sizingIssue(e: MemoryPoolError, memFractionStatic: number | null): Conf
   });
 }
 
+/** The start-up rule a sizing refusal is: the memory pool names it (`startupRule`); the pool shape's otherwise. */
 function ruleOf(e: MemoryPoolError): RuleId {
-  switch (e.code) {
-    case "SWA_FLOOR":
-      return "V-P4";
-    case "NOT_ENOUGH_MEMORY":
-      return "V-M2";
-    case "PAGE_SIZE":
-      // compositePool requires exactly 256 (params.required); sizeKvCache a multiple of 128 (params.multipleOf).
-      return e.params.required === 256 ? "V-P3" : "V-P2";
-    case "HISPARSE_RATIO":
-      return "V-H1";
-    default:
-      return "V-K1";
-  }
+  return e.startupRule !== null && Object.hasOwn(RULES, e.startupRule) ? (e.startupRule as RuleId) : "V-K1";
 }
 
 export function fmtBytes(bytes: number): string {

@@ -54,6 +54,7 @@ export {
   type ResidencyCheck,
   type CheckOptions,
   type CheckReport,
+  type OverriddenSetting,
   checkServerConfig,
 } from "./check.js";
 export {
@@ -82,3 +83,14 @@ export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglan
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
 export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";
 export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";
+export {
+  ENV_SWITCHES,
+  type FlagTouches,
+  type FlagValue,
+  SERVER_ARG_ENTRIES,
+  SGLANG_SERVER_ARGS,
+  type ServerArgField,
+  type ServerFlag,
+  serverFlagName,
+} from "./server-flags.js";
+export { type ShellWordsResult, shellWords } from "./shell-words.js";

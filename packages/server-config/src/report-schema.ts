@@ -217,6 +217,25 @@ export const IgnoredSettingSchema = z.strictObject({
     .describe("ignored: no effect on KV state; unmodelled: SGLang may change KV state with it, the check does not"),
 });
 
+const SettingSourceSchema = z.strictObject({
+  source: z.enum(["config", "flag"]).describe("a key of the --config file, or a command-line flag"),
+  name: z.string().describe("as typed: the config key (`tp-size`) or the flag (`--tp-size`)"),
+  value: z.unknown(),
+  line: z.int().positive().nullable().describe("the config file's 1-based line; null for a flag"),
+});
+
+export const OverriddenSettingSchema = z.strictObject({
+  flag: z.string().describe("the setting, as the check's flag (`--tp-size`)"),
+  won: SettingSourceSchema.describe("the one SGLang's loader takes"),
+  lost: z.array(SettingSourceSchema).min(1).describe("the ones it replaces, in the order given"),
+  rule: z
+    .enum(["yaml-repeated-key", "later-spelling", "flag-over-config"])
+    .describe(
+      "yaml-repeated-key: a YAML key given twice keeps its last value; later-spelling: two of SGLang's spellings " +
+        "of one flag, the later in the file wins; flag-over-config: a command-line flag wins over the config file",
+    ),
+});
+
 /** The report's fields, in the order `checkServerConfig` returns them. */
 const reportShape = {
   ok: z.boolean().describe("true when there is no error"),
@@ -232,6 +251,10 @@ const reportShape = {
   errors: z.array(ConfigIssueSchema),
   warnings: z.array(ConfigIssueSchema),
   ignored: z.array(IgnoredSettingSchema).describe("settings accepted and not read (the caller's, e.g. the CLI's)"),
+  overridden: z
+    .array(OverriddenSettingSchema)
+    .optional()
+    .describe("settings given more than once that SGLang's loader accepts: which one won (absent when none)"),
 };
 
 /** The report `checkServerConfig` returns. */

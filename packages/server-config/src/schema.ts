@@ -1,92 +1,24 @@
 /**
- * The DSV4-relevant server arguments and environment switches (docs/reference/startup-rules.md §2.1) as a zod 4 schema.
- * Keys are the upstream flag names in camelCase; `normalizeArgKeys` also accepts kebab-case (`page-size`) and
- * snake_case (`page_size`) so a config file can use upstream spelling. Environment switches are explicit fields: only
- * the CLI reads process.env.
+ * The DSV4-relevant server arguments and environment switches (docs/reference/startup-rules.md §2.1) as a zod 4 schema,
+ * derived from the flag table (server-flags.ts). Keys are the upstream flag names in camelCase; `normalizeArgKeys`
+ * also accepts kebab-case (`page-size`) and snake_case (`page_size`) so a config file can use upstream spelling.
+ * Environment switches are explicit fields: only the CLI reads process.env.
  */
 import { closestMatch } from "@dsv4-kv/errors/internal";
 import { z } from "zod";
 import { ServerConfigError } from "./errors.js";
-
-const positiveInt = z.int().positive();
-const nullableInt = positiveInt.nullable().default(null);
+import { SERVER_ARG_ENTRIES, type SGLANG_SERVER_ARGS } from "./server-flags.js";
 
 export const SPECULATIVE_ALGORITHMS_ACCEPTED = ["EAGLE", "DSPARK"] as const;
 
-export const ServerArgsSchema = z.strictObject({
-  /** Preset name (`DeepSeek-V4-Flash`, `-Flash-0731`, `-Pro`); a custom model comes in separately. */
-  model: z.string().min(1).default("DeepSeek-V4-Flash"),
-  pageSize: nullableInt,
-  attentionBackend: z.string().nullable().default(null),
-  swaFullTokensRatio: z.number().gt(0).lte(1).nullable().default(null),
-  maxRunningRequests: nullableInt,
-  kvCacheDtype: z.string().default("auto"),
-  memFractionStatic: z.number().gt(0).lte(1).nullable().default(null),
-  maxTotalTokens: nullableInt,
-  contextLength: nullableInt,
-  speculativeAlgorithm: z.string().nullable().default(null),
-  speculativeNumSteps: nullableInt,
-  speculativeEagleTopk: nullableInt,
-  speculativeNumDraftTokens: nullableInt,
-  speculativeDsparkBlockSize: z.int().nullable().default(null),
-  speculativeAdaptive: z.boolean().default(false),
-  /** Adaptive step candidates (upstream reads them from --speculative-adaptive-config). */
-  speculativeAdaptiveCandidates: z.array(positiveInt).min(1).nullable().default(null),
-  /** The algorithm's declared max_speculative_num_draft_tokens, when it declares one (V-S5). */
-  maxSpeculativeNumDraftTokens: nullableInt,
-  disaggregationMode: z.enum(["null", "prefill", "decode"]).default("null"),
-  disaggregationDecodeExtraSlots: z.int().nonnegative().default(0),
-  enableHisparse: z.boolean().default(false),
-  /** HiSparse host_to_device_ratio (default 2 when HiSparse is on). */
-  hisparseHostToDeviceRatio: z.number().nullable().default(null),
-  dsv4AttnBackend: z.string().nullable().default(null),
-  /** GPU architecture for the trtllm backend check, e.g. `sm90` (H200), `sm100`. */
-  gpuArch: z.string().default("sm90"),
-  platform: z.enum(["cuda", "hip", "npu"]).default("cuda"),
-  tpSize: positiveInt.default(1),
-  ppSize: positiveInt.default(1),
-  dpSize: positiveInt.default(1),
-  enableDpAttention: z.boolean().default(false),
-  chunkedPrefillSize: z.int().nullable().default(null),
-  prefillContextParallel: z.boolean().default(false),
-  /** --ep-size (alias --ep): expert-parallel ranks. */
-  epSize: positiveInt.default(1),
-  /** --moe-a2a-backend: the MoE all-to-all backend (`none`, `deepep`, …); DeepEP bounds dispatch tokens per rank. */
-  moeA2aBackend: z.string().default("none"),
-  /** --deepep-mode: `auto`, `normal` or `low_latency`. */
-  deepepMode: z.string().default("auto"),
-  /** --moe-dense-tp-size: TP size of the dense MLP layers. */
-  moeDenseTpSize: positiveInt.nullable().default(null),
-  /** --enable-dp-lm-head: the LM head follows attention DP. */
-  enableDpLmHead: z.boolean().default(false),
-  /** --speculative-draft-model-path: separate draft weights (absent: the checkpoint's own MTP layers). */
-  speculativeDraftModelPath: z.string().nullable().default(null),
-  /** --cuda-graph-max-bs: the largest batch captured in a CUDA graph. */
-  cudaGraphMaxBs: nullableInt,
-  /** --disable-cuda-graph */
-  disableCudaGraph: z.boolean().default(false),
-  /** --disable-radix-cache */
-  disableRadixCache: z.boolean().default(false),
-  /** --max-prefill-tokens: tokens one prefill batch may hold. */
-  maxPrefillTokens: nullableInt,
-  /** --nnodes: nodes of the deployment (ranks per node = tp / nnodes). */
-  nnodes: positiveInt.default(1),
-  /** --quantization: a weight quantisation method (absent: what the checkpoint declares). */
-  quantization: z.string().nullable().default(null),
-  /** --dtype: the activation/weight dtype (`auto`, `bfloat16`, …). */
-  dtype: z.string().default("auto"),
-  // Environment switches (docs/reference/startup-rules.md §2.1).
-  /** SGLANG_OPT_USE_ONLINE_COMPRESS */
-  onlineCompress: z.boolean().default(false),
-  /** SGLANG_EXPERIMENTAL_ONLINE_C128_MTP */
-  onlineC128Mtp: z.boolean().default(false),
-  /** SGLANG_DSV4_COMPRESS_STATE_DTYPE */
-  compressStateDtype: z.string().default("float32"),
-  /** SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK: DeepEP's low-latency dispatch buffer, tokens per rank. */
-  deepepNumMaxDispatchTokensPerRank: positiveInt.default(128),
-  /** --enable-deepseek-v4-fp4-indexer (HIP only) */
-  enableDeepseekV4Fp4Indexer: z.boolean().default(false),
-});
+type Table = typeof SGLANG_SERVER_ARGS;
+
+/** The server arguments' zod schema, built from the flag table (server-flags.ts): one entry, one schema. */
+export const ServerArgsSchema = z.strictObject(
+  Object.fromEntries(SERVER_ARG_ENTRIES.map(([field, flag]) => [field, flag.schema])) as {
+    [K in keyof Table]: Table[K]["schema"];
+  },
+);
 
 export type ServerArgsInput = z.input<typeof ServerArgsSchema>;
 export type ServerArgs = z.output<typeof ServerArgsSchema>;

@@ -1,7 +1,14 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { SGLANG_FLAGS, SGLANG_FLAGS_SOURCE, sglangFlag } from "../src/index.js";
+import {
+  type FlagValue,
+  SERVER_ARG_ENTRIES,
+  SGLANG_FLAGS,
+  SGLANG_FLAGS_SOURCE,
+  sglangFlag,
+  serverFlagName,
+} from "../src/index.js";
 import { ServerArgsSchema } from "../src/schema.js";
 
 const DOC = fileURLToPath(new URL("../../../docs/reference/sglang-flags.md", import.meta.url));
@@ -12,6 +19,35 @@ const EFFECT: Record<string, string> = {
   ignored: "ignored",
   config: "config file",
 };
+
+const big = (v: number) => (v === 2 ** 31 - 1 ? "2^31−1" : v === Number.MAX_SAFE_INTEGER ? "2^53−1" : String(v));
+
+function rangeText(v: FlagValue): string {
+  if (v.type === "bool") return "switch";
+  if (v.type === "string") return v.choices ? v.choices.map((c) => `\`${c}\``).join(", ") : "text";
+  const low = v.type === "number" && v.minExclusive ? `(${v.min}` : `[${v.min}`;
+  return `${v.type === "intList" ? "list of " : ""}${v.type === "number" ? "number" : "integer"} ${low}, ${big(v.max)}]`;
+}
+
+/** The server arguments the check models, from the flag table (server-flags.ts). */
+function argumentRows(): string[] {
+  return SERVER_ARG_ENTRIES.map(([field, f]) => {
+    const dflt = f.default === null ? "unset" : `\`${String(f.default)}\``;
+    const judged = f.judgedBy
+      ? ` (library: ${f.judgedBy.rule} reports ${f.judgedBy.bound === "max" ? "above" : "outside"})`
+      : "";
+    const env = f.env ? `\`${f.env}\`` : "";
+    const cells = [
+      `\`--${serverFlagName(field)}\``,
+      `\`${field}\``,
+      rangeText(f.value) + judged,
+      dflt,
+      f.touches.join(", "),
+      env,
+    ];
+    return `| ${cells.join(" | ")} |`;
+  });
+}
 
 function render(): string {
   const rows = SGLANG_FLAGS.map((f) => {
@@ -45,6 +81,17 @@ that a typo gets a suggestion instead of silently meaning a longer flag.
 | flag (aliases) | value | effect | field |
 |---|---|---|---|
 ${rows.join("\n")}
+
+## The server arguments the check models
+
+Generated from packages/server-config/src/server-flags.ts, the one definition of each: its range (what the flag
+accepts; \`parseServerArgs\` applies it too, except where a start-up rule reports the value in its own words), its
+default in the library (\`unset\`: the resolution fills it in and says why), what it touches, and the environment
+variable SGLang reads it from.
+
+| flag | field | range | default | touches | environment |
+|---|---|---|---|---|---|
+${argumentRows().join("\n")}
 `;
 }
 

@@ -14,21 +14,12 @@ import {
   detectPlatform,
   parseSglangLog,
   resolveModelName,
-  sglangFlag,
 } from "@dsv4-kv/server-config";
 import { InputError, UsageError } from "../commands/args.js";
-import { flagValueFromData } from "../commands/flags.js";
 import { readTextInput } from "../commands/input.js";
 import type { InputStream } from "../commands/registry.js";
-import { ALL_FLAGS } from "./flags.js";
-import {
-  type IgnoredSetting,
-  type Values,
-  dsv4FlagOf,
-  launchEnv,
-  parseCheckWords,
-  splitLaunchCommand,
-} from "./launch.js";
+import { serverSetting, settingValue, unsetValue } from "./server-settings.js";
+import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "./launch.js";
 
 const GIB = 2 ** 30;
 const FLAG = "--against-log";
@@ -95,8 +86,7 @@ async function readServerArgs(input: LogInput, args: Readonly<Record<string, unk
   let plain = 0;
   let read = 0;
   for (const [key, value] of Object.entries(args)) {
-    const sglang = sglangFlag(key.replace(/_/g, "-"));
-    const dsv4Name = sglang ? dsv4FlagOf(sglang) : null;
+    const { sglang, dsv4Name } = serverSetting(key.replace(/_/g, "-"), false) ?? { sglang: undefined, dsv4Name: null };
     if (!sglang) {
       if (isSet(value) && !key.startsWith("_")) unknown.push(key);
       continue;
@@ -109,10 +99,11 @@ async function readServerArgs(input: LogInput, args: Readonly<Record<string, unk
     }
     // None leaves the setting unset, as in a config file; a None algorithm means the server ran without drafts.
     if (value === null) {
-      if (dsv4Name === "speculative-algorithm") input.values[dsv4Name] = "none";
+      if (unsetValue(dsv4Name) !== undefined) input.values[dsv4Name] = unsetValue(dsv4Name);
       continue;
     }
-    input.values[dsv4Name] = logValue(input, key, dsv4Name, value);
+    const where = { file: input.path, line: input.parsed.serverArgsLine };
+    input.values[dsv4Name] = settingValue(`server_args.${key}`, dsv4Name, value, where);
     read++;
   }
   if (typeof input.values.model === "string") input.values.model = await localModel(input, input.values.model);
@@ -136,20 +127,6 @@ const FORMS = {
 
 function ignoredEntry(flag: SglangFlag, key: string, value: unknown): IgnoredSetting {
   return { name: `server_args.${key}`, value, effect: flag.effect === "unmodelled" ? "unmodelled" : "ignored" };
-}
-
-function logValue(input: LogInput, key: string, dsv4Name: string, value: unknown) {
-  try {
-    return flagValueFromData(`server_args.${key}`, ALL_FLAGS[dsv4Name]!, value)!;
-  } catch (error) {
-    if (!UsageError.isInstance(error)) throw error;
-    const line = input.parsed.serverArgsLine;
-    throw new InputError(error.field, error.value, `${error.rule} (in ${input.path}, line ${line})`, {
-      ...error.params,
-      file: input.path,
-      line,
-    });
-  }
 }
 
 /**

@@ -5,9 +5,15 @@
  * the rest are accepted and returned as ignored, an unknown one is refused with a suggestion.
  */
 import { closestMatch } from "@dsv4-kv/errors/internal";
-import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag } from "@dsv4-kv/server-config";
+import { SGLANG_FLAG_NAMES, type SglangFlag, sglangFlag, shellWords } from "@dsv4-kv/server-config";
 import { UsageError } from "../commands/args.js";
-import { type FlagSpec, flagValueFromText } from "../commands/flags.js";
+import {
+  type FlagSpec,
+  type FlagValueWords,
+  type FlagWalk,
+  flagValueFromText,
+  walkFlagWords,
+} from "../commands/flags.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "./flags.js";
 import { normaliseCommandText, normaliseWords } from "./invisible.js";
 
@@ -65,65 +71,66 @@ export function parseCheckWords(given: readonly string[]): ParsedWords {
   const values: Values = {};
   const ignored: IgnoredSetting[] = [];
   const spelling: Record<string, string> = {};
-  let i = 0;
-  const takeValue = (flag: string, inline: string | undefined, what: string): string => {
-    if (inline !== undefined) return inline;
-    if (i + 1 < words.length && !isFlagWord(words[i + 1]!)) return words[++i]!;
-    throw new UsageError(flag, undefined, `needs a value (${what})`);
-  };
-  for (; i < words.length; i++) {
-    const word = words[i]!;
-    if (!isFlagWord(word) || word === "--" || word.startsWith("--="))
-      throw new UsageError(word, undefined, "is not a flag (flags start with --)");
-    const eq = word.indexOf("=");
-    const name = word.slice(2, eq < 0 ? undefined : eq);
-    const inline = eq < 0 ? undefined : word.slice(eq + 1);
-    const flag = `--${name}`;
+  walkFlagWords(words, CHECK_WALK, ({ flag, name, inline }, next) => {
     const sglang = sglangFlag(name);
     const dsv4Name = sglang ? dsv4FlagOf(sglang) : Object.hasOwn(ALL_FLAGS, name) ? name : null;
     if (dsv4Name !== null) {
-      const spec = ALL_FLAGS[dsv4Name]!;
-      values[dsv4Name] = dsv4Value(flag, spec, inline, () => takeValue(flag, undefined, spec.arg ?? kindWord(spec)));
+      values[dsv4Name] = dsv4Value(flag, ALL_FLAGS[dsv4Name]!, inline, next);
       spelling[dsv4Name] = flag;
-      continue;
+      return;
     }
     if (!sglang) throw unknownFlag(flag, name);
-    ignored.push({ name: flag, value: ignoredValue(flag, name, sglang, inline), effect: effectOf(sglang) });
-  }
+    ignored.push({ name: flag, value: ignoredValue(flag, name, sglang, inline, next), effect: effectOf(sglang) });
+  });
   return { values, ignored, spelling };
+}
 
-  function dsv4Value(flag: string, spec: FlagSpec, inline: string | undefined, next: () => string): Value {
-    if (spec.type === "bool") {
-      if (inline !== undefined) throw new UsageError(flag, inline, "is a switch and takes no value");
-      return true;
-    }
-    return flagValueFromText(flag, spec, inline ?? next());
+/** check reads every word as a flag: `--` alone is refused (a launch command's `--` is split off before). */
+const CHECK_WALK: FlagWalk = {
+  notAFlag: {
+    refuses: (word) => !isFlagWord(word) || word === "--" || word.startsWith("--="),
+    rule: "is not a flag (flags start with --)",
+  },
+  dashDashEnds: false,
+};
+
+function takeValue(flag: string, inline: string | undefined, next: FlagValueWords, what: string): string {
+  const value = inline ?? next.next();
+  if (value === undefined) throw new UsageError(flag, undefined, `needs a value (${what})`);
+  return value;
+}
+
+function dsv4Value(flag: string, spec: FlagSpec, inline: string | undefined, next: FlagValueWords): Value {
+  if (spec.type === "bool") {
+    if (inline !== undefined) throw new UsageError(flag, inline, "is a switch and takes no value");
+    return true;
   }
+  return flagValueFromText(flag, spec, takeValue(flag, inline, next, spec.arg ?? kindWord(spec)));
+}
 
-  function ignoredValue(flag: string, name: string, spec: SglangFlag, inline: string | undefined): unknown {
-    switch (spec.kind) {
-      case "bool":
-      case "optbool":
-        if (inline !== undefined) throw new UsageError(flag, inline, "is a switch and takes no value");
-        return name !== `no-${spec.name}`;
-      case "int":
-      case "float": {
-        const raw = takeValue(flag, inline, spec.kind === "int" ? "an integer" : "a number");
-        if (!(spec.kind === "int" ? INT : FLOAT).test(raw))
-          throw new UsageError(flag, raw, `must be ${spec.kind === "int" ? "an integer" : "a decimal number"}`);
-        return Number(raw);
-      }
-      case "list": {
-        if (inline !== undefined) return [inline];
-        const items: string[] = [];
-        while (i + 1 < words.length && !isFlagWord(words[i + 1]!)) items.push(words[++i]!);
-        if (items.length === 0 && spec.nargs === "+") throw new UsageError(flag, undefined, "needs one or more values");
-        return items;
-      }
-      default:
-        if (spec.nargs === "?" && inline === undefined && (i + 1 >= words.length || isFlagWord(words[i + 1]!)))
-          return "";
-        return takeValue(flag, inline, "a value");
+/** An SGLang flag check does not read: its value as SGLang's parser would take it, kept for the report. */
+function ignoredValue(flag: string, name: string, spec: SglangFlag, inline: string | undefined, next: FlagValueWords) {
+  switch (spec.kind) {
+    case "bool":
+    case "optbool":
+      if (inline !== undefined) throw new UsageError(flag, inline, "is a switch and takes no value");
+      return name !== `no-${spec.name}`;
+    case "int":
+    case "float": {
+      const raw = takeValue(flag, inline, next, spec.kind === "int" ? "an integer" : "a number");
+      if (!(spec.kind === "int" ? INT : FLOAT).test(raw))
+        throw new UsageError(flag, raw, `must be ${spec.kind === "int" ? "an integer" : "a decimal number"}`);
+      return Number(raw);
+    }
+    case "list": {
+      if (inline !== undefined) return [inline];
+      const items = next.all();
+      if (items.length === 0 && spec.nargs === "+") throw new UsageError(flag, undefined, "needs one or more values");
+      return items;
+    }
+    default: {
+      if (spec.nargs === "?" && inline === undefined) return next.next() ?? "";
+      return takeValue(flag, inline, next, "a value");
     }
   }
 }
@@ -195,67 +202,15 @@ export function launchEnv(env: Readonly<Record<string, string>>): {
 }
 
 const FIELD = "launch command";
-const SPECIAL = new Set(["|", "&", ";", "<", ">", "(", ")", "`"]);
-
 /**
- * A command line split as a POSIX shell splits it: blanks separate words, single quotes are literal, double
- * quotes allow `\` before `$ \` " \\` and newline, a backslash outside quotes escapes the next character and
- * backslash-newline continues the line, `#` at a word's start comments to the end of the line. What needs a shell
- * to run (expansions, substitutions, pipes, redirections, lists) is refused, naming the token.
+ * A pasted command line split as a POSIX shell splits it (server-config's `shellWords`, strict: comments read, and
+ * what needs a shell to run refused, naming the token). CRLF and Unicode blanks are normalised first.
  */
 export function tokenizeCommand(pasted: string): string[] {
-  const text = normaliseCommandText(FIELD, pasted);
-  const words: string[] = [];
-  let word = "";
-  let inWord = false;
-  const refuse = (token: string, why: string): never => {
+  const split = shellWords(normaliseCommandText(FIELD, pasted), "strict");
+  if ("refused" in split) {
+    const { token, why } = split.refused;
     throw new UsageError(FIELD, token, `cannot be read without a shell (${why}): write the value out`);
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === "\\") {
-      if (text[i + 1] === "\n") {
-        i++;
-        continue;
-      }
-      if (i + 1 >= text.length) refuse("\\", "a trailing backslash");
-      word += text[++i];
-      inWord = true;
-    } else if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      if (end < 0) refuse(text.slice(i, i + 20), "an unbalanced single quote");
-      word += text.slice(i + 1, end);
-      i = end;
-      inWord = true;
-    } else if (c === '"') {
-      let j = i + 1;
-      for (; j < text.length && text[j] !== '"'; j++) {
-        const d = text[j]!;
-        if (d === "\\" && j + 1 < text.length && '$`"\\\n'.includes(text[j + 1]!)) {
-          if (text[j + 1] !== "\n") word += text[j + 1];
-          j++;
-        } else if (d === "$" || d === "`") refuse(text.slice(j, j + 20), "an expansion inside double quotes");
-        else word += d;
-      }
-      if (j >= text.length) refuse(text.slice(i, i + 20), "an unbalanced double quote");
-      i = j;
-      inWord = true;
-    } else if (c === " " || c === "\t" || c === "\n" || c === "\r") {
-      if (inWord) words.push(word);
-      word = "";
-      inWord = false;
-    } else if (c === "#" && !inWord) {
-      const end = text.indexOf("\n", i);
-      i = end < 0 ? text.length : end - 1;
-    } else if (c === "$") {
-      refuse(text.slice(i, i + 20).split(/\s/)[0]!, "a variable or command substitution");
-    } else if (SPECIAL.has(c)) {
-      refuse(text.slice(i, i + 2).trim(), "a pipe, redirection, list or subshell");
-    } else {
-      word += c;
-      inWord = true;
-    }
   }
-  if (inWord) words.push(word);
-  return words;
+  return split.words;
 }

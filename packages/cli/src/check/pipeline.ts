@@ -11,6 +11,7 @@ import {
   DEFAULT_DEPLOYMENT,
   type DeploymentDefault,
   type ModelPreset,
+  type OverriddenSetting,
   type ServerConfigError,
   checkServerConfig,
   flagName,
@@ -29,6 +30,8 @@ export interface CheckPipelineInput {
   modelResolvedAs: string;
   /** Settings accepted and not read. */
   ignored: readonly IgnoredSetting[];
+  /** Settings given more than once that SGLang's loader accepts, and which one won. */
+  overridden?: readonly OverriddenSetting[];
 }
 
 export interface CheckPipelineResult {
@@ -76,6 +79,7 @@ export function runCheckPipeline(input: CheckPipelineInput): CheckPipelineResult
   const report = checkServerConfig(args, model, budget, {
     modelResolvedAs: input.modelResolvedAs,
     ignored: [...input.ignored],
+    overridden: [...(input.overridden ?? [])],
     sizing,
     residencySteps: merged["residency-steps"] as number | undefined,
   });

@@ -34,6 +34,21 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
     `Result: ${r.ok ? paint.ok("VALID") : paint.bad("INVALID")} (${r.errors.length} error${r.errors.length === 1 ? "" : "s"}, ${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})`,
   );
 
+  out.push(
+    ...argumentLines(r),
+    ...ringLines(d),
+    ...residencyLines(r),
+    ...budgetLines(r.budget),
+    ...(r.sizing ? poolLines(r.sizing) : []),
+    ...adviceLines(r),
+    ...issueLines(r, paint),
+  );
+  return `${out.join("\n")}\n`;
+}
+
+/** The resolved arguments: the table rows, then every other note. */
+function argumentLines(r: CheckReport): string[] {
+  const out: string[] = [];
   out.push("", "Resolved arguments");
   for (const row of resolvedArgumentRows(r)) {
     const { name, value, note } = row;
@@ -44,7 +59,12 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
         : `  ${name.padEnd(34)} ${String(value).padEnd(12)} ${text}`,
     );
   }
+  return out;
+}
 
+/** Each ring, its write pad and whether it serves the draft tokens. */
+function ringLines(d: CheckReport["derived"]): string[] {
+  const out: string[] = [];
   out.push("", "Compress-state rings");
   for (const key of ["c4", "c128"] as const) {
     const ring = d.ringSizes[key];
@@ -68,7 +88,12 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
   }
   if (d.maxDraftTokensServed != null)
     out.push(`  the configuration serves at most ${d.maxDraftTokensServed} draft tokens per verify`);
+  return out;
+}
 
+/** The planner's ring simulator on the resolved rings, and each ring's proof. */
+function residencyLines(r: CheckReport): string[] {
+  const out: string[] = [];
   out.push("", "Residency check (the planner's ring simulator on the resolved rings)");
   for (const c of r.residency) {
     out.push(
@@ -84,9 +109,13 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
           : `    proof: ${p.status === "fails" ? `FAILS — ${p.detail}` : `not proved (${p.detail})`}; \`${p.command}\``,
       );
   }
+  return out;
+}
 
+/** The KV budget per worker, and how it was computed from the GPU. */
+function budgetLines(b: CheckReport["budget"]): string[] {
+  const out: string[] = [];
   out.push("", "KV budget per worker");
-  const b = r.budget;
   if (b.assumption) out.push(`  assumption: ${b.assumption}`);
   if (b.kind === "gpu") {
     out.push(
@@ -97,39 +126,46 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
     );
   }
   out.push(`  KV budget: ${b.availableBytes == null ? "none" : fmtBytes(b.availableBytes)}`);
+  return out;
+}
 
-  const s = r.sizing;
-  if (s) {
-    out.push("", `Pools (sizing ${s.mode}${s.stages.length > 1 ? `, PP stage 0 of ${s.stages.length}` : ""})`);
+/** The pools (shape, bytes, what the estimate misses) and the capacity. */
+function poolLines(s: NonNullable<CheckReport["sizing"]>): string[] {
+  const out: string[] = [];
+  out.push("", `Pools (sizing ${s.mode}${s.stages.length > 1 ? `, PP stage 0 of ${s.stages.length}` : ""})`);
+  out.push(
+    `  ${"pool".padEnd(22)} ${"layers".padStart(6)}  ${"shape per layer".padEnd(20)} ${"dtype".padEnd(8)} ${"allocated B".padStart(16)} ${"GiB".padStart(8)} ${"estimated B".padStart(16)} ${"unaccounted B".padStart(14)}`,
+  );
+  for (const p of s.stages[0]!.pools) {
     out.push(
-      `  ${"pool".padEnd(22)} ${"layers".padStart(6)}  ${"shape per layer".padEnd(20)} ${"dtype".padEnd(8)} ${"allocated B".padStart(16)} ${"GiB".padStart(8)} ${"estimated B".padStart(16)} ${"unaccounted B".padStart(14)}`,
-    );
-    for (const p of s.stages[0]!.pools) {
-      out.push(
-        `  ${p.name.padEnd(22)} ${String(p.layers).padStart(6)}  ${`[${p.shapePerLayer.map(n).join(", ")}]`.padEnd(20)} ${p.dtype.padEnd(8)} ${n(p.totalBytes).padStart(16)} ${(p.totalBytes / GIB).toFixed(3).padStart(8)} ${n(Math.round(p.estimatedBytes)).padStart(16)} ${n(Math.round(p.unaccountedBytes)).padStart(14)}`,
-      );
-    }
-    const bp = s.bytesPerFullToken;
-    out.push(
-      `  bytes per full token ${bp.total.toFixed(4)} (raw ${bp.raw.toFixed(4)} × draft factor ${bp.draftFactor.toFixed(6)}${s.mode === "exact" ? "; informational, exact mode sizes the pools themselves" : ""}); fixed c128 state ${n(s.fixedBytes)} B`,
-    );
-    out.push("", "Capacity");
-    out.push(`  full tokens (max_total_num_tokens) ${n(s.sizes.maxTotalNumTokens)}`);
-    out.push(
-      `  SWA tokens ${n(s.sizes.swaTokens)}, c4 entries ${n(s.sizes.c4Size)}, c128 entries ${n(s.sizes.c128Size)}, c4 state rows ${n(s.sizes.c4StatePoolSize)}, c128 state size ${n(s.sizes.c128StatePoolSize)}`,
-    );
-    out.push(
-      `  max running requests ${n(s.maxRunningRequests)} (request slots ${n(s.numReqSlots)}); ${n(Math.floor(s.sizes.maxTotalNumTokens / Math.max(s.maxRunningRequests, 1)))} tokens per request at full load`,
-    );
-    if (s.stages.length > 1)
-      out.push(
-        `  per-stage capacity: ${s.stages.map((st) => n(st.stageCapacityTokens)).join(", ")} (the minimum is used)`,
-      );
-    out.push(
-      `  allocated ${fmtBytes(s.allocatedBytes)} of ${fmtBytes(s.availableBytes)}; unused ${n(s.unusedBytes)} B${s.unusedBytes < 0 ? " (OVER the budget)" : ""}`,
+      `  ${p.name.padEnd(22)} ${String(p.layers).padStart(6)}  ${`[${p.shapePerLayer.map(n).join(", ")}]`.padEnd(20)} ${p.dtype.padEnd(8)} ${n(p.totalBytes).padStart(16)} ${(p.totalBytes / GIB).toFixed(3).padStart(8)} ${n(Math.round(p.estimatedBytes)).padStart(16)} ${n(Math.round(p.unaccountedBytes)).padStart(14)}`,
     );
   }
+  const bp = s.bytesPerFullToken;
+  out.push(
+    `  bytes per full token ${bp.total.toFixed(4)} (raw ${bp.raw.toFixed(4)} × draft factor ${bp.draftFactor.toFixed(6)}${s.mode === "exact" ? "; informational, exact mode sizes the pools themselves" : ""}); fixed c128 state ${n(s.fixedBytes)} B`,
+  );
+  out.push("", "Capacity");
+  out.push(`  full tokens (max_total_num_tokens) ${n(s.sizes.maxTotalNumTokens)}`);
+  out.push(
+    `  SWA tokens ${n(s.sizes.swaTokens)}, c4 entries ${n(s.sizes.c4Size)}, c128 entries ${n(s.sizes.c128Size)}, c4 state rows ${n(s.sizes.c4StatePoolSize)}, c128 state size ${n(s.sizes.c128StatePoolSize)}`,
+  );
+  out.push(
+    `  max running requests ${n(s.maxRunningRequests)} (request slots ${n(s.numReqSlots)}); ${n(Math.floor(s.sizes.maxTotalNumTokens / Math.max(s.maxRunningRequests, 1)))} tokens per request at full load`,
+  );
+  if (s.stages.length > 1)
+    out.push(
+      `  per-stage capacity: ${s.stages.map((st) => n(st.stageCapacityTokens)).join(", ")} (the minimum is used)`,
+    );
+  out.push(
+    `  allocated ${fmtBytes(s.allocatedBytes)} of ${fmtBytes(s.availableBytes)}; unused ${n(s.unusedBytes)} B${s.unusedBytes < 0 ? " (OVER the budget)" : ""}`,
+  );
+  return out;
+}
 
+/** The ring-sizing advisor: rings that would serve the draft tokens. */
+function adviceLines(r: CheckReport): string[] {
+  const out: string[] = [];
   if (r.advice.length) {
     out.push("", "Ring-sizing advisor");
     for (const a of r.advice) {
@@ -141,7 +177,12 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
       );
     }
   }
+  return out;
+}
 
+/** Every error and warning, by rule. */
+function issueLines(r: CheckReport, paint: Paint): string[] {
+  const out: string[] = [];
   if (r.errors.length) {
     out.push("", "Errors");
     for (const e of r.errors) out.push(paint.bad(`  [${e.rule}] ${e.message}`));
@@ -150,7 +191,7 @@ export function formatReport(r: CheckReport, paint: Paint = NO_PAINT): string {
     out.push("", "Warnings");
     for (const w of r.warnings) out.push(paint.warn(`  [${w.rule}] ${w.message}`));
   }
-  return `${out.join("\n")}\n`;
+  return out;
 }
 
 /** A resolved argument as the report lists it: the table's rows, then every other note. */

@@ -7,11 +7,12 @@ import {
   RULES,
   type LogComparison,
   type ModelPreset,
+  type OverriddenSetting,
   parseCustomModel,
   reconcileSglangLog,
 } from "@dsv4-kv/server-config";
 import { DEFAULT_MODEL } from "@dsv4-kv/server-config/internal";
-import { readConfigFile } from "../check/config-file.js";
+import { type ConfigFileValues, readConfigFile } from "../check/config-file.js";
 import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
 import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";
 import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
@@ -51,9 +52,10 @@ and SGLANG_DSV4_COMPRESS_STATE_DTYPE (flags and --config win).
 
 Server flags are SGLang's, as it spells them, with its aliases (--tp/--tp-size, --dp, --ep, --model/--model-path,
 …), as --flag value or --flag=value, here, after -- in a pasted launch command, or as keys of --config (YAML or
-JSON, dashes or underscores, None = unset; a flag given twice in any spelling, or a JSON key twice, is refused
-naming both). Flags that do not change KV state are accepted and listed as ignored; the full table is
-docs/reference/sglang-flags.md.
+JSON, dashes or underscores, None = unset). A setting given twice is taken as SGLang's loader takes it and the
+report says which one won (a YAML key repeated: its last value; two of SGLang's spellings: the later; a flag over
+the file); a snake_case twin of a flag, or a JSON key twice, is refused naming both. Flags that do not change KV
+state are accepted and listed as ignored; the full table is docs/reference/sglang-flags.md.
 
 --against-log FILE reads an SGLang server's start-up log as operators paste it: cut, wrapped, mixed with prose
 and tables, several servers in one file. Each sizing line is read on its own (one that cannot be read is listed
@@ -125,6 +127,7 @@ interface CheckRun {
   ok: boolean;
   payload: Parameters<typeof checkPayload>[0];
   ignored: IgnoredSetting[];
+  overridden: OverriddenSetting[];
 }
 
 const BUDGET_FLAGS = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"];
@@ -196,12 +199,25 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
     Object.assign(merged, log.values);
     ignored.unshift(...log.ignored);
   }
+  const overridden: OverriddenSetting[] = [];
+  let fromFile: ConfigFileValues["sources"] = {};
   if (typeof flags.config === "string") {
     const file = await readConfigFile(flags.config, io.stdin);
     Object.assign(merged, file.values);
     ignored.unshift(...file.ignored);
+    overridden.push(...file.overridden);
+    fromFile = file.sources;
   }
-  for (const [name, value] of Object.entries(flags)) if (value !== undefined && name !== "config") merged[name] = value;
+  for (const [name, value] of Object.entries(flags)) {
+    if (value === undefined || name === "config") continue;
+    merged[name] = value;
+    const lost = fromFile[name];
+    // SGLang puts the file's settings before the command line's, so argparse keeps the flag (D35).
+    if (lost !== undefined) {
+      const won = { source: "flag" as const, name: input.spelling[name] ?? `--${name}`, value, line: null };
+      overridden.push({ flag: `--${name}`, won, lost: [lost], rule: "flag-over-config" });
+    }
+  }
   const { model, modelResolvedAs } = await modelOf(merged, input, io.stdin);
 
   // With a log: the budget it printed unless a budget flag is given, and SGLang's Gen B arithmetic.
@@ -210,7 +226,7 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
   const budgetFromLog = log !== null && !budgetGiven;
   if (budgetFromLog && log.budgetBytes !== null) merged["kv-budget-bytes"] = log.budgetBytes;
   if (log && merged.sizing === undefined) merged.sizing = "sglang-gen-b";
-  const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored });
+  const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored, overridden });
   const reconciled = log ? reconcileSglangLog(log.parsed, report, { budgetFromLog }) : null;
   const { report: checked, comparison } = reconciled ? rulesForLog(report, reconciled) : { report, comparison: null };
   const json = (comparison ? { ...toJson(checked), logComparison: comparison } : toJson(checked)) as Record<
@@ -218,10 +234,18 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
     unknown
   >;
   const ok = checked.ok && (comparison === null || logComparisonOk(comparison));
-  const payload = { values: merged, model, modelResolvedAs, ignored, budget, report: json as CheckPayload["report"] };
+  const payload = {
+    values: merged,
+    model,
+    modelResolvedAs,
+    ignored,
+    overridden,
+    budget,
+    report: json as CheckPayload["report"],
+  };
   if (!log && typeof merged.html === "string")
     await writeReportHtml(merged.html, renderReportHtml(checkPayload(payload)));
-  return { report: checked, json, comparison, section: log, ok, payload, ignored };
+  return { report: checked, json, comparison, section: log, ok, payload, ignored, overridden };
 }
 
 /**
@@ -279,6 +303,7 @@ function writeRun(run: CheckRun, io: CommandIO, json: boolean, sectionCount: num
   if (p && sectionCount) io.stdout.write(`\n=== ${where}, started by ${p.startedBy} ===\n`);
   io.stdout.write(formatReport(run.report, paint));
   if (run.ignored.length > 0) io.stdout.write(ignoredSection(run.ignored));
+  if (run.overridden.length > 0) io.stdout.write(overriddenSection(run.overridden));
   if (run.section && run.comparison)
     io.stdout.write(formatLogComparison(run.comparison, run.section.path, run.section.summary, paint));
   const prefix = p && sectionCount ? `dsv4-kv check (${where})` : "dsv4-kv check";
@@ -321,6 +346,22 @@ function ignoredSection(ignored: readonly IgnoredSetting[]): string {
   if (unmodelled.length > 0)
     text += `\nIgnored, NOT MODELLED (SGLang may change KV state with these; the figures above leave them out):\n${unmodelled.map(line).join("\n")}\n`;
   return text;
+}
+
+const WHY: Readonly<Record<OverriddenSetting["rule"], string>> = {
+  "yaml-repeated-key": "a YAML key given twice keeps its last value",
+  "later-spelling": "two spellings of one flag: SGLang's parser keeps the later",
+  "flag-over-config": "a command-line flag wins over --config",
+};
+
+/** Settings given more than once that SGLang accepts: which one won, what it replaced, and why. */
+function overriddenSection(overridden: readonly OverriddenSetting[]): string {
+  const place = (s: OverriddenSetting["won"]) =>
+    `${s.name} ${JSON.stringify(s.value)}${s.line === null ? "" : ` (line ${s.line})`}`;
+  const lines = overridden.map(
+    (o) => `  ${o.flag}: ${place(o.won)} wins over ${o.lost.map(place).join(", ")}: ${WHY[o.rule]}`,
+  );
+  return `\nGiven more than once (the one SGLang takes wins):\n${lines.join("\n")}\n`;
 }
 
 async function readModelFile(path: string, stdin: CommandIO["stdin"]): Promise<ModelPreset> {

@@ -53,34 +53,79 @@ export interface ParsedFlags<T extends FlagTable> {
   rest: string[];
 }
 
+/** One flag word: `--name`, `--name=value` (`inline`), with `flag` as typed for errors. */
+export interface FlagWord {
+  flag: string;
+  name: string;
+  inline: string | undefined;
+}
+
+/** The words after a flag, for its value: the next one (unless it is a flag), or every one up to the next flag. */
+export interface FlagValueWords {
+  next(): string | undefined;
+  all(): string[];
+}
+
+export interface FlagWalk {
+  /** `word` is refused as no flag, with `rule`: what the command reads as a flag. */
+  notAFlag: { refuses: (word: string) => boolean; rule: string };
+  /** `--` ends the flags and the rest is returned (else it is refused as `notAFlag` decides). */
+  dashDashEnds: boolean;
+}
+
+/**
+ * The one walk over flag words every command's parser uses: each flag word with its inline value, and the words
+ * after it for its value, handed to `each`. Returns the words after `--` when `dashDashEnds`, else [].
+ */
+export function walkFlagWords(
+  argv: readonly string[],
+  walk: FlagWalk,
+  each: (word: FlagWord, values: FlagValueWords) => void,
+): string[] {
+  let i = 0;
+  const values: FlagValueWords = {
+    next: () => (i + 1 < argv.length && !isFlagWord(argv[i + 1]!) ? argv[++i] : undefined),
+    all: () => {
+      const items: string[] = [];
+      while (i + 1 < argv.length && !isFlagWord(argv[i + 1]!)) items.push(argv[++i]!);
+      return items;
+    },
+  };
+  for (; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (walk.dashDashEnds && word === "--") return argv.slice(i + 1);
+    if (walk.notAFlag.refuses(word)) throw new UsageError(word, undefined, walk.notAFlag.rule);
+    const eq = word.indexOf("=");
+    const name = word.slice(2, eq < 0 ? undefined : eq);
+    each({ flag: `--${name}`, name, inline: eq < 0 ? undefined : word.slice(eq + 1) }, values);
+  }
+  return [];
+}
+
+const COMMAND_WALK: FlagWalk = {
+  notAFlag: {
+    refuses: (word) => !word.startsWith("--") || word === "--=",
+    rule: "is not a flag of this command (flags start with --)",
+  },
+  dashDashEnds: true,
+};
+
 /** Parses `argv` against `table`; every refusal is a UsageError naming the flag as typed. */
 export function parseFlags<T extends FlagTable>(argv: readonly string[], table: T): ParsedFlags<T> {
   const values: Record<string, unknown> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!;
-    if (word === "--") {
-      requireFlags(table, values);
-      return { values: values as FlagValues<T>, rest: argv.slice(i + 1) };
-    }
-    if (!word.startsWith("--") || word === "--=")
-      throw new UsageError(word, undefined, "is not a flag of this command (flags start with --)");
-    const eq = word.indexOf("=");
-    const name = word.slice(2, eq < 0 ? undefined : eq);
-    const flag = `--${name}`;
+  const rest = walkFlagWords(argv, COMMAND_WALK, ({ flag, name, inline }, words) => {
     const spec = lookup(table, name, flag);
     if (spec.type === "bool") {
-      if (eq >= 0) throw new UsageError(flag, word.slice(eq + 1), "is a switch and takes no value");
+      if (inline !== undefined) throw new UsageError(flag, inline, "is a switch and takes no value");
       values[name] = true;
-      continue;
+      return;
     }
-    let raw: string | undefined;
-    if (eq >= 0) raw = word.slice(eq + 1);
-    else if (i + 1 < argv.length && !isFlagWord(argv[i + 1]!)) raw = argv[++i];
+    const raw = inline ?? words.next();
     if (raw === undefined) throw new UsageError(flag, undefined, `needs a value${spec.arg ? ` (${spec.arg})` : ""}`);
     values[name] = flagValueFromText(flag, spec, raw);
-  }
+  });
   requireFlags(table, values);
-  return { values: values as FlagValues<T>, rest: [] };
+  return { values: values as FlagValues<T>, rest };
 }
 
 function requireFlags(table: FlagTable, values: Record<string, unknown>): void {

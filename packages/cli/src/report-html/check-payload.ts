@@ -9,6 +9,7 @@ import {
   type LogComparison,
   MODEL_PRESETS,
   type ModelPreset,
+  type OverriddenSetting,
 } from "@dsv4-kv/server-config";
 import type { IgnoredSetting, Values } from "../check/launch.js";
 
@@ -27,6 +28,8 @@ export interface CheckInputs {
   values: Values;
   model: PayloadModel;
   ignored: IgnoredSetting[];
+  /** Settings given more than once and which one won (absent when none, so older pages read the same). */
+  overridden?: OverriddenSetting[];
   /** The KV budget the CLI sized (from the values; kept for the reader of the payload). */
   budget: BudgetInput;
 }
@@ -50,6 +53,7 @@ export interface CheckPayloadSource {
   model: ModelPreset;
   modelResolvedAs: string;
   ignored: readonly IgnoredSetting[];
+  overridden?: readonly OverriddenSetting[];
   budget: BudgetInput;
   report: CheckPayload["report"];
 }
@@ -64,6 +68,7 @@ export function checkPayload(source: CheckPayloadSource): CheckPayload {
       values,
       model: payloadModel(source.model, source.modelResolvedAs),
       ignored: [...source.ignored],
+      ...(source.overridden?.length ? { overridden: [...source.overridden] } : {}),
       budget: source.budget,
     },
     report: source.report,

@@ -2,7 +2,7 @@
  * Pool-shape rules: every compress-state ring keeps a verify's committed tail resident (V-S8), and the model's
  * pool and layer shape can be built (V-K1).
  */
-import { ringDraftViolations } from "@dsv4-kv/memory-pool";
+import { type DraftExceedsRingParams, draftExceedsRingText, ringDraftViolations } from "@dsv4-kv/memory-pool";
 import type { ResolveContext } from "./context.js";
 import { type ConfigIssue, issuesOf, makeIssue } from "./issue.js";
 
@@ -13,12 +13,13 @@ export interface RingDraftParams {
   writePad?: unknown;
   draftTokens?: unknown;
   adaptive: boolean;
+  /** The advisor's ring and its cost (check.ts adds it after sizing): a param of its own, shown after the rule. */
   advice?: string;
 }
 
-/** The V-S8 issue (check.ts rebuilds it with the advisor's ring; matching is on `params.ratio`). */
+/** The V-S8 issue, its text built once from its params (memory-pool's `draftExceedsRingText`, then these). */
 export function ringDraftIssue(params: RingDraftParams): ConfigIssue {
-  const { ratio, ringSize, writePad, draftTokens } = params;
+  const { draftTokens } = params;
   const adaptive = params.adaptive ? ` (the largest adaptive draft count, ${draftTokens}, is checked)` : "";
   const advice = params.advice === undefined ? "" : `. Advisor: ${params.advice}`;
   return makeIssue({
@@ -27,12 +28,14 @@ export function ringDraftIssue(params: RingDraftParams): ConfigIssue {
     code: "DRAFT_EXCEEDS_RING",
     field: "speculativeNumDraftTokens",
     value: draftTokens,
-    text:
-      `speculative_num_draft_tokens=${draftTokens} exceeds what the c${ratio} compress state ring can keep resident ` +
-      `(ring_size=${ringSize} serves at most ${writePad} draft tokens); lower the draft count to ${writePad} or ` +
-      `enlarge the ring${adaptive}${advice}`,
+    text: `${draftExceedsRingText(params as DraftExceedsRingParams, "startup")}${adaptive}${advice}`,
     params: { ...params },
   });
+}
+
+/** A V-S8 issue with the advisor's words as its `advice` param (matched on `params.ratio` by the caller). */
+export function withRingAdvice(issue: ConfigIssue, advice: string): ConfigIssue {
+  return ringDraftIssue({ ...(issue.params as unknown as RingDraftParams), advice });
 }
 
 /** V-S8: the max draft tokens fit every ring's write pad, on every pipeline stage, each ratio reported once. */

@@ -21,7 +21,7 @@ import { sglangFlag } from "../sglang-flags.js";
 import { type ReadFields, SIZING_KINDS, type SizingKind, readFields } from "./fields.js";
 import { ANSI, type ClassifiedLine, classifyLine, excerpt } from "./log-lines.js";
 import { PythonLiteralError, type PythonValue, readPythonLiteral } from "./python-literal.js";
-import { shellWords } from "./shell-words.js";
+import { shellWords } from "../shell-words.js";
 import type { LoggedSizingLine, ParsedSglangLog, ParsedSglangLogFile, SectionStart, SkippedLine } from "./types.js";
 
 /** Largest log read (a start-up log is a few MB; a server that ran for days can be larger: pass its start). */
@@ -375,9 +375,10 @@ class Reader {
     let joined = message;
     while (joined.endsWith("\\") && this.i + 1 < this.lines.length)
       joined = `${joined.slice(0, -1)} ${classifyLine(this.lines[++this.i]!).message.trim()}`;
-    const words = shellWords(joined.replace(/^[$+#>]\s+/, ""));
-    if (!Array.isArray(words))
-      return this.skip(lineNo, message, `a launch command with an unclosed ${words.unclosed} quote: not read`);
+    const split = shellWords(joined.replace(/^[$+#>]\s+/, ""), "lenient");
+    if ("refused" in split)
+      return this.skip(lineNo, message, `a launch command with an unclosed ${split.refused.unclosed} quote: not read`);
+    const { words } = split;
     this.start(lineNo, "launch-command");
     const command = words.filter((w) => !["nohup", "exec", "env", "export"].includes(w));
     this.current.launchCommand = command;
@@ -415,8 +416,9 @@ function readServerArgs(rest: string): ServerArgsRead {
 
 /** `NAME=value` (several, shell-quoted) or `export NAME=value`; a line not made only of assignments is no env line. */
 function readEnvLine(message: string, env: Record<string, string>): void {
-  const words = shellWords(message);
-  if (!Array.isArray(words)) return;
+  const split = shellWords(message, "lenient");
+  if ("refused" in split) return;
+  const { words } = split;
   const assignments = words[0] === "export" ? words.slice(1) : words;
   const pairs = assignments.map((w) => ASSIGNMENT.exec(w));
   if (pairs.length === 0 || pairs.some((m) => m === null || !/^[A-Z][A-Z0-9_]*$/.test(m[1]!))) return;

@@ -108,7 +108,8 @@ export function pipelineInput(payload: CheckPayload, overrides: Values): CheckPi
   const values: Values = { ...payload.inputs.values, ...overrides };
   const { model, resolvedAs } =
     overrides.model !== undefined ? modelByName(String(overrides.model)) : modelFromPayload(payload.inputs.model);
-  return { values, model, modelResolvedAs: resolvedAs, ignored: payload.inputs.ignored };
+  const { ignored, overridden } = payload.inputs;
+  return { values, model, modelResolvedAs: resolvedAs, ignored, ...(overridden ? { overridden } : {}) };
 }
 
 function modelByName(name: string): ReturnType<typeof modelFromPayload> {

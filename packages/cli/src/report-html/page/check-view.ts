@@ -94,6 +94,7 @@ export function mountCheckView(root: HTMLElement, payload: CheckPayload): void {
       residencyChart(report),
       argumentsSection(report),
       ignoredSection(report),
+      overriddenSection(report),
       logSection(payload, changed),
       terminalSection(report),
     );
@@ -249,6 +250,16 @@ function ignoredSection(report: CheckReport): HTMLElement | string {
       ),
     );
   return el("section", { id: "ignored" }, el("h2", {}, "Accepted and not read"), list);
+}
+
+function overriddenSection(report: CheckReport): HTMLElement | string {
+  if (!report.overridden?.length) return "";
+  const place = (s: NonNullable<CheckReport["overridden"]>[number]["won"]) =>
+    `${s.name} ${JSON.stringify(s.value)}${s.line === null ? "" : ` (line ${s.line})`}`;
+  const list = el("ul");
+  for (const o of report.overridden)
+    list.append(el("li", {}, `${o.flag}: ${place(o.won)} wins over ${o.lost.map(place).join(", ")} (${o.rule})`));
+  return el("section", { id: "overridden" }, el("h2", {}, "Given more than once: the one SGLang takes"), list);
 }
 
 function terminalSection(report: CheckReport): HTMLElement {
