@@ -16,8 +16,6 @@ export {
   ONLINE_MTP_STATE_TYPE,
   ONLINE_MTP_ERR,
   ONLINE_MTP_KERNEL,
-  type OnlineMtpBenchArgs,
-  type OnlineMtpBenchResult,
   type OnlineMtpNative,
   onlineMtpNative,
 } from "./online-mtp.js";
@@ -27,9 +25,6 @@ export {
   COMPRESS_KERNEL,
   type CompressPrefillArgs,
   type CompressDecodeArgs,
-  type CompressBenchArgs,
-  type CompressBenchOptions,
-  type CompressBenchResult,
   type CompressNative,
   compressNative,
 } from "./compress.js";
