@@ -79,3 +79,4 @@ export {
   smallestRingForDraftTokens,
   adviseRingSizes,
 } from "./advisor.js";
+export * from "./v41/index.js";

@@ -82,3 +82,14 @@ export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglan
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
 export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";
 export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";
+// DeepSeek-V4.1 (docs/reference/deepseek-v4.1.md): presets, names and config reading, apart from the V4 registry.
+export { type V41ModelPreset, V41_MODEL_PRESETS } from "./v41/presets.js";
+export { type V41ModelNameMatch, resolveV41ModelName } from "./v41/model-names.js";
+export {
+  type V41ConfigLayout,
+  type V41ConfigRead,
+  V41_ARCHITECTURES,
+  V41_MODEL_TYPES,
+  isV41Config,
+  modelV41FromConfigJson,
+} from "./v41/model-config.js";
