@@ -36,4 +36,5 @@ export {
   type V41SizingResult,
   type V41SizingOptions,
   sizeV41,
+  v41PoolInitLines,
 } from "./sizing.js";

@@ -7,6 +7,7 @@ import { requireInt, optional, requireOneOf } from "../errors.js";
 import { compressStateRingSize } from "../rings.js";
 import {
   type V41ConfiguratorSizing,
+  type V41LoggedPoolSizes,
   type V41SizingConfig,
   sizeV41Configurator,
 } from "./configurator.js";
@@ -89,7 +90,7 @@ export function sizeV41(
     allocatedBytes: alloc.totalBytes,
     reservedBytes,
     unusedBytes: availableBytes - alloc.totalBytes,
-    poolInitLines: poolInitLines(config, c, mrr),
+    poolInitLines: v41PoolInitLines(config, c.pools, mrr),
     warnings: gapWarnings(config, pools),
   };
 }
@@ -128,23 +129,31 @@ function poolEstimates(
   };
 }
 
-function poolInitLines(config: V41SizingConfig, c: V41ConfiguratorSizing, mrr: number): V41PoolInitLine[] {
+/**
+ * The pool init lines at the logged pool sizes: the target's (c4 / c128 figures as the configurator passes them,
+ * the c128 state finalized as slots · R128 with V4's ring although V4.1 has no c128 layer), then, with DSpark, the
+ * draft's (same SWA, nothing compressed).
+ */
+export function v41PoolInitLines(
+  config: V41SizingConfig,
+  pools: V41LoggedPoolSizes,
+  maxNumReqs: number,
+): V41PoolInitLine[] {
+  requireInt("maxNumReqs", maxNumReqs, 0);
   const ring128 = compressStateRingSize(128, { isSpeculative: config.isSpeculative });
-  const { swa, c4, c128, c4State } = c.pools;
   const target: V41PoolInitLine = {
     worker: "target",
-    maxNumReqs: mrr,
-    swaSize: swa,
-    c4Size: c4,
-    c4LogicalSize: c128 * 32,
-    c128Size: c128,
-    c4StatePoolSize: c4State,
-    // Finalized from the request slots with V4's c128 ring although V4.1 has no c128 layer.
-    c128StatePoolSize: (mrr + 1) * ring128,
+    maxNumReqs,
+    swaSize: pools.swa,
+    c4Size: pools.c4,
+    c4LogicalSize: pools.c128 * 32,
+    c128Size: pools.c128,
+    c4StatePoolSize: pools.c4State,
+    c128StatePoolSize: (maxNumReqs + 1) * ring128,
   };
   if (!config.isSpeculative) return [target];
   const zeros = { c4Size: 0, c4LogicalSize: 0, c128Size: 0, c4StatePoolSize: 0, c128StatePoolSize: 0 };
-  return [target, { worker: "draft", maxNumReqs: mrr, swaSize: swa, ...zeros }];
+  return [target, { worker: "draft", maxNumReqs, swaSize: pools.swa, ...zeros }];
 }
 
 function gapWarnings(config: V41SizingConfig, pools: readonly V41PoolReport[]): V41GapWarning[] {
