@@ -1,6 +1,7 @@
 /**
- * DeepSeek-V4.1 layer roles, pools and configurator (docs/reference/deepseek-v4.1.md §2-§6), and the worked example
- * of §7 (V4.1-Flash on one rank of 8x H200, without and with DSpark), whose figures were derived by hand there.
+ * DeepSeek-V4.1 layer roles, pools and configurator (docs/reference/deepseek-v4.1.md §2, §4, §5, §6), and the worked
+ * example of docs/reference/deepseek-v4.1.md §7 (V4.1-Flash on one rank of 8x H200, without and with DSpark), whose
+ * figures were derived by hand there.
  */
 import { describe, expect, it } from "vitest";
 import {

@@ -176,9 +176,9 @@ describe("DeepSeek-V4.1 config reading", () => {
     expect(refusal(() => modelV41FromConfigJson(hfNested({ dspark_target_layer_ids: [37, 38, 40] })))).toMatchObject({
       field: "config.json dspark_target_layer_ids[2]",
     });
-    expect(
-      refusal(() => modelV41FromConfigJson(hfNested({ index_source_layer_ids: [8, 14, 20] }))).message,
-    ).toContain("no ratio-2 index source at or before layer 2");
+    expect(refusal(() => modelV41FromConfigJson(hfNested({ index_source_layer_ids: [8, 14, 20] }))).message).toContain(
+      "no ratio-2 index source at or before layer 2",
+    );
     expect(refusal(() => modelV41FromConfigJson(hfNested({ candidate_source_layer_id: 21 })))).toMatchObject({
       field: "config.json candidate_source_layer_id",
     });

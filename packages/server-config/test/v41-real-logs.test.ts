@@ -117,7 +117,11 @@ describe("LECYWZA 3x GB10 TP3 DSpark run report (lmsysorg/sglang:dev-dsv41)", ()
 
   it("the target and DSpark draft pool init lines", () => {
     const capped = v41LoggedPoolSizes(config, num(field(log, "DSV4 pool sizes", "full", 1)));
-    const lines = v41PoolInitLines(config, capped, num(field(log, "Initialize DeepSeekV4TokenToKVPool", "max_num_reqs")));
+    const lines = v41PoolInitLines(
+      config,
+      capped,
+      num(field(log, "Initialize DeepSeekV4TokenToKVPool", "max_num_reqs")),
+    );
     const keys = {
       max_num_reqs: "maxNumReqs",
       swa_size: "swaSize",

@@ -160,8 +160,7 @@ export function v41LoggedPoolSizes(config: V41SizingConfig, fullTokens: number):
   requireInt("fullTokens", fullTokens, 0);
   const P = config.pageSize;
   const full = Math.floor(fullTokens / P) * P;
-  const swa =
-    config.swaCapTokens ?? Math.floor(Math.trunc(full * config.swaFullTokensRatio) / P) * P;
+  const swa = config.swaCapTokens ?? Math.floor(Math.trunc(full * config.swaFullTokensRatio) / P) * P;
   const ring4 = compressStateRingSize(4, { isSpeculative: config.isSpeculative });
   return {
     full,

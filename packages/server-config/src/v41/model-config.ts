@@ -130,7 +130,12 @@ class V41Reader {
     const [hf, short] = KEYS[fact];
     const has = (k: string) => this.scope[k] !== undefined && this.scope[k] !== null;
     if (has(hf) && has(short) && hf !== short && JSON.stringify(this.scope[hf]) !== JSON.stringify(this.scope[short]))
-      this.fail("INVALID_ARGUMENT", short, this.scope[short], `disagrees with ${hf} = ${JSON.stringify(this.scope[hf])}`);
+      this.fail(
+        "INVALID_ARGUMENT",
+        short,
+        this.scope[short],
+        `disagrees with ${hf} = ${JSON.stringify(this.scope[hf])}`,
+      );
     return has(hf) ? hf : has(short) ? short : null;
   }
 
@@ -257,7 +262,12 @@ class V41Reader {
     });
     model.compressRatios.slice(0, model.numHiddenLayers).forEach((r, layer) => {
       if ((r === 1 || r === 2) && !idx.values.some((s) => s <= layer && ratioOf(s) === r))
-        this.fail("INVALID_ARGUMENT", idx.key, idx.values, `has no ratio-${r} index source at or before layer ${layer}`);
+        this.fail(
+          "INVALID_ARGUMENT",
+          idx.key,
+          idx.values,
+          `has no ratio-${r} index source at or before layer ${layer}`,
+        );
     });
     const candidate = this.int("candidate", -1, -1);
     if (candidate !== -1 && !idx.values.includes(candidate))
