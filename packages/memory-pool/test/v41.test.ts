@@ -119,7 +119,12 @@ describe("pools (deepseek-v4.1 §4)", () => {
       "draft-swa-kv": [3, 392, 149_760],
     });
     expect(r.totalBytes).toBe(r.pools.reduce((s, p) => s + p.totalBytes, 0));
-    expect(refusal(() => v41Pools({ ...(r as never), model: FLASH } as never)).code).toBe("UNKNOWN_KEY");
+    const base = { model: FLASH, fullSize: 0, swaSize: 0, pageSize: 256, numReqSlots: 1, pairRingSize: 2 };
+    expect(refusal(() => v41Pools({ ...base, withDraft: false, ringSize: 2 } as never)).code).toBe("UNKNOWN_KEY");
+    expect(refusal(() => v41Pools({ ...base, withDraft: "yes" } as never)).field).toBe("withDraft");
+    expect(refusal(() => v41Pools({ ...base, withDraft: false, indexPageSize: 32 } as never)).field).toBe(
+      "indexPageSize",
+    );
   });
 });
 

@@ -93,3 +93,11 @@ export {
   isV41Config,
   modelV41FromConfigJson,
 } from "./v41/model-config.js";
+export {
+  type V41CheckInput,
+  type V41BudgetInput,
+  type V41CheckNote,
+  type V41CheckReport,
+  V41_NOT_CHECKED,
+  checkV41Deployment,
+} from "./v41/check.js";

@@ -18,6 +18,7 @@ import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../c
 import { type LogFileInput, type LogInput, readAgainstLog } from "../check/against-log.js";
 import { loadModel } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
+import { checkIfV41 } from "../check/v41.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
@@ -136,7 +137,10 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
     throw new UsageError("--section", flags.section, "picks a section of --against-log FILE: give --against-log too");
   const log = typeof flags["against-log"] === "string" ? await readAgainstLog(flags["against-log"], io.stdin) : null;
   if (!log) {
-    const run = await runOne(input, null, io);
+    const values = await mergeValues(input, null, io);
+    const v41 = await checkIfV41(values.merged, input.spelling, io);
+    if (v41 !== null) return v41;
+    const run = await runOne(input, null, io, values);
     writeRun(run, io, flags.json === true, null);
     return run.ok ? 0 : 1;
   }
@@ -174,7 +178,12 @@ function pickSections(log: LogFileInput, section: unknown): LogInput[] {
   return [picked];
 }
 
-async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): Promise<CheckRun> {
+/** The flag values of one check: env < the log's server_args < config file < flags, and the settings not read. */
+async function mergeValues(
+  input: CheckInput,
+  log: LogInput | null,
+  io: CommandIO,
+): Promise<{ merged: Values; ignored: IgnoredSetting[] }> {
   const { flags } = input;
   const ignored = [...input.ignored];
   // Precedence: defaults < env (the launch command's assignments over the process's, or over the log's) < the
@@ -202,6 +211,16 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
     ignored.unshift(...file.ignored);
   }
   for (const [name, value] of Object.entries(flags)) if (value !== undefined && name !== "config") merged[name] = value;
+  return { merged, ignored };
+}
+
+async function runOne(
+  input: CheckInput,
+  log: LogInput | null,
+  io: CommandIO,
+  values?: { merged: Values; ignored: IgnoredSetting[] },
+): Promise<CheckRun> {
+  const { merged, ignored } = values ?? (await mergeValues(input, log, io));
   const { model, modelResolvedAs } = await modelOf(merged, input, io.stdin);
 
   // With a log: the budget it printed unless a budget flag is given, and SGLang's Gen B arithmetic.

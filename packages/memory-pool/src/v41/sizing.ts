@@ -66,7 +66,7 @@ export function sizeV41(
   optional("indexPageSize", options.indexPageSize, (f, v) => requireOneOf(f, v, V41_INDEX_PAGE_SIZES));
   const c = sizeV41Configurator(config, availableBytes);
   const { full, swa } = c.pools;
-  const mrr = resolvedRequests(config, full, c.pricedMaxRunningRequests);
+  const mrr = resolvedRequests(config, full);
   const alloc = v41Pools({
     model: config.model,
     fullSize: full,
@@ -95,11 +95,16 @@ export function sizeV41(
   };
 }
 
-/** The scheduler's request count: requested (at most half the tokens), else the configurator's estimate. */
-function resolvedRequests(config: V41SizingConfig, fullTokens: number, priced: number): number {
+/**
+ * The scheduler's request count at the final F: requested (at most half the tokens), else
+ * `min(clamp(int(F / context · 512), 2048, 4096), F // 2)`, as for V4 (docs/reference/pools-and-sizing.md §7.2).
+ */
+function resolvedRequests(config: V41SizingConfig, fullTokens: number): number {
   requireInt("fullTokens", fullTokens, 0);
   const half = Math.floor(fullTokens / 2);
-  return Math.min(config.maxRunningRequests ?? priced, half);
+  if (config.maxRunningRequests !== null) return Math.min(config.maxRunningRequests, half);
+  const estimate = Math.trunc((fullTokens / config.contextLen) * 512);
+  return Math.min(Math.min(Math.max(estimate, 2048), 4096), half);
 }
 
 /**
