@@ -129,7 +129,7 @@ describe("dsv4-kv check --model / --model-path (end to end)", () => {
     expect(byFolder.report.model.resolvedAs).toMatch(/transformers layout\) → preset DeepSeek-V4-Flash/);
   });
 
-  it("a checkpoint folder for a custom model needs a budget, a custom V4.1 one too (read as V4.1 since issue 27)", () => {
+  it("a checkpoint folder for a custom model needs a budget, a custom V4.1 one too (read as V4.1, no longer refused)", () => {
     const custom = json(["--model", fixture("small-dsv4"), "--kv-budget-bytes", "20000000000"]);
     expect(custom.code, custom.stderr).toBe(0);
     expect(custom.report.model).toMatchObject({ name: "small-dsv4", layers: { total: 4 } });

@@ -166,7 +166,7 @@ describe("0xSero 4x GB10 TP4 boot lines (V4.1, kept with the V4 corpus)", () => 
   }
 });
 
-describe("MiaAI issue 27: ratio mode 0.22 on 4x GB10", () => {
+describe("MiaAI-Lab/DeepSeek-v4.1-Flash-DGX-Sparks#27: ratio mode 0.22 on 4x GB10", () => {
   it("swa = floor_P(full · 0.22), c4 = full / 4, c128 = full / 128 from the logged full", () => {
     const log = read("sglang-logs/v41-miaai-issue-27-gb10-tp4-swa-sizing-truncated.log");
     const ratio = num(field(log, "DSV4 SWA sizing", "swa_full_tokens_ratio"));
