@@ -129,13 +129,13 @@ describe("dsv4-kv check --model / --model-path (end to end)", () => {
     expect(byFolder.report.model.resolvedAs).toMatch(/transformers layout\) → preset DeepSeek-V4-Flash/);
   });
 
-  it("a checkpoint folder for a custom model needs a budget; V4.1 exits 2 naming the key", () => {
+  it("a checkpoint folder for a custom model needs a budget, a custom V4.1 one too (read as V4.1, no longer refused)", () => {
     const custom = json(["--model", fixture("small-dsv4"), "--kv-budget-bytes", "20000000000"]);
     expect(custom.code, custom.stderr).toBe(0);
     expect(custom.report.model).toMatchObject({ name: "small-dsv4", layers: { total: 4 } });
     expect(cli(["check", "--model", fixture("v4.1-like")])).toMatchObject({
       code: 2,
-      stderr: expect.stringMatching(/config\.json kv_source_layer_ids = \[2, 5\]: cross-layer/),
+      stderr: expect.stringMatching(/--weights-gib: is needed: the config of v4\.1-like gives no checkpoint size/),
     });
     expect(cli(["check", "--model", "deepseek-v4-flahs"])).toMatchObject({
       code: 2,

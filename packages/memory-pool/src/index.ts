@@ -81,3 +81,4 @@ export {
   smallestRingForDraftTokens,
   adviseRingSizes,
 } from "./advisor.js";
+export * from "./v41/index.js";

@@ -94,3 +94,22 @@ export {
   serverFlagName,
 } from "./server-flags.js";
 export { type ShellWordsResult, shellWords } from "./shell-words.js";
+// DeepSeek-V4.1 (docs/reference/deepseek-v4.1.md): presets, names and config reading, apart from the V4 registry.
+export { type V41ModelPreset, V41_MODEL_PRESETS } from "./v41/presets.js";
+export { type V41ModelNameMatch, resolveV41ModelName } from "./v41/model-names.js";
+export {
+  type V41ConfigLayout,
+  type V41ConfigRead,
+  V41_ARCHITECTURES,
+  V41_MODEL_TYPES,
+  isV41Config,
+  modelV41FromConfigJson,
+} from "./v41/model-config.js";
+export {
+  type V41CheckInput,
+  type V41BudgetInput,
+  type V41CheckNote,
+  type V41CheckReport,
+  V41_NOT_CHECKED,
+  checkV41Deployment,
+} from "./v41/check.js";

@@ -6,7 +6,15 @@
  */
 import { lstat, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { type ModelPreset, modelFromConfigJson, resolveModelName } from "@dsv4-kv/server-config";
+import {
+  type ModelPreset,
+  type V41ModelPreset,
+  isV41Config,
+  modelFromConfigJson,
+  modelV41FromConfigJson,
+  resolveModelName,
+  resolveV41ModelName,
+} from "@dsv4-kv/server-config";
 import { InputError } from "../commands/args.js";
 import { parseJsonFile } from "../commands/json-keys.js";
 import { STDIN_PATH, readInputBytes } from "../commands/read-input.js";
@@ -30,6 +38,36 @@ export async function loadModel(spec: string, flag: string): Promise<ModelSource
     throw new InputError(flag, spec, "names no folder or file: give a checkpoint folder, a config.json path or a name");
   const match = resolveModelName(spec, flag);
   return { model: match.preset, resolvedAs: match.resolvedAs };
+}
+
+export interface V41ModelSource {
+  model: V41ModelPreset;
+  resolvedAs: string;
+}
+
+/**
+ * The DeepSeek-V4.1 model `spec` names (a V4.1 name or id, a folder or config.json of a V4.1 checkpoint), or null
+ * when it names something else (which `loadModel` then reads, or refuses, as before).
+ */
+export async function loadV41Model(spec: string, flag: string): Promise<V41ModelSource | null> {
+  const kind = await pathKind(spec);
+  if (kind === null) {
+    if (looksLikePath(spec)) return null;
+    const match = resolveV41ModelName(spec);
+    if (!match) return null;
+    const how = spec === match.preset.name ? "" : `"${spec}" → `;
+    return { model: match.preset, resolvedAs: `${how}preset ${match.preset.name} (DeepSeek-V4.1)` };
+  }
+  const path = kind === "dir" ? join(spec, "config.json") : spec;
+  const raw = parseJson(await readConfigText(path, flag), path, flag);
+  if (!isV41Config(raw)) return null;
+  const name = kind === "dir" ? basename(spec) || spec : basename(dirname(spec)) || spec;
+  const read = modelV41FromConfigJson(raw, { name, file: path });
+  const resolvedAs =
+    read.preset === null
+      ? `${path} (DeepSeek-V4.1, ${read.layout} layout): a custom model, no preset matches its facts`
+      : `${path} (DeepSeek-V4.1, ${read.layout} layout) → preset ${read.preset} (every KV fact matches)`;
+  return { model: read.model, resolvedAs };
 }
 
 /** stat only: it never opens the path, so a FIFO cannot block it. A link that leads nowhere (a loop) exists too. */

@@ -19,6 +19,7 @@ import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../c
 import { type LogFileInput, type LogInput, readAgainstLog } from "../check/against-log.js";
 import { loadModel } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
+import { checkIfV41 } from "../check/v41.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
@@ -139,7 +140,10 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
     throw new UsageError("--section", flags.section, "picks a section of --against-log FILE: give --against-log too");
   const log = typeof flags["against-log"] === "string" ? await readAgainstLog(flags["against-log"], io.stdin) : null;
   if (!log) {
-    const run = await runOne(input, null, io);
+    const values = await mergeValues(input, null, io);
+    const v41 = await checkIfV41(values.merged, input.spelling, io);
+    if (v41 !== null) return v41;
+    const run = await runOne(input, null, io, values);
     writeRun(run, io, flags.json === true, null);
     return run.ok ? 0 : 1;
   }
@@ -177,7 +181,8 @@ function pickSections(log: LogFileInput, section: unknown): LogInput[] {
   return [picked];
 }
 
-async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): Promise<CheckRun> {
+/** The flag values of one check: env < the log's server_args < config file < flags, and the settings not read. */
+async function mergeValues(input: CheckInput, log: LogInput | null, io: CommandIO): Promise<MergedValues> {
   const { flags } = input;
   const ignored = [...input.ignored];
   // Precedence: defaults < env (the launch command's assignments over the process's, or over the log's) < the
@@ -218,6 +223,18 @@ async function runOne(input: CheckInput, log: LogInput | null, io: CommandIO): P
       overridden.push({ flag: `--${name}`, won, lost: [lost], rule: "flag-over-config" });
     }
   }
+  return { merged, ignored, overridden };
+}
+
+type MergedValues = { merged: Values; ignored: IgnoredSetting[]; overridden: OverriddenSetting[] };
+
+async function runOne(
+  input: CheckInput,
+  log: LogInput | null,
+  io: CommandIO,
+  values?: MergedValues,
+): Promise<CheckRun> {
+  const { merged, ignored, overridden } = values ?? (await mergeValues(input, log, io));
   const { model, modelResolvedAs } = await modelOf(merged, input, io.stdin);
 
   // With a log: the budget it printed unless a budget flag is given, and SGLang's Gen B arithmetic.

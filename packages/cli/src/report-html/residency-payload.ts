@@ -16,7 +16,7 @@ import {
   requestRingSlot,
   windowSize,
 } from "@dsv4-kv/planner";
-import { ResidencyScenarioRun, describeBatches } from "@dsv4-kv/planner/internal";
+import { describeBatches } from "@dsv4-kv/planner/internal";
 
 /** Batches drawn up to and including the violating one (or the run's last). */
 export const WINDOW_BATCHES = 8;

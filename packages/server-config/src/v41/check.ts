@@ -1,0 +1,184 @@
+/**
+ * A DeepSeek-V4.1 deployment checked before start (docs/reference/deepseek-v4.1.md §5, §6): the arguments it reads
+ * (and what was defaulted), the KV budget, the configurator's figures as SGLang logs them, every pool a rank
+ * allocates against what the configurator reserved, both pool init lines, the gaps as warnings with their size, and
+ * what is not checked for V4.1 yet. V4's start-up rules and ring residency check do not apply and are not run.
+ */
+import {
+  type V41SizingConfig,
+  type V41SizingResult,
+  MemoryPoolError,
+  kvBudgetFromGpu,
+  sizeV41,
+} from "@dsv4-kv/memory-pool";
+import { DEFAULT_MEM_FRACTION_STATIC } from "../check.js";
+import { DEFAULT_DEPLOYMENT } from "../deployments.js";
+import { ServerConfigError } from "../errors.js";
+import type { V41ModelPreset } from "./presets.js";
+
+export interface V41CheckInput {
+  model: V41ModelPreset;
+  resolvedAs: string;
+  /** `--speculative-algorithm`; undefined applies check's V4.1 default (DSPARK), "none" / null runs without. */
+  speculativeAlgorithm?: string | null;
+  speculativeDsparkBlockSize?: number;
+  speculativeNumDraftTokens?: number;
+  maxRunningRequests?: number | null;
+  swaFullTokensRatio?: number;
+  pageSize?: number;
+  contextLength?: number;
+  maxTotalTokens?: number | null;
+  budget: V41BudgetInput;
+  /** How a refusal names an input field (the CLI renders flags: `weightsGiB` → `--weights-gib`). */
+  fieldName?: (field: string) => string;
+}
+
+export type V41BudgetInput =
+  | { kind: "bytes"; kvBudgetBytes: number }
+  | {
+      kind: "gpu";
+      gpuMemoryGiB?: number;
+      weightsGiB?: number;
+      runtimeGiB?: number;
+      memFractionStatic?: number;
+      tpSize?: number;
+      ppSize?: number;
+    };
+
+export interface V41CheckNote {
+  field: string;
+  value: unknown;
+  reason: string;
+}
+
+export interface V41CheckReport {
+  ok: boolean;
+  generation: "V4.1";
+  model: { name: string; resolvedAs: string; kvSourceLayerIds: readonly number[]; draftLayers: number };
+  notes: V41CheckNote[];
+  availableBytes: number;
+  budget: Record<string, unknown>;
+  config: V41SizingConfig;
+  sizing: V41SizingResult | null;
+  errors: { code: string; field: string; message: string }[];
+  warnings: string[];
+  notChecked: string[];
+}
+
+export const V41_NOT_CHECKED: readonly string[] = [
+  "the ratio-2 pair-state ring against the verify width (SGLang has no start-up guard for it either)",
+  "V4's start-up rules (V-*), the ring residency check, --against-log and --html for V4.1",
+];
+
+export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
+  const notes: V41CheckNote[] = [];
+  const warnings: string[] = [];
+  const { availableBytes, budget } = budgetOf(input, notes);
+  const config = sizingConfig(input, notes, warnings);
+  let sizing: V41SizingResult | null = null;
+  const errors: V41CheckReport["errors"] = [];
+  try {
+    sizing = sizeV41(config, availableBytes);
+  } catch (error) {
+    if (!(error instanceof MemoryPoolError) || !["SWA_FLOOR", "NOT_ENOUGH_MEMORY"].includes(error.code)) throw error;
+    errors.push({ code: error.code, field: error.field, message: error.message });
+  }
+  if (sizing) warnings.push(...sizing.warnings.map((w) => w.message));
+  const { name, kvSourceLayerIds, draftLayers } = input.model;
+  return {
+    ok: errors.length === 0,
+    generation: "V4.1",
+    model: { name, resolvedAs: input.resolvedAs, kvSourceLayerIds, draftLayers },
+    notes,
+    availableBytes,
+    budget,
+    config,
+    sizing,
+    errors,
+    warnings,
+    notChecked: [...V41_NOT_CHECKED],
+  };
+}
+
+function sizingConfig(input: V41CheckInput, notes: V41CheckNote[], warnings: string[]): V41SizingConfig {
+  const { model } = input;
+  let algorithm = input.speculativeAlgorithm;
+  if (algorithm === undefined) {
+    algorithm = "DSPARK";
+    notes.push({ field: "speculativeAlgorithm", value: "DSPARK", reason: "check's V4.1 default: its bundled draft" });
+  }
+  const speculative = algorithm !== null && !["none", "null", ""].includes(algorithm.toLowerCase());
+  if (speculative && algorithm !== "DSPARK")
+    warnings.push(
+      `speculative algorithm ${algorithm}: SGLang's V4.1 recipes serve only DSpark (its bundled draft); sized as ` +
+        "DSpark's pools (not verified against SGLang's code)",
+    );
+  const block = input.speculativeDsparkBlockSize ?? model.dsparkBlockSize;
+  if (speculative && input.speculativeNumDraftTokens === undefined && !Number.isFinite(block))
+    throw new ServerConfigError(
+      "INVALID_ARGUMENT",
+      (input.fieldName ?? String)("speculativeDsparkBlockSize"),
+      undefined,
+      `is needed: the config of ${model.name} gives no dspark_block_size (or run without speculation)`,
+    );
+  const given = input.speculativeNumDraftTokens;
+  const numDraftTokens = speculative ? (given ?? block + 1) : 0;
+  if (speculative && given === undefined)
+    notes.push({ field: "speculativeNumDraftTokens", value: numDraftTokens, reason: "DSpark block size + 1" });
+  if (input.pageSize !== undefined && input.pageSize !== 256)
+    notes.push({
+      field: "pageSize",
+      value: 256,
+      reason: `SGLang sets 256 for the dsv4 backend (given ${input.pageSize})`,
+    });
+  const mrr = input.maxRunningRequests ?? null;
+  if (input.swaFullTokensRatio === undefined && mrr !== null)
+    warnings.push(
+      "no --swa-full-tokens-ratio with --max-running-requests: SGLang sizes SWA in cap mode from its request cap, " +
+        "which this check does not compute; sized in ratio mode with SGLang's DSV4 default 0.1 instead",
+    );
+  return {
+    model,
+    pageSize: 256,
+    contextLen: input.contextLength ?? model.contextLen,
+    isSpeculative: speculative,
+    numDraftTokens,
+    maxRunningRequests: mrr,
+    swaCapTokens: null,
+    swaFullTokensRatio: input.swaFullTokensRatio ?? 0.1,
+    maxTotalTokens: input.maxTotalTokens ?? null,
+  };
+}
+
+/** `--kv-budget-bytes`, or the device memory less this rank's share of the weights (the V4 check's rule). */
+function budgetOf(input: V41CheckInput, notes: V41CheckNote[]) {
+  const b = input.budget;
+  if (b.kind === "bytes") return { availableBytes: b.kvBudgetBytes, budget: { ...b } };
+  const tp = b.tpSize ?? (DEFAULT_DEPLOYMENT.tpSize.value as number);
+  if (b.tpSize === undefined) notes.push({ field: "tpSize", value: tp, reason: DEFAULT_DEPLOYMENT.tpSize.reason });
+  const ranks = tp * (b.ppSize ?? 1);
+  if (b.weightsGiB === undefined && !Number.isFinite(input.model.checkpointGiB))
+    throw new ServerConfigError(
+      "INVALID_ARGUMENT",
+      (input.fieldName ?? String)("weightsGiB"),
+      undefined,
+      `is needed: the config of ${input.model.name} gives no checkpoint size (or give a budget in bytes)`,
+    );
+  const gpuMemoryGiB = b.gpuMemoryGiB ?? DEFAULT_DEPLOYMENT.gpuMemoryGiB;
+  const weightsGiB = b.weightsGiB ?? input.model.checkpointGiB / ranks;
+  const runtimeGiB = b.runtimeGiB ?? 0;
+  const memFractionStatic = b.memFractionStatic ?? DEFAULT_MEM_FRACTION_STATIC;
+  const { availableBytes } = kvBudgetFromGpu({
+    preFreeGiB: gpuMemoryGiB,
+    postFreeGiB: gpuMemoryGiB - weightsGiB - runtimeGiB,
+    memFractionStatic,
+  });
+  const assumption =
+    b.weightsGiB === undefined
+      ? `each of the ${ranks} rank(s) holds 1/${ranks} of the ${input.model.checkpointGiB.toFixed(2)} GiB checkpoint`
+      : "weights as given";
+  return {
+    availableBytes,
+    budget: { kind: "gpu", gpuMemoryGiB, weightsGiB, runtimeGiB, memFractionStatic, availableBytes, assumption },
+  };
+}
