@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { findLongFunctions } from "../check-function-length.mjs";
+import { findLongFunctions, unexempted } from "../check-function-length.mjs";
 import { REPO_ROOT, writeTree } from "./fixture.js";
 
 /** A TypeScript function of `lines` lines in all (head and closing brace included). */
@@ -85,6 +85,34 @@ describe("check-function-length", () => {
       expect(passing.stdout).toContain("every function within its limit");
     } finally {
       clean.remove();
+    }
+  });
+
+  it("lets an exempted function run to its recorded length, and flags an exemption that no longer applies", () => {
+    const exemptions = (entries: object[]) => JSON.stringify({ exemptions: entries });
+    const tree = writeTree({
+      "packages/c/native/long.cu": cudaKernel("K", 120),
+      "tooling/scripts/function-length-exemptions.json": exemptions([
+        { file: "packages/c/native/long.cu", name: "K", maxLines: 120, why: "machine code" },
+        { file: "packages/c/native/gone.cu", name: "Gone", maxLines: 200, why: "split since" },
+      ]),
+    });
+    const grown = writeTree({
+      "packages/c/native/long.cu": cudaKernel("K", 121),
+      "tooling/scripts/function-length-exemptions.json": exemptions([
+        { file: "packages/c/native/long.cu", name: "K", maxLines: 120, why: "machine code" },
+      ]),
+    });
+    try {
+      expect(unexempted(tree.root, findLongFunctions(tree.root))).toEqual([
+        "tooling/scripts/function-length-exemptions.json: packages/c/native/gone.cu Gone is no longer over the limit: drop it",
+      ]);
+      expect(unexempted(grown.root, findLongFunctions(grown.root))).toEqual([
+        "packages/c/native/long.cu:1  K  121 lines (limit 100): grew past its exemption (120)",
+      ]);
+    } finally {
+      tree.remove();
+      grown.remove();
     }
   });
 });
