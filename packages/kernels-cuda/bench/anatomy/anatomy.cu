@@ -223,29 +223,42 @@ SlotParams IdentitySlot(int cr, int ring, int sps) {
   return s;
 }
 
-int Main(int argc, char** argv) {
-  const bool ncu = argc > 1 && std::strcmp(argv[1], "--ncu") == 0;
-  cudaStream_t st;
-  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  int dev = 0, sms = 0;
-  CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+namespace om = online_mtp;
 
-  // Shared buffers.
-  const int maxB = 1024;
-  int32_t *d_seq32, *d_ext32;
+constexpr int kMaxBatch = 1024;
+// Identity-valued req_to_token [1024, 2048] and full_to_state [2M] tables: the paged path's real reads.
+constexpr int64_t kTabStride = 2048, kTabRows = 1024, kTabLen = kTabStride * kTabRows;
+// writePrefix batch 256 D 8 (bench.mjs's inputs).
+constexpr int kWpBatch = 256, kWpVerify = 8, kWpSlots = kWpBatch + 1, kWpBankRows = kWpSlots + 2;
+
+// What every measured group reads: the stream, the SM count and the device inputs, set up once.
+struct Harness {
+  cudaStream_t st;
+  int sms = 0;
+  int32_t *d_seq32, *d_ext32, *d_pseq;
   int64_t *d_seq64, *d_rids;
   uint4* d_out;
   uint32_t *d_pc, *d_pw;
   PlanStatus* d_status;
-  CK(cudaMalloc(&d_seq32, maxB * 4));
-  CK(cudaMalloc(&d_ext32, maxB * 4));
-  CK(cudaMalloc(&d_seq64, maxB * 8));
-  CK(cudaMalloc(&d_rids, maxB * 8));
-  CK(cudaMalloc(&d_out, maxB * 16));
-  CK(cudaMalloc(&d_pc, 65536 * 16));
-  CK(cudaMalloc(&d_pw, 65536 * 8));
-  CK(cudaMalloc(&d_status, kStatusBytes));
+  int32_t *d_r2t, *d_f2s;
+  float *d_kv, *d_ape;
+  void* d_state;
+  int32_t *d_wseq, *d_widx;
+  int64_t readBytes = 0, writeBytes = 0;  // the byte mix of writePrefix b256 D8 fp32
+  float *d_src, *d_dst;
+};
+
+// Shared planner buffers and the decode / prefill inputs.
+void SetupPlanner(Harness& h) {
+  const int maxB = kMaxBatch;
+  CK(cudaMalloc(&h.d_seq32, maxB * 4));
+  CK(cudaMalloc(&h.d_ext32, maxB * 4));
+  CK(cudaMalloc(&h.d_seq64, maxB * 8));
+  CK(cudaMalloc(&h.d_rids, maxB * 8));
+  CK(cudaMalloc(&h.d_out, maxB * 16));
+  CK(cudaMalloc(&h.d_pc, 65536 * 16));
+  CK(cudaMalloc(&h.d_pw, 65536 * 8));
+  CK(cudaMalloc(&h.d_status, kStatusBytes));
   std::vector<int32_t> seq(maxB), ext(maxB, 6);
   std::vector<int64_t> seq64(maxB), rids(maxB);
   for (int i = 0; i < maxB; ++i) {
@@ -253,343 +266,396 @@ int Main(int argc, char** argv) {
     seq64[i] = seq[i];
     rids[i] = i;
   }
-  CK(cudaMemcpy(d_seq32, seq.data(), maxB * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(d_seq64, seq64.data(), maxB * 8, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(d_rids, rids.data(), maxB * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h.d_seq32, seq.data(), maxB * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h.d_seq64, seq64.data(), maxB * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h.d_rids, rids.data(), maxB * 8, cudaMemcpyHostToDevice));
   // Prefill uniform inputs (as bench.mjs: S = 512 + i%7 + E, E = 6).
   std::vector<int32_t> pseq(maxB);
   for (int i = 0; i < maxB; ++i) pseq[i] = 512 + (i % 7) + 6;
-  int32_t* d_pseq;
-  CK(cudaMalloc(&d_pseq, maxB * 4));
-  CK(cudaMemcpy(d_pseq, pseq.data(), maxB * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(d_ext32, ext.data(), maxB * 4, cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&h.d_pseq, maxB * 4));
+  CK(cudaMemcpy(h.d_pseq, pseq.data(), maxB * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h.d_ext32, ext.data(), maxB * 4, cudaMemcpyHostToDevice));
+}
 
-  // Identity-valued req_to_token [1024, 2048] and full_to_state [2M] tables: the paged path's real reads.
-  const int64_t tStride = 2048, tRows = 1024, tLen = tStride * tRows;
-  int32_t *d_r2t, *d_f2s;
-  CK(cudaMalloc(&d_r2t, tLen * 4));
-  CK(cudaMalloc(&d_f2s, tLen * 4));
-  {
-    std::vector<int32_t> t(tLen);
-    for (int64_t i = 0; i < tLen; ++i) t[i] = static_cast<int32_t>(i);
-    CK(cudaMemcpy(d_r2t, t.data(), tLen * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(d_f2s, t.data(), tLen * 4, cudaMemcpyHostToDevice));
-  }
-  auto withTables = [&](SlotParams sp) {
-    sp.r2t = d_r2t;
-    sp.r2t_stride = tStride;
-    sp.r2t_rows = tRows;
-    sp.f2s = d_f2s;
-    sp.f2s_len = tLen;
-    DeriveSlot(sp);
-    return sp;
-  };
-  auto decodeParams = [&](int cr, int ring, int B) {
-    DecodeParams p{};
-    p.plan_d = reinterpret_cast<uint32_t*>(d_out);
-    p.status = d_status;
-    p.seq_lens = d_seq32;
-    p.rids = d_rids;  // as bench.mjs (and upstream): pool indices read from memory
-    p.lens64 = 0;
-    p.batch = B;
-    p.slot = IdentitySlot(cr, ring, 256);
-    return p;
-  };
-  auto prefillParams = [&](int cr, int ring, int B = 8) {
-    PrefillParams p{};
-    p.plan_c = d_pc;
-    p.plan_w = d_pw;
-    p.status = d_status;
-    p.seq_lens = d_pseq;
-    p.extend_lens = d_ext32;
-    p.rids = d_rids;  // as bench.mjs
-    p.lens64 = 0;
-    p.batch = B;
-    p.num_q = 6 * B;
-    p.pad =
-        ring > (cr == 4 ? 8 : 128) ? ring - (cr == 4 ? 8 : 128) + 2 : 0;  // the planner's writePad (for the bench only)
-    p.tail = cr == 4 ? 1 : 0;
-    p.host_rules = 0;
-    p.slot = IdentitySlot(cr, ring, 256);
-    return p;
-  };
+void SetupTables(Harness& h) {
+  CK(cudaMalloc(&h.d_r2t, kTabLen * 4));
+  CK(cudaMalloc(&h.d_f2s, kTabLen * 4));
+  std::vector<int32_t> t(kTabLen);
+  for (int64_t i = 0; i < kTabLen; ++i) t[i] = static_cast<int32_t>(i);
+  CK(cudaMemcpy(h.d_r2t, t.data(), kTabLen * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h.d_f2s, t.data(), kTabLen * 4, cudaMemcpyHostToDevice));
+}
 
-  // writePrefix batch 256 D 8 (bench.mjs's inputs).
-  namespace om = online_mtp;
-  const int wB = 256, wD = 8, wN = wB + 1, wO = wN + 2;
-  float *d_kv, *d_ape;
-  void* d_state;
-  int32_t *d_wseq, *d_widx;
-  CK(cudaMalloc(&d_kv, static_cast<size_t>(wB) * wD * om::kKvScoreCols * 4));
-  CK(cudaMalloc(&d_ape, static_cast<size_t>(om::kChunk) * om::kHeadDim * 4));
-  const int64_t stateRows = static_cast<int64_t>(wO) * (wD + 1);
-  CK(cudaMalloc(&d_state, stateRows * om::kRowElems * 4));
-  CK(cudaMalloc(&d_wseq, wB * 4));
-  CK(cudaMalloc(&d_widx, wB * 4));
-  {
-    std::vector<int32_t> s(wB), r(wB);
-    const int extra[7] = {0, 1, 2, 63, 120, 126, 127};
-    for (int i = 0; i < wB; ++i) {
-      s[i] = 1024 + extra[i % 7];
-      r[i] = i;
-    }
-    CK(cudaMemcpy(d_wseq, s.data(), wB * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(d_widx, r.data(), wB * 4, cudaMemcpyHostToDevice));
-    CK(om::LaunchFillRandom(d_kv, static_cast<int64_t>(wB) * wD * om::kKvScoreCols, 1, 2.f, -1.f, st));
-    CK(om::LaunchFillRandom(d_ape, om::kChunk * om::kHeadDim, 2, 0.5f, -0.25f, st));
-    CK(om::LaunchFillStateRandom(d_state, stateRows, om::kF32, 3, st));
-    CK(cudaStreamSynchronize(st));
+void SetupWritePrefix(Harness& h) {
+  const int wB = kWpBatch, wD = kWpVerify;
+  CK(cudaMalloc(&h.d_kv, static_cast<size_t>(wB) * wD * om::kKvScoreCols * 4));
+  CK(cudaMalloc(&h.d_ape, static_cast<size_t>(om::kChunk) * om::kHeadDim * 4));
+  const int64_t stateRows = static_cast<int64_t>(kWpBankRows) * (wD + 1);
+  CK(cudaMalloc(&h.d_state, stateRows * om::kRowElems * 4));
+  CK(cudaMalloc(&h.d_wseq, wB * 4));
+  CK(cudaMalloc(&h.d_widx, wB * 4));
+  std::vector<int32_t> s(wB), r(wB);
+  const int extra[7] = {0, 1, 2, 63, 120, 126, 127};
+  for (int i = 0; i < wB; ++i) {
+    s[i] = 1024 + extra[i % 7];
+    r[i] = i;
   }
-  auto wpParams = [&](int variant, int split) {
-    om::WritePrefixParams p{};
-    p.kvScore = d_kv;
-    p.seqLens = d_wseq;
-    p.reqPoolIdx = d_widx;
-    p.ape = d_ape;
-    p.state = d_state;
-    p.batch = wB;
-    p.numVerify = wD;
-    p.bankStrideRows = wO;
-    p.numReqSlots = wN;
-    p.stateType = om::kF32;
-    p.variant = variant;
-    p.split = split;
-    p.err = nullptr;
-    return p;
-  };
-  // Byte mix of writePrefix b256 D8 fp32: reads = 6/7 of bank-0 rows + D input rows; writes = D bank rows.
-  const int64_t readBytes =
+  CK(cudaMemcpy(h.d_wseq, s.data(), wB * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h.d_widx, r.data(), wB * 4, cudaMemcpyHostToDevice));
+  CK(om::LaunchFillRandom(h.d_kv, static_cast<int64_t>(wB) * wD * om::kKvScoreCols, 1, 2.f, -1.f, h.st));
+  CK(om::LaunchFillRandom(h.d_ape, om::kChunk * om::kHeadDim, 2, 0.5f, -0.25f, h.st));
+  CK(om::LaunchFillStateRandom(h.d_state, stateRows, om::kF32, 3, h.st));
+  CK(cudaStreamSynchronize(h.st));
+}
+
+// Byte mix of writePrefix b256 D8 fp32: reads = 6/7 of bank-0 rows + D input rows; writes = D bank rows.
+void SetupMix(Harness& h) {
+  const int wB = kWpBatch, wD = kWpVerify;
+  h.readBytes =
       static_cast<int64_t>(wB) * wD * om::kKvScoreCols * 4 + static_cast<int64_t>(wB) * 6 / 7 * om::kRowElems * 4;
-  const int64_t writeBytes = static_cast<int64_t>(wB) * wD * om::kRowElems * 4;
-  float *d_src, *d_dst;
-  CK(cudaMalloc(&d_src, readBytes + writeBytes));
-  CK(cudaMalloc(&d_dst, readBytes + writeBytes));
-  CK(om::LaunchFillRandom(d_src, (readBytes + writeBytes) / 4, 4, 1.f, 0.f, st));
+  h.writeBytes = static_cast<int64_t>(wB) * wD * om::kRowElems * 4;
+  CK(cudaMalloc(&h.d_src, h.readBytes + h.writeBytes));
+  CK(cudaMalloc(&h.d_dst, h.readBytes + h.writeBytes));
+  CK(om::LaunchFillRandom(h.d_src, (h.readBytes + h.writeBytes) / 4, 4, 1.f, 0.f, h.st));
+  CK(cudaStreamSynchronize(h.st));
+}
+
+SlotParams WithTables(const Harness& h, SlotParams sp) {
+  sp.r2t = h.d_r2t;
+  sp.r2t_stride = kTabStride;
+  sp.r2t_rows = kTabRows;
+  sp.f2s = h.d_f2s;
+  sp.f2s_len = kTabLen;
+  DeriveSlot(sp);
+  return sp;
+}
+
+DecodeParams DecodeParamsFor(const Harness& h, int cr, int ring, int B) {
+  DecodeParams p{};
+  p.plan_d = reinterpret_cast<uint32_t*>(h.d_out);
+  p.status = h.d_status;
+  p.seq_lens = h.d_seq32;
+  p.rids = h.d_rids;  // as bench.mjs (and upstream): pool indices read from memory
+  p.lens64 = 0;
+  p.batch = B;
+  p.slot = IdentitySlot(cr, ring, 256);
+  return p;
+}
+
+PrefillParams PrefillParamsFor(const Harness& h, int cr, int ring, int B = 8) {
+  PrefillParams p{};
+  p.plan_c = h.d_pc;
+  p.plan_w = h.d_pw;
+  p.status = h.d_status;
+  p.seq_lens = h.d_pseq;
+  p.extend_lens = h.d_ext32;
+  p.rids = h.d_rids;  // as bench.mjs
+  p.lens64 = 0;
+  p.batch = B;
+  p.num_q = 6 * B;
+  p.pad =
+      ring > (cr == 4 ? 8 : 128) ? ring - (cr == 4 ? 8 : 128) + 2 : 0;  // the planner's writePad (for the bench only)
+  p.tail = cr == 4 ? 1 : 0;
+  p.host_rules = 0;
+  p.slot = IdentitySlot(cr, ring, 256);
+  return p;
+}
+
+om::WritePrefixParams WpParams(const Harness& h, int variant, int split) {
+  om::WritePrefixParams p{};
+  p.kvScore = h.d_kv;
+  p.seqLens = h.d_wseq;
+  p.reqPoolIdx = h.d_widx;
+  p.ape = h.d_ape;
+  p.state = h.d_state;
+  p.batch = kWpBatch;
+  p.numVerify = kWpVerify;
+  p.bankStrideRows = kWpBankRows;
+  p.numReqSlots = kWpSlots;
+  p.stateType = om::kF32;
+  p.variant = variant;
+  p.split = split;
+  p.err = nullptr;
+  return p;
+}
+
+// The four small planner kernels of interest, 20 rounds: c4 prefill B=8 D=6 identity, the same with tables,
+// c4 decode B=8 with tables, c128 decode B=8.
+void RunNcuSmall(const Harness& h) {
+  PrefillParams pt = PrefillParamsFor(h, 4, 16);
+  pt.slot = WithTables(h, pt.slot);
+  DecodeParams dt = DecodeParamsFor(h, 4, 16, 8);
+  dt.slot = WithTables(h, dt.slot);
+  for (int i = 0; i < 20; ++i) {
+    CK(LaunchPrefill(PrefillParamsFor(h, 4, 16), h.st, h.sms));
+    CK(LaunchPrefill(pt, h.st, h.sms));
+    CK(LaunchDecode(dt, h.st));
+    CK(LaunchDecode(DecodeParamsFor(h, 128, 256, 8), h.st));
+  }
+  CK(cudaStreamSynchronize(h.st));
+  std::printf("ncu small mode done\n");
+}
+
+void RunNcu(const Harness& h) {
+  const cudaStream_t st = h.st;
+  const int sms = h.sms;
+  for (int i = 0; i < 20; ++i) {
+    CK(LaunchDecode(DecodeParamsFor(h, 128, 256, 8), st));
+    CK(LaunchDecode(DecodeParamsFor(h, 4, 16, 8), st));
+    DecodeMinKernel<<<1, 256, 0, st>>>(h.d_out, h.d_seq64, h.d_rids, 8, 128, 256);
+    CK(LaunchPrefill(PrefillParamsFor(h, 4, 16), st, sms));
+    CK(LaunchPrefill(PrefillParamsFor(h, 128, 256), st, sms));
+    CK(om::LaunchWritePrefix(WpParams(h, om::kWpScalar, 1), st));
+    MixKernel<<<2 * sms, 512, 0, st>>>(reinterpret_cast<const float4*>(h.d_src), h.readBytes / 16,
+                                       reinterpret_cast<float4*>(h.d_dst), h.writeBytes / 16);
+    CK(LaunchEmpty(st));
+  }
   CK(cudaStreamSynchronize(st));
+  std::printf("ncu mode done\n");
+}
 
-  if (ncu && getenv("ANATOMY_NCU_SMALL")) {
-    // The four small planner kernels of interest, 20 rounds: c4 prefill B=8 D=6 identity, the same with tables,
-    // c4 decode B=8 with tables, c128 decode B=8.
-    PrefillParams pt = prefillParams(4, 16);
-    pt.slot = withTables(pt.slot);
-    DecodeParams dt = decodeParams(4, 16, 8);
-    dt.slot = withTables(dt.slot);
-    for (int i = 0; i < 20; ++i) {
-      CK(LaunchPrefill(prefillParams(4, 16), st, sms));
-      CK(LaunchPrefill(pt, st, sms));
-      CK(LaunchDecode(dt, st));
-      CK(LaunchDecode(decodeParams(128, 256, 8), st));
-    }
-    CK(cudaStreamSynchronize(st));
-    std::printf("ncu small mode done\n");
-    return 0;
-  }
-  if (ncu) {
-    for (int i = 0; i < 20; ++i) {
-      CK(LaunchDecode(decodeParams(128, 256, 8), st));
-      CK(LaunchDecode(decodeParams(4, 16, 8), st));
-      DecodeMinKernel<<<1, 256, 0, st>>>(d_out, d_seq64, d_rids, 8, 128, 256);
-      CK(LaunchPrefill(prefillParams(4, 16), st, sms));
-      CK(LaunchPrefill(prefillParams(128, 256), st, sms));
-      CK(om::LaunchWritePrefix(wpParams(om::kWpScalar, 1), st));
-      MixKernel<<<2 * sms, 512, 0, st>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16,
-                                         reinterpret_cast<float4*>(d_dst), writeBytes / 16);
-      CK(LaunchEmpty(st));
-    }
-    CK(cudaStreamSynchronize(st));
-    std::printf("ncu mode done\n");
-    return 0;
-  }
+// c128 decode at batch B: the addon kernel, upstream's shape, then the variants that each leave one cost out.
+void TimeDecodeC128(const Harness& h, int B, const DecodeParams& dp, const std::string& tag) {
+  const int ring = 256;
+  const int threads = B <= 32 ? 32 : 128;
+  const int blocks = (B + threads - 1) / threads;
+  Time(
+      tag + "upstream shape, int32 math, 256 thr",
+      [&](cudaStream_t s) {
+        DecodeMin32Kernel<<<(B + 255) / 256, 256, 0, s>>>(h.d_out, h.d_seq64, h.d_rids, B, 128, ring);
+        return cudaGetLastError();
+      },
+      h.st);
+  if (getenv("ANATOMY_PLANNER_ONLY")) return;
+  Time(
+      tag + "same code, 256-thread blocks",
+      [&](cudaStream_t s) {
+        DecodeVar<128, kReqRing, true><<<(B + 255) / 256, 256, 0, s>>>(dp);
+        return cudaGetLastError();
+      },
+      h.st);
+  Time(
+      tag + "same code, no ballot/status",
+      [&](cudaStream_t s) {
+        DecodeVar<128, kReqRing, false><<<blocks, threads, 0, s>>>(dp);
+        return cudaGetLastError();
+      },
+      h.st);
+  DecodeLite lp{h.d_out, h.d_status, h.d_seq32, nullptr, B, ring, MakeFastDiv(ring)};
+  Time(
+      tag + "56-byte params + status",
+      [&](cudaStream_t s) {
+        DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lp);
+        return cudaGetLastError();
+      },
+      h.st);
+  Time(
+      tag + "56-byte params, no status",
+      [&](cudaStream_t s) {
+        DecodeLiteKernel<128, false><<<blocks, threads, 0, s>>>(lp);
+        return cudaGetLastError();
+      },
+      h.st);
+  DecodeLite lr = lp;
+  lr.rids = h.d_rids;
+  Time(
+      tag + "56-byte params + status + rids",
+      [&](cudaStream_t s) {
+        DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lr);
+        return cudaGetLastError();
+      },
+      h.st);
+  Time(
+      tag + "upstream shape (int64 S/rid, %), 256 thr",
+      [&](cudaStream_t s) {
+        DecodeMinKernel<<<(B + 255) / 256, 256, 0, s>>>(h.d_out, h.d_seq64, h.d_rids, B, 128, ring);
+        return cudaGetLastError();
+      },
+      h.st);
+}
 
-  Time("empty kernel", [&](cudaStream_t s) { return LaunchEmpty(s); }, st);
+// c4 (paged) decode at batch B: with the r2t/f2s tables, upstream's paged shape, no ballot/status.
+void TimeDecodeC4(const Harness& h, int B, const DecodeParams& dp, const std::string& tag) {
+  const int ring = 16;
+  const int threads = B <= 32 ? 32 : 128;
+  const int blocks = (B + threads - 1) / threads;
+  DecodeParams dt = dp;
+  dt.slot = WithTables(h, dp.slot);
+  Time(tag + "addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchDecode(dt, s); }, h.st);
+  Time(
+      tag + "upstream shape paged, tables, 256 thr",
+      [&](cudaStream_t s) {
+        DecodeMinPagedKernel<<<(B + 255) / 256, 256, 0, s>>>(h.d_out, h.d_seq64, h.d_rids, h.d_r2t, h.d_f2s, B,
+                                                             kTabStride, ring, 256);
+        return cudaGetLastError();
+      },
+      h.st);
+  if (getenv("ANATOMY_PLANNER_ONLY")) return;
+  Time(
+      tag + "same code, no ballot/status",
+      [&](cudaStream_t s) {
+        DecodeVar<4, kPaged, false><<<blocks, threads, 0, s>>>(dp);
+        return cudaGetLastError();
+      },
+      h.st);
+}
+
+void TimeDecode(const Harness& h) {
   for (int B : {8, 256, 1024}) {
     for (int cr : {128, 4}) {
       const int ring = cr == 4 ? 16 : 256;
-      const DecodeParams dp = decodeParams(cr, ring, B);
+      const DecodeParams dp = DecodeParamsFor(h, cr, ring, B);
       const std::string tag = "decode c" + std::to_string(cr) + " B=" + std::to_string(B) + " ";
-      Time(tag + "addon kernel", [&](cudaStream_t s) { return LaunchDecode(dp, s); }, st);
-      const int threads = B <= 32 ? 32 : 128;
-      const int blocks = (B + threads - 1) / threads;
-      if (cr == 128) {
-        Time(
-            tag + "upstream shape, int32 math, 256 thr",
-            [&](cudaStream_t s) {
-              DecodeMin32Kernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring);
-              return cudaGetLastError();
-            },
-            st);
-        if (getenv("ANATOMY_PLANNER_ONLY")) continue;
-        Time(
-            tag + "same code, 256-thread blocks",
-            [&](cudaStream_t s) {
-              DecodeVar<128, kReqRing, true><<<(B + 255) / 256, 256, 0, s>>>(dp);
-              return cudaGetLastError();
-            },
-            st);
-        Time(
-            tag + "same code, no ballot/status",
-            [&](cudaStream_t s) {
-              DecodeVar<128, kReqRing, false><<<blocks, threads, 0, s>>>(dp);
-              return cudaGetLastError();
-            },
-            st);
-        DecodeLite lp{d_out, d_status, d_seq32, nullptr, B, ring, MakeFastDiv(ring)};
-        Time(
-            tag + "56-byte params + status",
-            [&](cudaStream_t s) {
-              DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lp);
-              return cudaGetLastError();
-            },
-            st);
-        Time(
-            tag + "56-byte params, no status",
-            [&](cudaStream_t s) {
-              DecodeLiteKernel<128, false><<<blocks, threads, 0, s>>>(lp);
-              return cudaGetLastError();
-            },
-            st);
-        DecodeLite lr = lp;
-        lr.rids = d_rids;
-        Time(
-            tag + "56-byte params + status + rids",
-            [&](cudaStream_t s) {
-              DecodeLiteKernel<128, true><<<blocks, threads, 0, s>>>(lr);
-              return cudaGetLastError();
-            },
-            st);
-        Time(
-            tag + "upstream shape (int64 S/rid, %), 256 thr",
-            [&](cudaStream_t s) {
-              DecodeMinKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, B, 128, ring);
-              return cudaGetLastError();
-            },
-            st);
-      } else {
-        DecodeParams dt = dp;
-        dt.slot = withTables(dp.slot);
-        Time(tag + "addon kernel, r2t/f2s tables", [&](cudaStream_t s) { return LaunchDecode(dt, s); }, st);
-        Time(
-            tag + "upstream shape paged, tables, 256 thr",
-            [&](cudaStream_t s) {
-              DecodeMinPagedKernel<<<(B + 255) / 256, 256, 0, s>>>(d_out, d_seq64, d_rids, d_r2t, d_f2s, B, tStride,
-                                                                   ring, 256);
-              return cudaGetLastError();
-            },
-            st);
-        if (getenv("ANATOMY_PLANNER_ONLY")) continue;
-        Time(
-            tag + "same code, no ballot/status",
-            [&](cudaStream_t s) {
-              DecodeVar<4, kPaged, false><<<blocks, threads, 0, s>>>(dp);
-              return cudaGetLastError();
-            },
-            st);
-      }
+      Time(tag + "addon kernel", [&](cudaStream_t s) { return LaunchDecode(dp, s); }, h.st);
+      if (cr == 128)
+        TimeDecodeC128(h, B, dp, tag);
+      else
+        TimeDecodeC4(h, B, dp, tag);
     }
   }
+}
+
+void TimePrefillUniform(const Harness& h) {
   for (int B : {8, 32, 256}) {
     for (int cr : {4, 128}) {
-      const PrefillParams pp = prefillParams(cr, cr == 4 ? 16 : 256, B);
+      const PrefillParams pp = PrefillParamsFor(h, cr, cr == 4 ? 16 : 256, B);
       Time(
           "prefill B=" + std::to_string(B) + " D=6 c" + std::to_string(cr) + " addon kernel",
-          [&](cudaStream_t s) { return LaunchPrefill(pp, s, sms); }, st);
+          [&](cudaStream_t s) { return LaunchPrefill(pp, s, h.sms); }, h.st);
       if (cr == 4) {
         PrefillParams pt = pp;
-        pt.slot = withTables(pp.slot);
+        pt.slot = WithTables(h, pp.slot);
         Time(
             "prefill B=" + std::to_string(B) + " D=6 c4 addon kernel, r2t/f2s tables",
-            [&](cudaStream_t s) { return LaunchPrefill(pt, s, sms); }, st);
+            [&](cudaStream_t s) { return LaunchPrefill(pt, s, h.sms); }, h.st);
       }
     }
   }
-  // General small batches as bench.mjs (prefixes 512-518, identity maps): B=16 E=4095 and B=1 E=8192.
-  {
-    int32_t *d_gseq, *d_gext;
-    CK(cudaMalloc(&d_gseq, 16 * 4));
-    CK(cudaMalloc(&d_gext, 16 * 4));
-    const int cases[2][2] = {{16, 4095}, {1, 8192}};
-    for (const auto& c : cases) {
-      const int B = c[0], E = c[1];
-      std::vector<int32_t> gs(B), ge(B, E);
-      for (int i = 0; i < B; ++i) gs[i] = 512 + i % 7 + E;
-      CK(cudaMemcpy(d_gseq, gs.data(), B * 4, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(d_gext, ge.data(), B * 4, cudaMemcpyHostToDevice));
-      for (int cr : {4, 128}) {
-        PrefillParams pg = prefillParams(cr, cr == 4 ? 16 : 256, B);
-        pg.seq_lens = d_gseq;
-        pg.extend_lens = d_gext;
-        pg.num_q = B * E;
-        Time(
-            "prefill B=" + std::to_string(B) + " E=" + std::to_string(E) + " c" + std::to_string(cr) + " addon kernel",
-            [&](cudaStream_t s) { return LaunchPrefill(pg, s, sms); }, st);
-      }
+}
+
+// General small batches as bench.mjs (prefixes 512-518, identity maps): B=16 E=4095 and B=1 E=8192.
+void TimePrefillGeneral(const Harness& h) {
+  int32_t *d_gseq, *d_gext;
+  CK(cudaMalloc(&d_gseq, 16 * 4));
+  CK(cudaMalloc(&d_gext, 16 * 4));
+  const int cases[2][2] = {{16, 4095}, {1, 8192}};
+  for (const auto& c : cases) {
+    const int B = c[0], E = c[1];
+    std::vector<int32_t> gs(B), ge(B, E);
+    for (int i = 0; i < B; ++i) gs[i] = 512 + i % 7 + E;
+    CK(cudaMemcpy(d_gseq, gs.data(), B * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_gext, ge.data(), B * 4, cudaMemcpyHostToDevice));
+    for (int cr : {4, 128}) {
+      PrefillParams pg = PrefillParamsFor(h, cr, cr == 4 ? 16 : 256, B);
+      pg.seq_lens = d_gseq;
+      pg.extend_lens = d_gext;
+      pg.num_q = B * E;
+      Time(
+          "prefill B=" + std::to_string(B) + " E=" + std::to_string(E) + " c" + std::to_string(cr) + " addon kernel",
+          [&](cudaStream_t s) { return LaunchPrefill(pg, s, h.sms); }, h.st);
     }
   }
-  if (getenv("ANATOMY_PLANNER_ONLY")) return 0;
-  // writePrefix and the byte-mix ceilings.
+}
+
+void TimeWritePrefix(const Harness& h) {
   for (int split : {1, 2, 4}) {
-    const om::WritePrefixParams wp = wpParams(om::kWpScalar, split);
+    const om::WritePrefixParams wp = WpParams(h, om::kWpScalar, split);
     Time(
         "writePrefix b256 D8 fp32 scalar split " + std::to_string(split),
-        [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
+        [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, h.st);
   }
 #if DSV4KV_BENCH_VARIANTS  // the vec shape is benchmark-only (online_mtp/bench_variants.cu)
   {
-    const om::WritePrefixParams wp = wpParams(om::kWpVec, 1);
-    Time("writePrefix b256 D8 fp32 vec split 1", [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, st);
+    const om::WritePrefixParams wp = WpParams(h, om::kWpVec, 1);
+    Time("writePrefix b256 D8 fp32 vec split 1", [&](cudaStream_t s) { return om::LaunchWritePrefix(wp, s); }, h.st);
   }
 #endif
+}
+
+// The byte-mix ceilings: writePrefix's read and write bytes as plain L2 traffic.
+void TimeByteMix(const Harness& h) {
+  const int64_t readBytes = h.readBytes, writeBytes = h.writeBytes;
+  const auto* src = reinterpret_cast<const float4*>(h.d_src);
+  auto* dst = reinterpret_cast<float4*>(h.d_dst);
   std::printf("byte mix: read %.2f MiB, write %.2f MiB\n", readBytes / 1048576.0, writeBytes / 1048576.0);
   for (int bps : {1, 2, 4, 8}) {
-    const int blocks = bps * sms;
+    const int blocks = bps * h.sms;
     Time(
         "L2 mix float4, " + std::to_string(blocks) + " blocks x 512",
         [&](cudaStream_t s) {
-          MixKernel<<<blocks, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16,
-                                           reinterpret_cast<float4*>(d_dst), writeBytes / 16);
+          MixKernel<<<blocks, 512, 0, s>>>(src, readBytes / 16, dst, writeBytes / 16);
           return cudaGetLastError();
         },
-        st);
+        h.st);
   }
   for (int bps : {2, 4}) {
-    const int blocks = bps * sms;
+    const int blocks = bps * h.sms;
     Time(
         "L2 mix scalar, " + std::to_string(blocks) + " blocks x 512",
         [&](cudaStream_t s) {
-          MixScalarKernel<<<blocks, 512, 0, s>>>(d_src, readBytes / 4, d_dst, writeBytes / 4);
+          MixScalarKernel<<<blocks, 512, 0, s>>>(h.d_src, readBytes / 4, h.d_dst, writeBytes / 4);
           return cudaGetLastError();
         },
-        st);
+        h.st);
   }
   Time(
       "L2 read only (mix read bytes), 4/SM",
       [&](cudaStream_t s) {
-        MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), readBytes / 16,
-                                          reinterpret_cast<float4*>(d_dst), 0);
+        MixKernel<<<4 * h.sms, 512, 0, s>>>(src, readBytes / 16, dst, 0);
         return cudaGetLastError();
       },
-      st);
+      h.st);
   Time(
       "L2 write only (mix write bytes), 4/SM",
       [&](cudaStream_t s) {
-        MixKernel<<<4 * sms, 512, 0, s>>>(reinterpret_cast<const float4*>(d_src), 0, reinterpret_cast<float4*>(d_dst),
-                                          writeBytes / 16);
+        MixKernel<<<4 * h.sms, 512, 0, s>>>(src, 0, dst, writeBytes / 16);
         return cudaGetLastError();
       },
-      st);
+      h.st);
+}
 
-  // SM placement of consecutive one-block launches (eager and graph).
+// SM placement of consecutive one-block launches (eager and graph).
+void TraceSmid(const Harness& h) {
   int32_t *d_trace, *d_cnt;
   CK(cudaMalloc(&d_trace, 4096 * 4));
   CK(cudaMalloc(&d_cnt, 4));
   CK(cudaMemset(d_cnt, 0, 4));
-  for (int i = 0; i < 100; ++i) SmidKernel<<<1, 32, 0, st>>>(d_trace, d_cnt);
-  CK(cudaStreamSynchronize(st));
+  for (int i = 0; i < 100; ++i) SmidKernel<<<1, 32, 0, h.st>>>(d_trace, d_cnt);
+  CK(cudaStreamSynchronize(h.st));
   std::vector<int32_t> tr(100);
   CK(cudaMemcpy(tr.data(), d_trace, 400, cudaMemcpyDeviceToHost));
   std::printf("smid of 100 eager one-block launches:");
   for (int v : tr) std::printf(" %d", v);
   std::printf("\n");
+}
+
+int Main(int argc, char** argv) {
+  const bool ncu = argc > 1 && std::strcmp(argv[1], "--ncu") == 0;
+  Harness h;
+  CK(cudaStreamCreateWithFlags(&h.st, cudaStreamNonBlocking));
+  int dev = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&h.sms, cudaDevAttrMultiProcessorCount, dev));
+  SetupPlanner(h);
+  SetupTables(h);
+  SetupWritePrefix(h);
+  SetupMix(h);
+  if (ncu && getenv("ANATOMY_NCU_SMALL")) {
+    RunNcuSmall(h);
+    return 0;
+  }
+  if (ncu) {
+    RunNcu(h);
+    return 0;
+  }
+  Time("empty kernel", [&](cudaStream_t s) { return LaunchEmpty(s); }, h.st);
+  TimeDecode(h);
+  TimePrefillUniform(h);
+  TimePrefillGeneral(h);
+  if (getenv("ANATOMY_PLANNER_ONLY")) return 0;
+  TimeWritePrefix(h);
+  TimeByteMix(h);
+  TraceSmid(h);
   return 0;
 }
 

@@ -439,21 +439,27 @@ TmaKernel PickTma(int stages, bool hint) {
   return kernels[i >= 0 && i < 9 ? i : 9];
 }
 
-// TMA bulk-copy rows (the same read and write bytes, rotation and timing as the sweep), each checked after one call
-// (destination poisoned first: the read bytes equal the source, the rest the pattern), beside the fastest ld/st
-// shape of the sweep (U 4, 128 threads, one tile per block, ld / st), timed at the start and at the end.
-void TmaRows(cudaStream_t s, int sms, const std::function<const float4*(int, int)>& src,
-             const std::function<float4*(int, int)>& dst, int64_t readB, int64_t writeB, int64_t totalB,
-             const std::function<void(int, cudaStream_t)>& writePrefix) {
-  int dev = 0, optin = 0;
-  CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  for (int st = 0; st <= 4; ++st)
-    for (bool h : {false, true})
-      CK(cudaFuncSetAttribute(PickTma(st, h).fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - 1024));
-  std::vector<char> hSrc(readB), hDst(writeB);
-  CK(cudaMemcpy(hSrc.data(), src(0, 1), readB, cudaMemcpyDeviceToHost));
-  auto check = [&](const std::function<void(cudaStream_t)>& once, bool pattern) {
+struct TmaShape {
+  std::string name;
+  int stages, tile, grid, smem;
+  bool hint;
+  double us;
+  const char* ok;
+};
+
+// What the TMA rows share: the stream, the buffers (rotated as in the sweep), the bytes per call, the opt-in shared
+// memory size and the host copies the checks compare.
+struct TmaRun {
+  cudaStream_t s;
+  int sms;
+  const std::function<const float4*(int, int)>& src;
+  const std::function<float4*(int, int)>& dst;
+  int64_t readB, writeB, totalB;
+  int optin;
+  std::vector<char> hSrc, hDst;
+
+  // One call into a NaN-poisoned destination: the read bytes must equal the source, the rest the pattern.
+  const char* Check(const std::function<void(cudaStream_t)>& once, bool pattern) {
     char* d = reinterpret_cast<char*>(dst(0, 1));
     CK(cudaMemsetAsync(d, 0xff, writeB, s));  // NaN poison
     once(s);
@@ -467,352 +473,447 @@ void TmaRows(cudaStream_t s, int sms, const std::function<const float4*(int, int
           (!pattern && std::memcmp(hDst.data() + o, "\xff\xff\xff\xff", 4) == 0))
         return "WRITE BYTES DIFFER";
     return "correct";
-  };
-  const int64_t nr = readB / 16, nw = writeB / 16;
-  MixLaunch ldst = Pick(4, 0, 0);
-  const int ldstGrid = static_cast<int>((nw + 511) / 512);
-  auto ldstRow = [&](const char* when) {
+  }
+  // The fastest ld/st shape of the sweep (U 4, 128 threads, one tile per block, ld / st), checked and timed.
+  void LdstRow(const char* when) {
+    const int64_t nr = readB / 16, nw = writeB / 16;
+    MixLaunch ldst = Pick(4, 0, 0);
+    const int ldstGrid = static_cast<int>((nw + 511) / 512);
     std::printf("check mix U4 128thr tile(%d) ld st: %s\n", ldstGrid,
-                check([&](cudaStream_t q) { ldst(ldstGrid, 128, src(0, 1), nr, dst(0, 1), nw, q); }, false));
+                Check([&](cudaStream_t q) { ldst(ldstGrid, 128, src(0, 1), nr, dst(0, 1), nw, q); }, false));
     Res r = Time([&](int i, cudaStream_t q) { ldst(ldstGrid, 128, src(i % kRot, 1), nr, dst(i % kRot, 1), nw, q); }, s,
                  true);
     Report(std::string("mix U4 128thr tile(") + std::to_string(ldstGrid) + ") ld st, " + when, r, totalB, true);
-  };
-  ldstRow("before the TMA rows");
-  Report("writePrefix shipped, split 1 (before the TMA rows)", Time(writePrefix, s, true), totalB, true);
+  }
+  void Launch(const TmaShape& sh, int scale, int k, cudaStream_t q) const {
+    const int64_t wb = writeB * scale;
+    const int grid = sh.stages == 0 ? static_cast<int>((wb + sh.tile - 1) / sh.tile) : sh.grid;
+    PickTma(sh.stages, sh.hint)
+        .launch(grid, sh.smem, reinterpret_cast<const char*>(src(k, scale)), readB * scale,
+                reinterpret_cast<char*>(dst(k, scale)), wb, sh.tile, q);
+  }
+};
 
-  struct Shape {
-    std::string name;
-    int stages, tile, grid, smem;
-    bool hint;
-    double us;
-    const char* ok;
-  };
-  std::vector<Shape> shapes;
+// Every TMA shape: one tile per block, then the pipelined copy where its grid of k/SM is resident at once.
+std::vector<TmaShape> TmaShapes(const TmaRun& run) {
+  std::vector<TmaShape> shapes;
   for (int tileK : {2, 4, 8, 16, 32})
     for (bool h : {false, true}) {
       const int tile = tileK * 1024;
-      shapes.push_back({"", 0, tile, static_cast<int>((writeB + tile - 1) / tile), tile, h, 0, ""});
+      shapes.push_back({"", 0, tile, static_cast<int>((run.writeB + tile - 1) / tile), tile, h, 0, ""});
     }
   for (int tileK : {4, 8, 16, 32})
     for (int st = 1; st <= 4; ++st)
       for (int k : {1, 2, 4, 8})
         for (bool h : {false, true}) {
           const int tile = tileK * 1024, smem = (st + 1) * tile;
-          if (smem > optin - 1024) continue;
+          if (smem > run.optin - 1024) continue;
           int resident = 0;
           CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, PickTma(st, h).fn, 32, smem));
           if (resident < k) continue;  // a grid of k/SM would not be resident at once
-          shapes.push_back({"", st, tile, k * sms, smem, h, 0, ""});
+          shapes.push_back({"", st, tile, k * run.sms, smem, h, 0, ""});
         }
-  std::printf("TMA bulk copies: read %lld B, write %lld B per call; %zu shapes\n", (long long)readB, (long long)writeB,
-              shapes.size());
-  auto launchShape = [&](const Shape& sh, int scale, int k, cudaStream_t q) {
-    const int64_t wb = writeB * scale;
-    const int grid = sh.stages == 0 ? static_cast<int>((wb + sh.tile - 1) / sh.tile) : sh.grid;
-    PickTma(sh.stages, sh.hint)
-        .launch(grid, sh.smem, reinterpret_cast<const char*>(src(k, scale)), readB * scale,
-                reinterpret_cast<char*>(dst(k, scale)), wb, sh.tile, q);
-  };
-  for (Shape& sh : shapes) {
+  return shapes;
+}
+
+// Names, checks and times (graph, first pass) every shape, one row each.
+void TimeTmaShapes(TmaRun& run, std::vector<TmaShape>& shapes) {
+  for (TmaShape& sh : shapes) {
     char nm[160];
     if (sh.stages == 0)
       std::snprintf(nm, sizeof nm, "tma %2d KiB/op, tile per block (%d)%s", sh.tile / 1024, sh.grid,
                     sh.hint ? ", evict_first" : "");
     else
-      std::snprintf(nm, sizeof nm, "tma %2d KiB/op, %d stages, %d/SM%s", sh.tile / 1024, sh.stages, sh.grid / sms,
+      std::snprintf(nm, sizeof nm, "tma %2d KiB/op, %d stages, %d/SM%s", sh.tile / 1024, sh.stages, sh.grid / run.sms,
                     sh.hint ? ", evict_first" : "");
     sh.name = nm;
-    sh.ok = check([&](cudaStream_t q) { launchShape(sh, 1, 0, q); }, true);
-    sh.us = Time([&](int i, cudaStream_t q) { launchShape(sh, 1, i % kRot, q); }, s, false, 9).graph;
-    std::printf("%-62s graph %6.2f us  %6.0f GB/s  %s\n", sh.name.c_str(), sh.us, totalB / (sh.us * 1e3), sh.ok);
+    sh.ok = run.Check([&](cudaStream_t q) { run.Launch(sh, 1, 0, q); }, true);
+    sh.us = Time([&](int i, cudaStream_t q) { run.Launch(sh, 1, i % kRot, q); }, run.s, false, 9).graph;
+    std::printf("%-62s graph %6.2f us  %6.0f GB/s  %s\n", sh.name.c_str(), sh.us, run.totalB / (sh.us * 1e3), sh.ok);
   }
-  std::vector<Shape> sorted = shapes;
-  std::sort(sorted.begin(), sorted.end(), [](const Shape& a, const Shape& b) { return a.us < b.us; });
+}
+
+// The fastest 15 shapes, then the best per bytes per op, per stage count and per hint.
+void PrintTmaBest(const std::vector<TmaShape>& sorted, int64_t totalB) {
   std::printf("fastest 15 of %zu TMA shapes (graph, first pass):\n", sorted.size());
   for (int i = 0; i < 15 && i < static_cast<int>(sorted.size()); ++i)
     std::printf("  %-62s %6.2f us  %6.0f GB/s  %s\n", sorted[i].name.c_str(), sorted[i].us,
                 totalB / (sorted[i].us * 1e3), sorted[i].ok);
-  auto bestWhere = [&](const std::string& label, const std::function<bool(const Shape&)>& pred) {
-    for (const Shape& b : sorted)
+  auto bestWhere = [&](const std::string& label, const std::function<bool(const TmaShape&)>& pred) {
+    for (const TmaShape& b : sorted)
       if (pred(b)) {
         std::printf("  best %-18s %-62s %6.2f us\n", label.c_str(), b.name.c_str(), b.us);
         return;
       }
   };
   for (int tileK : {2, 4, 8, 16, 32})
-    bestWhere(std::to_string(tileK) + " KiB/op", [=](const Shape& b) { return b.tile == tileK * 1024; });
+    bestWhere(std::to_string(tileK) + " KiB/op", [=](const TmaShape& b) { return b.tile == tileK * 1024; });
   for (int st = 0; st <= 4; ++st)
     bestWhere(st == 0 ? std::string("tile per block") : std::to_string(st) + " stages",
-              [=](const Shape& b) { return b.stages == st; });
-  bestWhere("no hint", [](const Shape& b) { return !b.hint; });
-  bestWhere("evict_first", [](const Shape& b) { return b.hint; });
+              [=](const TmaShape& b) { return b.stages == st; });
+  bestWhere("no hint", [](const TmaShape& b) { return !b.hint; });
+  bestWhere("evict_first", [](const TmaShape& b) { return b.hint; });
+}
+
+// The 5 fastest shapes re-timed twice (eager, graph), the fastest at 2x / 4x / 8x the bytes.
+void RetimeTma(const TmaRun& run, const std::vector<TmaShape>& sorted) {
   std::printf("TMA re-timed (eager, graph), the 5 fastest twice, the fastest scaled:\n");
   for (int i = 0; i < 5 && i < static_cast<int>(sorted.size()); ++i)
     for (int rep = 0; rep < 2; ++rep) {
-      const Shape& sh = sorted[i];
-      Report(sh.name, Time([&](int k, cudaStream_t q) { launchShape(sh, 1, k % kRot, q); }, s, true), totalB, true);
+      const TmaShape& sh = sorted[i];
+      Report(sh.name, Time([&](int k, cudaStream_t q) { run.Launch(sh, 1, k % kRot, q); }, run.s, true), run.totalB,
+             true);
     }
   if (!sorted.empty())
     for (int scale : {2, 4, 8}) {
-      const Shape& sh = sorted[0];
+      const TmaShape& sh = sorted[0];
       Report(sh.name + " x" + std::to_string(scale),
-             Time([&](int k, cudaStream_t q) { launchShape(sh, scale, k % kRot, q); }, s, true), double(totalB) * scale,
-             true);
+             Time([&](int k, cudaStream_t q) { run.Launch(sh, scale, k % kRot, q); }, run.s, true),
+             double(run.totalB) * scale, true);
     }
-  ldstRow("after the TMA rows");
 }
 
-int Main(bool tmaOnly) {
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  int dev = 0, sms = 0, l2 = 0, persistMax = 0;
+// TMA bulk-copy rows (the same read and write bytes, rotation and timing as the sweep), each checked after one call
+// (destination poisoned first: the read bytes equal the source, the rest the pattern), beside the fastest ld/st
+// shape of the sweep (U 4, 128 threads, one tile per block, ld / st), timed at the start and at the end.
+void TmaRows(cudaStream_t s, int sms, const std::function<const float4*(int, int)>& src,
+             const std::function<float4*(int, int)>& dst, int64_t readB, int64_t writeB, int64_t totalB,
+             const std::function<void(int, cudaStream_t)>& writePrefix) {
+  int dev = 0, optin = 0;
   CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  for (int st = 0; st <= 4; ++st)
+    for (bool h : {false, true})
+      CK(cudaFuncSetAttribute(PickTma(st, h).fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - 1024));
+  TmaRun run{s, sms, src, dst, readB, writeB, totalB, optin, std::vector<char>(readB), std::vector<char>(writeB)};
+  CK(cudaMemcpy(run.hSrc.data(), src(0, 1), readB, cudaMemcpyDeviceToHost));
+  run.LdstRow("before the TMA rows");
+  Report("writePrefix shipped, split 1 (before the TMA rows)", Time(writePrefix, s, true), totalB, true);
+  std::vector<TmaShape> shapes = TmaShapes(run);
+  std::printf("TMA bulk copies: read %lld B, write %lld B per call; %zu shapes\n", (long long)readB, (long long)writeB,
+              shapes.size());
+  TimeTmaShapes(run, shapes);
+  std::vector<TmaShape> sorted = shapes;
+  std::sort(sorted.begin(), sorted.end(), [](const TmaShape& a, const TmaShape& b) { return a.us < b.us; });
+  PrintTmaBest(sorted, totalB);
+  RetimeTma(run, sorted);
+  run.LdstRow("after the TMA rows");
+}
+
+// writePrefix batch 256 D 8 fp32 as the addon's bench sets it up (binding.cpp Bench): N = 257, O = 259.
+constexpr int kBatch = 256, kVerify = 8;
+constexpr int32_t kSlots = kBatch + 1, kBankRows = kSlots + 2;
+
+// What Main's measured groups share: the stream, the SM count, writePrefix's bytes and inputs (kRot state and
+// input sets) and the copy pool (kRot sets of up to 8x the bytes).
+struct Floor {
+  cudaStream_t s;
+  int sms = 0;
+  int64_t rows = 0, readB = 0, writeB = 0, totalB = 0;
+  int32_t *seq, *rpi;
+  float* ape;
+  std::vector<float*> kv, st;
+  int64_t nr = 0, nw = 0, setBytes = 0, half = 0;
+  char* pool;
+  float* sink;
+
+  const float4* src(int k, int) const { return reinterpret_cast<const float4*>(pool + k * setBytes); }
+  float4* dst(int k, int scale) const {  // after the scaled read block
+    return reinterpret_cast<float4*>(pool + k * setBytes + scale * readB);
+  }
+  char* hsrc(int k) const { return pool + k * setBytes; }
+  char* hdst(int k, int scale) const { return pool + k * setBytes + scale * half; }
+  om::WritePrefixParams WpParams(int k, int split) const {
+    om::WritePrefixParams p{};
+    p.kvScore = kv[k], p.seqLens = seq, p.reqPoolIdx = rpi, p.ape = ape, p.state = st[k];
+    p.batch = kBatch, p.numVerify = kVerify, p.bankStrideRows = kBankRows, p.numReqSlots = kSlots,
+    p.stateType = om::kF32;
+    p.variant = om::kWpScalar, p.split = split;
+    return p;
+  }
+};
+
+// The stream, the device line, L2 persistence off and the sweep file.
+void SetupDevice(Floor& f) {
+  CK(cudaStreamCreateWithFlags(&f.s, cudaStreamNonBlocking));
+  int dev = 0, l2 = 0, persistMax = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, dev));
   CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   CK(cudaDeviceGetAttribute(&persistMax, cudaDevAttrMaxPersistingL2CacheSize, dev));
   size_t persist = 1;
   CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));  // L2 persistence off (its default)
   CK(cudaDeviceGetLimit(&persist, cudaLimitPersistingL2CacheSize));
   CK(cudaCtxResetPersistingL2Cache());
-  std::printf("SMs %d, L2 %d B, persisting-L2 limit %zu B (max %d)\n", sms, l2, persist, persistMax);
+  std::printf("SMs %d, L2 %d B, persisting-L2 limit %zu B (max %d)\n", f.sms, l2, persist, persistMax);
   g_all = std::fopen(
       std::getenv("OUT") ? (std::string(std::getenv("OUT")) + "/copy-sweep.txt").c_str() : "copy-sweep.txt", "w");
+}
 
-  // writePrefix batch 256 D 8 fp32 as the addon's bench sets it up (binding.cpp Bench): N = 257, O = 259.
-  constexpr int B = 256, D = 8;
-  const int32_t N = B + 1, O = N + 2;
-  const int64_t rows = int64_t(O) * (D + 1);
+// writePrefix's bytes per call and its inputs.
+void SetupWritePrefix(Floor& f) {
+  constexpr int B = kBatch, D = kVerify;
+  f.rows = int64_t(kBankRows) * (D + 1);
   const int offsets[7] = {0, 1, 2, 63, 120, 126, 127};
   std::vector<int32_t> hSeq(B), hRpi(B);
-  int64_t readB = 0, writeB = 0;
   for (int b = 0; b < B; ++b) {
     hSeq[b] = 1024 + offsets[b % 7];
     hRpi[b] = b + 1;
-    readB += D * om::kKvScoreCols * 4 + ((hSeq[b] & 127) != 0 ? om::kRowElems * 4 : 0);
-    for (int i = 0; i < D; ++i) writeB += ((hSeq[b] + i + 1) & 127) != 0 ? om::kRowElems * 4 : 0;
+    f.readB += D * om::kKvScoreCols * 4 + ((hSeq[b] & 127) != 0 ? om::kRowElems * 4 : 0);
+    for (int i = 0; i < D; ++i) f.writeB += ((hSeq[b] + i + 1) & 127) != 0 ? om::kRowElems * 4 : 0;
   }
-  const int64_t totalB = readB + writeB;
+  f.totalB = f.readB + f.writeB;
   std::printf(
       "writePrefix b256 D8 fp32 bytes: read %lld, write %lld, total %lld (ape 256 KiB, L2-resident, not counted)\n",
-      (long long)readB, (long long)writeB, (long long)totalB);
-  int32_t *seq, *rpi;
-  float* ape;
-  CK(cudaMalloc(&seq, B * 4));
-  CK(cudaMalloc(&rpi, B * 4));
-  CK(cudaMalloc(&ape, om::kChunk * om::kHeadDim * 4));
-  CK(cudaMemcpy(seq, hSeq.data(), B * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(rpi, hRpi.data(), B * 4, cudaMemcpyHostToDevice));
-  CK(om::LaunchFillRandom(ape, om::kChunk * om::kHeadDim, 7, 2.f, 0.f, s));
-  std::vector<float*> kv(kRot), st(kRot);
+      (long long)f.readB, (long long)f.writeB, (long long)f.totalB);
+  CK(cudaMalloc(&f.seq, B * 4));
+  CK(cudaMalloc(&f.rpi, B * 4));
+  CK(cudaMalloc(&f.ape, om::kChunk * om::kHeadDim * 4));
+  CK(cudaMemcpy(f.seq, hSeq.data(), B * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(f.rpi, hRpi.data(), B * 4, cudaMemcpyHostToDevice));
+  CK(om::LaunchFillRandom(f.ape, om::kChunk * om::kHeadDim, 7, 2.f, 0.f, f.s));
+  f.kv.resize(kRot);
+  f.st.resize(kRot);
   const int64_t kvElems = int64_t(B) * D * om::kKvScoreCols;
   for (int i = 0; i < kRot; ++i) {
-    CK(cudaMalloc(&kv[i], kvElems * 4));
-    CK(cudaMalloc(&st[i], rows * om::kRowElems * 4));
-    CK(om::LaunchFillRandom(kv[i], kvElems, 11 + i, 4.f, 0.f, s));
-    CK(om::LaunchFillStateRandom(st[i], rows, om::kF32, 13 + i, s));
+    CK(cudaMalloc(&f.kv[i], kvElems * 4));
+    CK(cudaMalloc(&f.st[i], f.rows * om::kRowElems * 4));
+    CK(om::LaunchFillRandom(f.kv[i], kvElems, 11 + i, 4.f, 0.f, f.s));
+    CK(om::LaunchFillStateRandom(f.st[i], f.rows, om::kF32, 13 + i, f.s));
   }
-  auto wpParams = [&](int k, int split) {
-    om::WritePrefixParams p{};
-    p.kvScore = kv[k], p.seqLens = seq, p.reqPoolIdx = rpi, p.ape = ape, p.state = st[k];
-    p.batch = B, p.numVerify = D, p.bankStrideRows = O, p.numReqSlots = N, p.stateType = om::kF32;
-    p.variant = om::kWpScalar, p.split = split;
-    return p;
-  };
+}
 
-  // Copy buffers: one pool, 64 sets of up to 8x the bytes (scale sweep), source filled with random floats.
-  const int64_t nr = readB / 16, nw = writeB / 16;
-  const int64_t setBytes = 8 * totalB;
-  char* pool;
-  CK(cudaMalloc(&pool, setBytes * kRot));
-  CK(om::LaunchFillRandom(reinterpret_cast<float*>(pool), setBytes * kRot / 4, 17, 2.f, 0.f, s));
-  auto src = [&](int k, int) { return reinterpret_cast<const float4*>(pool + k * setBytes); };
-  auto dst = [&](int k, int scale) {  // after the scaled read block
-    return reinterpret_cast<float4*>(pool + k * setBytes + scale * readB);
-  };
-  const int64_t half = (totalB / 2) / 16 * 16;  // the same bytes as a plain copy: half read, half written
-  auto hsrc = [&](int k) { return pool + k * setBytes; };
-  auto hdst = [&](int k, int scale) { return pool + k * setBytes + scale * half; };
-  float* sink;
-  CK(cudaMalloc(&sink, 4));
+// Copy buffers: one pool, 64 sets of up to 8x the bytes (scale sweep), source filled with random floats.
+void SetupPool(Floor& f) {
+  f.nr = f.readB / 16, f.nw = f.writeB / 16;
+  f.setBytes = 8 * f.totalB;
+  CK(cudaMalloc(&f.pool, f.setBytes * kRot));
+  CK(om::LaunchFillRandom(reinterpret_cast<float*>(f.pool), f.setBytes * kRot / 4, 17, 2.f, 0.f, f.s));
+  f.half = (f.totalB / 2) / 16 * 16;  // the same bytes as a plain copy: half read, half written
+  CK(cudaMalloc(&f.sink, 4));
+  CK(cudaStreamSynchronize(f.s));
+}
+
+// Floors that need no tuning (after the empty kernel): 1 GiB copies, then the same bytes as plain copies.
+void TimePlainFloors(const Floor& f) {
+  const cudaStream_t s = f.s;
+  const int sms = f.sms;
+  {
+    const int64_t big = int64_t(1) << 30;
+    char *a, *b;
+    CK(cudaMalloc(&a, big));
+    CK(cudaMalloc(&b, big));
+    CK(cudaMemset(a, 1, big));
+    Res r = Time([&](int, cudaStream_t q) { cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, q); }, s, false, 5);
+    Report("1 GiB cudaMemcpyAsync D2D (read+write)", r, 2.0 * big, true);
+    r = Time([&](int, cudaStream_t q) { om::LaunchCopy4(a, b, big, 4 * sms, q); }, s, false, 5);
+    Report("1 GiB Copy4Kernel 4x512/SM (read+write)", r, 2.0 * big, true);
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+  }
+  Report("same bytes, cudaMemcpyAsync half/half (rotating)",
+         Time(
+             [&](int i, cudaStream_t q) {
+               cudaMemcpyAsync(f.hdst(i % kRot, 1), f.hsrc(i % kRot), f.half, cudaMemcpyDeviceToDevice, q);
+             },
+             s, true),
+         2.0 * f.half, true);
+  Report(
+      "same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
+      Time([&](int i, cudaStream_t q) { om::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, 1), f.half, 4 * sms, q); },
+           s, true),
+      2.0 * f.half, true);
+  Report(
+      "same bytes, read only (nc, 4x512/SM)",
+      Time([&](int i, cudaStream_t q) { ReadOnly<<<4 * sms, 512, 0, q>>>(f.src(i % kRot, 1), f.totalB / 16, f.sink); },
+           s, true),
+      f.totalB, true);
+  Report("same bytes, write only (4x512/SM)",
+         Time([&](int i, cudaStream_t q) { WriteOnly<<<4 * sms, 512, 0, q>>>(f.dst(i % kRot, 1), f.totalB / 16); }, s,
+              true),
+         f.totalB, true);
+}
+
+using WpFn = void (*)(const om::WritePrefixParams);
+struct WpV {
+  const char* name;
+  WpFn fn;
+};
+// writePrefix with the copy's hints.
+const WpV kWpHints[] = {
+    {"writePrefix harness copy (ldg, st, bank0 first)", WpHint<0, 0, true>},
+    {"writePrefix ld.nc.noalloc, st", WpHint<1, 0, true>},
+    {"writePrefix ld.nc.noalloc.L2::256B, st", WpHint<2, 0, true>},
+    {"writePrefix ldg, st.cs", WpHint<0, 1, true>},
+    {"writePrefix ld.nc.noalloc, st.cs", WpHint<1, 1, true>},
+    {"writePrefix ld.nc.noalloc.L2::256B, st.cs", WpHint<2, 1, true>},
+    {"writePrefix ld.nc.noalloc.L2::256B, st, inputs first", WpHint<2, 0, false>},
+};
+
+// Same results: each hint variant's state after one call, bitwise against the shipped kernel's.
+void CheckWpHints(const Floor& f) {
+  const cudaStream_t s = f.s;
+  const size_t sb = f.rows * om::kRowElems * 4;
+  float *ref, *tst;
+  CK(cudaMalloc(&ref, sb));
+  CK(cudaMalloc(&tst, sb));
+  std::vector<char> h0(sb), h1(sb);
+  CK(om::LaunchFillStateRandom(ref, f.rows, om::kF32, 99, s));
+  om::WritePrefixParams p = f.WpParams(0, 1);
+  p.state = ref;
+  CK(om::LaunchWritePrefix(p, s));
+  CK(cudaMemcpyAsync(h0.data(), ref, sb, cudaMemcpyDeviceToHost, s));
   CK(cudaStreamSynchronize(s));
+  for (const WpV& v : kWpHints) {
+    CK(om::LaunchFillStateRandom(tst, f.rows, om::kF32, 99, s));
+    p.state = tst;
+    v.fn<<<dim3(kBatch, 1), 512, 0, s>>>(p);
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(h1.data(), tst, sb, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    std::printf("check %-55s %s\n", v.name, std::memcmp(h0.data(), h1.data(), sb) == 0 ? "bitwise equal" : "DIFFERS");
+  }
+  CK(cudaFree(ref));
+  CK(cudaFree(tst));
+}
 
-  // Floors that need no tuning.
-  Report("empty kernel <<<1,32>>>", Time([&](int, cudaStream_t q) { om::LaunchEmpty(q); }, s, true), 0, true);
-  if (!tmaOnly) {
-    {
-      const int64_t big = int64_t(1) << 30;
-      char *a, *b;
-      CK(cudaMalloc(&a, big));
-      CK(cudaMalloc(&b, big));
-      CK(cudaMemset(a, 1, big));
-      Res r = Time([&](int, cudaStream_t q) { cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, q); }, s, false, 5);
-      Report("1 GiB cudaMemcpyAsync D2D (read+write)", r, 2.0 * big, true);
-      r = Time([&](int, cudaStream_t q) { om::LaunchCopy4(a, b, big, 4 * sms, q); }, s, false, 5);
-      Report("1 GiB Copy4Kernel 4x512/SM (read+write)", r, 2.0 * big, true);
-      CK(cudaFree(a));
-      CK(cudaFree(b));
-    }
-    Report("same bytes, cudaMemcpyAsync half/half (rotating)",
-           Time(
-               [&](int i, cudaStream_t q) {
-                 cudaMemcpyAsync(hdst(i % kRot, 1), hsrc(i % kRot), half, cudaMemcpyDeviceToDevice, q);
-               },
-               s, true),
-           2.0 * half, true);
-    Report("same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
-           Time([&](int i, cudaStream_t q) { om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, 1), half, 4 * sms, q); }, s,
-                true),
-           2.0 * half, true);
-    Report("same bytes, read only (nc, 4x512/SM)",
-           Time([&](int i, cudaStream_t q) { ReadOnly<<<4 * sms, 512, 0, q>>>(src(i % kRot, 1), totalB / 16, sink); },
-                s, true),
-           totalB, true);
-    Report(
-        "same bytes, write only (4x512/SM)",
-        Time([&](int i, cudaStream_t q) { WriteOnly<<<4 * sms, 512, 0, q>>>(dst(i % kRot, 1), totalB / 16); }, s, true),
-        totalB, true);
+// writePrefix itself (shipped kernel, splits 1/2/4) and with the copy's hints, L2-cold.
+void TimeWritePrefix(const Floor& f) {
+  for (int split : {1, 2, 4}) {
+    Res r = Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(f.WpParams(i % kRot, split), q); }, f.s, true);
+    Report("writePrefix shipped, split " + std::to_string(split), r, f.totalB, true);
+  }
+  CheckWpHints(f);
+  for (const WpV& v : kWpHints) {
+    Res r =
+        Time([&](int i, cudaStream_t q) { v.fn<<<dim3(kBatch, 1), 512, 0, q>>>(f.WpParams(i % kRot, 1)); }, f.s, true);
+    Report(v.name, r, f.totalB, true);
+  }
+}
 
-    // writePrefix itself (shipped kernel, splits 1/2/4) and with the copy's hints, L2-cold.
-    for (int split : {1, 2, 4}) {
-      Res r = Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, split), q); }, s, true);
-      Report("writePrefix shipped, split " + std::to_string(split), r, totalB, true);
-    }
-    using WpFn = void (*)(const om::WritePrefixParams);
-    struct WpV {
-      const char* name;
-      WpFn fn;
-    };
-    const WpV wpv[] = {
-        {"writePrefix harness copy (ldg, st, bank0 first)", WpHint<0, 0, true>},
-        {"writePrefix ld.nc.noalloc, st", WpHint<1, 0, true>},
-        {"writePrefix ld.nc.noalloc.L2::256B, st", WpHint<2, 0, true>},
-        {"writePrefix ldg, st.cs", WpHint<0, 1, true>},
-        {"writePrefix ld.nc.noalloc, st.cs", WpHint<1, 1, true>},
-        {"writePrefix ld.nc.noalloc.L2::256B, st.cs", WpHint<2, 1, true>},
-        {"writePrefix ld.nc.noalloc.L2::256B, st, inputs first", WpHint<2, 0, false>},
-    };
-    // Same results: each hint variant's state after one call, bitwise against the shipped kernel's.
-    {
-      const size_t sb = rows * om::kRowElems * 4;
-      float *ref, *tst;
-      CK(cudaMalloc(&ref, sb));
-      CK(cudaMalloc(&tst, sb));
-      std::vector<char> h0(sb), h1(sb);
-      CK(om::LaunchFillStateRandom(ref, rows, om::kF32, 99, s));
-      om::WritePrefixParams p = wpParams(0, 1);
-      p.state = ref;
-      CK(om::LaunchWritePrefix(p, s));
-      CK(cudaMemcpyAsync(h0.data(), ref, sb, cudaMemcpyDeviceToHost, s));
-      CK(cudaStreamSynchronize(s));
-      for (const WpV& v : wpv) {
-        CK(om::LaunchFillStateRandom(tst, rows, om::kF32, 99, s));
-        p.state = tst;
-        v.fn<<<dim3(B, 1), 512, 0, s>>>(p);
-        CK(cudaGetLastError());
-        CK(cudaMemcpyAsync(h1.data(), tst, sb, cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
-        std::printf("check %-55s %s\n", v.name,
-                    std::memcmp(h0.data(), h1.data(), sb) == 0 ? "bitwise equal" : "DIFFERS");
+struct SweepShape {
+  std::string name;
+  double us;
+  int u, th, grid, ld, stv;
+};
+bool Persistent(const SweepShape& b, int sms) { return b.grid % sms == 0 && b.grid <= 16 * sms; }
+
+// Copy sweep, writePrefix's read:write split: U float4 loads in flight per thread, threads, grid (k/SM
+// persistent, or one tile per block), load / store hints. Every row to copy-sweep.txt; sorted fastest first.
+std::vector<SweepShape> CopySweep(const Floor& f) {
+  std::printf("copy sweep: read %lld B, write %lld B per call\n", (long long)f.readB, (long long)f.writeB);
+  std::vector<SweepShape> all;
+  for (int u : {1, 2, 4, 8})
+    for (int th : {128, 256, 512})
+      for (int k : {0, 1, 2, 4, 8, 16}) {
+        if (k * th > 2048) continue;
+        const int64_t tile = int64_t(th) * u;
+        const int grid = k == 0 ? static_cast<int>((f.nw + tile - 1) / tile) : k * f.sms;
+        for (int ld = 0; ld < 5; ++ld)
+          for (int stv = 0; stv < 3; ++stv) {
+            if (ld == 4 && stv != 2 && stv != 0) continue;
+            MixLaunch fn = Pick(u, ld, stv);
+            Res r = Time(
+                [&](int i, cudaStream_t q) { fn(grid, th, f.src(i % kRot, 1), f.nr, f.dst(i % kRot, 1), f.nw, q); },
+                f.s, false, 9);
+            char nm[160];
+            std::snprintf(nm, sizeof nm, "mix U%d %dthr %s %s %s", u, th,
+                          k == 0 ? ("tile(" + std::to_string(grid) + ")").c_str() : (std::to_string(k) + "/SM").c_str(),
+                          kLdName[ld], kStName[stv]);
+            Report(nm, r, f.totalB, false);
+            all.push_back({nm, r.graph, u, th, grid, ld, stv});
+          }
       }
-      CK(cudaFree(ref));
-      CK(cudaFree(tst));
-    }
-    for (const WpV& v : wpv) {
-      Res r = Time([&](int i, cudaStream_t q) { v.fn<<<dim3(B, 1), 512, 0, q>>>(wpParams(i % kRot, 1)); }, s, true);
-      Report(v.name, r, totalB, true);
-    }
+  std::sort(all.begin(), all.end(), [](const SweepShape& a, const SweepShape& b) { return a.us < b.us; });
+  return all;
+}
 
-    // Copy sweep, writePrefix's read:write split: U float4 loads in flight per thread, threads, grid (k/SM
-    // persistent, or one tile per block), load / store hints. Every row to copy-sweep.txt; the best here.
-    std::printf("copy sweep: read %lld B, write %lld B per call\n", (long long)readB, (long long)writeB);
-    struct Best {
-      std::string name;
-      double us;
-      int u, th, grid, ld, stv;
-    };
-    std::vector<Best> all;
-    for (int u : {1, 2, 4, 8})
-      for (int th : {128, 256, 512})
-        for (int k : {0, 1, 2, 4, 8, 16}) {
-          if (k * th > 2048) continue;
-          const int64_t tile = int64_t(th) * u;
-          const int grid = k == 0 ? static_cast<int>((nw + tile - 1) / tile) : k * sms;
-          for (int ld = 0; ld < 5; ++ld)
-            for (int stv = 0; stv < 3; ++stv) {
-              if (ld == 4 && stv != 2 && stv != 0) continue;
-              MixLaunch f = Pick(u, ld, stv);
-              Res r = Time([&](int i, cudaStream_t q) { f(grid, th, src(i % kRot, 1), nr, dst(i % kRot, 1), nw, q); },
-                           s, false, 9);
-              char nm[160];
-              std::snprintf(
-                  nm, sizeof nm, "mix U%d %dthr %s %s %s", u, th,
-                  k == 0 ? ("tile(" + std::to_string(grid) + ")").c_str() : (std::to_string(k) + "/SM").c_str(),
-                  kLdName[ld], kStName[stv]);
-              Report(nm, r, totalB, false);
-              all.push_back({nm, r.graph, u, th, grid, ld, stv});
-            }
-        }
-    std::sort(all.begin(), all.end(), [](const Best& a, const Best& b) { return a.us < b.us; });
-    std::printf("fastest 12 of %zu copy shapes (graph, first sweep):\n", all.size());
-    for (int i = 0; i < 12 && i < static_cast<int>(all.size()); ++i)
-      std::printf("  %-62s %6.2f us  %6.0f GB/s\n", all[i].name.c_str(), all[i].us, totalB / (all[i].us * 1e3));
-    // Best per loads-in-flight, per grid kind, per hint pair (from the sweep).
-    auto bestWhere = [&](const char* label, const std::function<bool(const Best&)>& pred) {
-      for (const Best& b : all)
-        if (pred(b)) {
-          std::printf("  best %-22s %-62s %6.2f us\n", label, b.name.c_str(), b.us);
-          return;
-        }
-    };
-    for (int u : {1, 2, 4, 8}) bestWhere(("U" + std::to_string(u)).c_str(), [u](const Best& b) { return b.u == u; });
-    bestWhere("persistent", [&](const Best& b) { return b.grid % sms == 0 && b.grid <= 16 * sms; });
-    bestWhere("tile per block", [&](const Best& b) { return !(b.grid % sms == 0 && b.grid <= 16 * sms); });
-    for (int ld = 0; ld < 5; ++ld)
-      for (int stv = 0; stv < 3; ++stv)
-        bestWhere((std::string(kLdName[ld]).substr(0, 10) + "/" + kStName[stv]).c_str(),
-                  [=](const Best& b) { return b.ld == ld && b.stv == stv; });
-    // The 5 fastest again, eager and graph, twice (spread), and at 2x / 4x / 8x the bytes (fixed cost vs slope).
-    std::printf("re-timed (eager, graph) and scaled:\n");
-    for (int i = 0; i < 5 && i < static_cast<int>(all.size()); ++i) {
-      const Best& b = all[i];
-      MixLaunch f = Pick(b.u, b.ld, b.stv);
-      const int64_t tile = int64_t(b.th) * b.u;
-      for (int scale : {1, 1, 2, 4, 8}) {
-        const bool tileGrid = !(b.grid % sms == 0 && b.grid <= 16 * sms);
-        const int grid = tileGrid ? static_cast<int>((nw * scale + tile - 1) / tile) : b.grid;
-        Res r = Time(
-            [&](int k, cudaStream_t q) {
-              f(grid, b.th, src(k % kRot, scale), nr * scale, dst(k % kRot, scale), nw * scale, q);
-            },
-            s, true);
-        Report(b.name + " x" + std::to_string(scale), r, double(totalB) * scale, true);
+// The fastest 12 of the sweep, then the best per loads-in-flight, per grid kind, per hint pair.
+void PrintSweepBest(const Floor& f, const std::vector<SweepShape>& all) {
+  const int sms = f.sms;
+  std::printf("fastest 12 of %zu copy shapes (graph, first sweep):\n", all.size());
+  for (int i = 0; i < 12 && i < static_cast<int>(all.size()); ++i)
+    std::printf("  %-62s %6.2f us  %6.0f GB/s\n", all[i].name.c_str(), all[i].us, f.totalB / (all[i].us * 1e3));
+  auto bestWhere = [&](const char* label, const std::function<bool(const SweepShape&)>& pred) {
+    for (const SweepShape& b : all)
+      if (pred(b)) {
+        std::printf("  best %-22s %-62s %6.2f us\n", label, b.name.c_str(), b.us);
+        return;
       }
-    }
-    for (int scale : {2, 4, 8}) {
+  };
+  for (int u : {1, 2, 4, 8})
+    bestWhere(("U" + std::to_string(u)).c_str(), [u](const SweepShape& b) { return b.u == u; });
+  bestWhere("persistent", [&](const SweepShape& b) { return Persistent(b, sms); });
+  bestWhere("tile per block", [&](const SweepShape& b) { return !Persistent(b, sms); });
+  for (int ld = 0; ld < 5; ++ld)
+    for (int stv = 0; stv < 3; ++stv)
+      bestWhere((std::string(kLdName[ld]).substr(0, 10) + "/" + kStName[stv]).c_str(),
+                [=](const SweepShape& b) { return b.ld == ld && b.stv == stv; });
+}
+
+// The 5 fastest again, eager and graph, twice (spread), and at 2x / 4x / 8x the bytes (fixed cost vs slope); then
+// Copy4Kernel half/half at the same scales.
+void RetimeSweep(const Floor& f, const std::vector<SweepShape>& all) {
+  std::printf("re-timed (eager, graph) and scaled:\n");
+  for (int i = 0; i < 5 && i < static_cast<int>(all.size()); ++i) {
+    const SweepShape& b = all[i];
+    MixLaunch fn = Pick(b.u, b.ld, b.stv);
+    const int64_t tile = int64_t(b.th) * b.u;
+    for (int scale : {1, 1, 2, 4, 8}) {
+      const bool tileGrid = !Persistent(b, f.sms);
+      const int grid = tileGrid ? static_cast<int>((f.nw * scale + tile - 1) / tile) : b.grid;
       Res r = Time(
-          [&](int i, cudaStream_t q) {
-            om::LaunchCopy4(hsrc(i % kRot), hdst(i % kRot, scale), half * scale, 4 * sms, q);
+          [&](int k, cudaStream_t q) {
+            fn(grid, b.th, f.src(k % kRot, scale), f.nr * scale, f.dst(k % kRot, scale), f.nw * scale, q);
           },
-          s, true);
-      Report("Copy4Kernel half/half x" + std::to_string(scale), r, 2.0 * half * scale, true);
+          f.s, true);
+      Report(b.name + " x" + std::to_string(scale), r, double(f.totalB) * scale, true);
     }
-  }  // !tmaOnly
-  TmaRows(s, sms, src, dst, readB, writeB, totalB,
-          [&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, 1), q); });
-  // writePrefix shipped again at the end (drift).
-  Report("writePrefix shipped, split 1 (again)",
-         Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(wpParams(i % kRot, 1), q); }, s, true), totalB, true);
+  }
+  for (int scale : {2, 4, 8}) {
+    Res r = Time(
+        [&](int i, cudaStream_t q) {
+          om::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, scale), f.half * scale, 4 * f.sms, q);
+        },
+        f.s, true);
+    Report("Copy4Kernel half/half x" + std::to_string(scale), r, 2.0 * f.half * scale, true);
+  }
+}
+
+void Teardown(Floor& f) {
   CK(cudaDeviceSynchronize());
   if (g_all) std::fclose(g_all);
   for (int i = 0; i < kRot; ++i) {
-    CK(cudaFree(kv[i]));
-    CK(cudaFree(st[i]));
+    CK(cudaFree(f.kv[i]));
+    CK(cudaFree(f.st[i]));
   }
-  for (void* p : {static_cast<void*>(pool), static_cast<void*>(sink), static_cast<void*>(seq), static_cast<void*>(rpi),
-                  static_cast<void*>(ape)})
+  for (void* p : {static_cast<void*>(f.pool), static_cast<void*>(f.sink), static_cast<void*>(f.seq),
+                  static_cast<void*>(f.rpi), static_cast<void*>(f.ape)})
     CK(cudaFree(p));
-  CK(cudaStreamDestroy(s));
+  CK(cudaStreamDestroy(f.s));
+}
+
+int Main(bool tmaOnly) {
+  Floor f;
+  SetupDevice(f);
+  SetupWritePrefix(f);
+  SetupPool(f);
+  Report("empty kernel <<<1,32>>>", Time([&](int, cudaStream_t q) { om::LaunchEmpty(q); }, f.s, true), 0, true);
+  if (!tmaOnly) {
+    TimePlainFloors(f);
+    TimeWritePrefix(f);
+    const std::vector<SweepShape> all = CopySweep(f);
+    PrintSweepBest(f, all);
+    RetimeSweep(f, all);
+  }
+  TmaRows(
+      f.s, f.sms, [&](int k, int scale) { return f.src(k, scale); }, [&](int k, int scale) { return f.dst(k, scale); },
+      f.readB, f.writeB, f.totalB, [&](int i, cudaStream_t q) { om::LaunchWritePrefix(f.WpParams(i % kRot, 1), q); });
+  // writePrefix shipped again at the end (drift).
+  Report("writePrefix shipped, split 1 (again)",
+         Time([&](int i, cudaStream_t q) { om::LaunchWritePrefix(f.WpParams(i % kRot, 1), q); }, f.s, true), f.totalB,
+         true);
+  Teardown(f);
   return 0;
 }
 
