@@ -87,14 +87,20 @@ function requireModel(model: SizingConfig["model"]): void {
   positive("slidingWindow", model.slidingWindow);
   positive("numHiddenLayers", model.numHiddenLayers);
   positive("contextLen", model.contextLen);
+  requireRatioPerLayer(model);
+}
+
+/** `compressRatios` is an array with one ratio per hidden layer (V4 and V4.1 models alike). */
+export function requireRatioPerLayer(model: { compressRatios: unknown; numHiddenLayers: number }): void {
   requireArray("compressRatios", model.compressRatios);
-  if (model.compressRatios.length < model.numHiddenLayers) {
+  const ratios = model.compressRatios as unknown[];
+  if (ratios.length < model.numHiddenLayers) {
     throw new MemoryPoolError(
       "KV_LAYOUT",
       "compressRatios",
-      model.compressRatios,
-      `must give one ratio per layer: ${model.compressRatios.length} entries for ${model.numHiddenLayers} layers`,
-      { numHiddenLayers: model.numHiddenLayers, entries: model.compressRatios.length },
+      ratios,
+      `must give one ratio per layer: ${ratios.length} entries for ${model.numHiddenLayers} layers`,
+      { numHiddenLayers: model.numHiddenLayers, entries: ratios.length },
     );
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { KvHeadDims } from "../bytes.js";
 import { requireHeadDims } from "../bytes.js";
+import { requireRatioPerLayer } from "../config.js";
 import { MemoryPoolError, requireArray, requireInt, requireObject } from "../errors.js";
 
 /** What V4.1 sizing needs of a model: head dims, target layers, their ratios, the KV sources and the draft stages. */
@@ -87,16 +88,8 @@ function requireV41Model(model: V41ModelShape): void {
   requireInt("numHiddenLayers", model.numHiddenLayers, 1);
   requireInt("slidingWindow", model.slidingWindow, 1);
   requireInt("draftLayers", model.draftLayers, 0);
-  requireArray("compressRatios", model.compressRatios);
+  requireRatioPerLayer(model);
   requireArray("kvSourceLayerIds", model.kvSourceLayerIds);
-  if (model.compressRatios.length < model.numHiddenLayers)
-    throw new MemoryPoolError(
-      "KV_LAYOUT",
-      "compressRatios",
-      model.compressRatios,
-      `must give one ratio per layer: ${model.compressRatios.length} entries for ${model.numHiddenLayers} layers`,
-      { numHiddenLayers: model.numHiddenLayers, entries: model.compressRatios.length },
-    );
   model.compressRatios.forEach((ratio, i) => {
     const field = `compressRatios[${i}]`;
     requireInt(field, ratio, 0);
