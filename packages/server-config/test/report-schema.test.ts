@@ -177,7 +177,7 @@ describe("the schema refuses what it does not document", () => {
   });
 
   it("the draft-token count under its version-2 names (numDraftTokens, maxSpeculativeNumDraftTokens)", () => {
-    const r = base() as Record<string, unknown> & { derived: Record<string, unknown> };
+    const r = report(EAGLE) as Record<string, unknown> & { derived: Record<string, unknown> };
     const { draftTokens, maxDraftTokens, ...rest } = r.derived;
     expect([draftTokens, maxDraftTokens]).toEqual([4, 4]);
     expect(validate(r)).toBe(true);
