@@ -720,11 +720,11 @@ void TimePlainFloors(const Floor& f) {
              },
              s, true),
          2.0 * f.half, true);
-  Report(
-      "same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
-      Time([&](int i, cudaStream_t q) { bench::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, 1), f.half, 4 * sms, q); },
-           s, true),
-      2.0 * f.half, true);
+  Report("same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
+         Time([&](int i,
+                  cudaStream_t q) { bench::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, 1), f.half, 4 * sms, q); },
+              s, true),
+         2.0 * f.half, true);
   Report(
       "same bytes, read only (nc, 4x512/SM)",
       Time([&](int i, cudaStream_t q) { ReadOnly<<<4 * sms, 512, 0, q>>>(f.src(i % kRot, 1), f.totalB / 16, f.sink); },
