@@ -22,10 +22,10 @@ function checkJson(args: string[], env: NodeJS.ProcessEnv = {}): { code: number;
 const rulesAndCodes = (issues: CheckReportJson["errors"]) => issues.map((i) => [i.rule, i.code]);
 
 describe("dsv4-kv check --json validates against the published schema", () => {
-  it("the default check: schemaVersion 2, valid, pools with ids, shapes and bytes", () => {
+  it("the default check: schemaVersion 3, valid, pools with ids, shapes and bytes", () => {
     const { code, report } = checkJson([]);
     expect(code).toBe(0);
-    expect(report.schemaVersion).toBe(2);
+    expect(report.schemaVersion).toBe(3);
     expect(Object.keys(report)[0]).toBe("schemaVersion");
     expect(report.sizing!.sizes.maxTotalNumTokens).toBe(13_156_864);
     for (const pool of report.sizing!.stages[0]!.pools) expect(pool.totalBytes).toBeGreaterThan(0);

@@ -15,7 +15,7 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
     const r = json(["--model", "deepseek-ai/DeepSeek-V4.1-Flash"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.report).toMatchObject({ generation: "V4.1", ok: true, model: { name: "DeepSeek-V4.1-Flash" } });
-    expect(r.report.config).toMatchObject({ isSpeculative: true, numDraftTokens: 6, pageSize: 256 });
+    expect(r.report.config).toMatchObject({ isSpeculative: true, draftTokens: 6, pageSize: 256 });
     const pools = Object.fromEntries(
       r.report.sizing.pools.map((p: { id: string; layers: number }) => [p.id, p.layers]),
     );

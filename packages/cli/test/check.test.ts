@@ -49,8 +49,8 @@ describe("dsv4-kv check (end to end)", () => {
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
     expect(report.derived).toMatchObject({
-      numDraftTokens: 4,
-      maxSpeculativeNumDraftTokens: 4,
+      draftTokens: 4,
+      maxDraftTokens: 4,
       ringSizes: { c4: 16, c128: 256 },
       maxDraftTokensServed: 10,
     });
@@ -120,9 +120,9 @@ describe("dsv4-kv check (end to end)", () => {
     );
     const a = json(["--config", yaml]);
     expect(a.code).toBe(0);
-    expect(a.report.derived).toMatchObject({ numDraftTokens: 6, mrrPerWorker: 128 });
+    expect(a.report.derived).toMatchObject({ draftTokens: 6, mrrPerWorker: 128 });
     const b = json(["--config", yaml, "--speculative-num-steps", "2"]);
-    expect(b.report.derived.numDraftTokens).toBe(3);
+    expect(b.report.derived.draftTokens).toBe(3);
     const jsonCfg = file(
       "server.json",
       JSON.stringify({ model: "DeepSeek-V4-Pro", "speculative-algorithm": "none", "kv-budget-bytes": 60e9 }),
@@ -155,7 +155,7 @@ describe("dsv4-kv check (end to end)", () => {
   it("DSpark on Flash-0731: γ = 5 from the checkpoint → 6 draft tokens", () => {
     const { code, report } = json(["--model", "DeepSeek-V4-Flash-0731", "--speculative-algorithm", "DSPARK"]);
     expect(code).toBe(0);
-    expect(report.derived.numDraftTokens).toBe(6);
+    expect(report.derived.draftTokens).toBe(6);
   });
 
   it("environment switches come from io.env; flags win", () => {

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The machine code of the shipped kernels, for before/after comparisons of a refactor (no GPU needed).
-//   node scripts/cubins.mjs build <dir>     every .cu the shipped (default, non-bench) CMake target compiles, as one
-//                                           cubin per SASS architecture and one PTX per virtual one, into <dir>
+//   node scripts/cubins.mjs build <dir> [--only <text>]
+//                                           every .cu the shipped (default, non-bench) CMake target compiles, as one
+//                                           cubin per SASS architecture and one PTX per virtual one, into <dir>;
+//                                           --only keeps the sources whose path contains <text> (one kernel's files)
 //   node scripts/cubins.mjs compare <a> <b> whole-file sha256 per cubin/PTX; where bytes differ, every function's
 //                                           machine code (its .text section, relocations by symbol name, .nv.info,
 //                                           parameter and shared sizes, registers and stack) and every PTX function
@@ -84,7 +86,7 @@ function cmakeArchitectures(list) {
   };
 }
 
-async function build(outDir) {
+async function build(outDir, only) {
   const { detectToolchain } = await import(join(platformDir, "scripts", "toolchain.mjs"));
   const toolchain = detectToolchain();
   if (!toolchain.nvcc) fail("no nvcc found (CUDACXX, PATH, CUDA_HOME, CUDA_PATH)");
@@ -92,7 +94,9 @@ async function build(outDir) {
   const { sass, ptx } = cmakeArchitectures(toolchain.arch);
   mkdirSync(outDir, { recursive: true });
   const files = {};
-  for (const entry of entries.sort((a, b) => a.file.localeCompare(b.file))) {
+  const kept = entries.filter((e) => only === undefined || relative(pkgDir, e.file).includes(only));
+  if (kept.length === 0) fail(`no shipped source's path contains ${JSON.stringify(only)}`);
+  for (const entry of kept.sort((a, b) => a.file.localeCompare(b.file))) {
     const src = relative(pkgDir, entry.file);
     const { nvcc, flags } = baseFlags(entry);
     const stem = src
@@ -112,7 +116,7 @@ async function build(outDir) {
   }
   const manifest = { toolchain: toolchain.release, arch: toolchain.arch, command: baseFlags(entries[0]).flags, files };
   writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  console.log(`cubins: ${Object.keys(files).length} files from ${entries.length} sources in ${outDir}`);
+  console.log(`cubins: ${Object.keys(files).length} files from ${kept.length} sources in ${outDir}`);
 }
 
 /** The sections of an ELF64 little-endian file (a cubin): name, type, link, entry size and bytes. */
@@ -319,6 +323,7 @@ function compare(dirA, dirB) {
 
 const [cmd, ...rest] = process.argv.slice(2);
 if (cmd === "build" && rest.length === 1) await build(resolve(rest[0]));
+else if (cmd === "build" && rest.length === 3 && rest[1] === "--only") await build(resolve(rest[0]), rest[2]);
 else if (cmd === "compare" && rest.length === 2 && rest.every((d) => existsSync(join(d, "manifest.json")))) {
   process.exitCode = compare(resolve(rest[0]), resolve(rest[1]));
-} else fail("usage: node scripts/cubins.mjs build <dir> | compare <before-dir> <after-dir>");
+} else fail("usage: node scripts/cubins.mjs build <dir> [--only <text>] | compare <before-dir> <after-dir>");

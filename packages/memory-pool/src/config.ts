@@ -19,7 +19,7 @@ const SIZING_KEYS = [
   "pageSize",
   "swaFullTokensRatio",
   "isSpeculative",
-  "maxSpeculativeNumDraftTokens",
+  "maxDraftTokens",
   "maxRunningRequests",
   "attnDpSize",
   "ppSize",
@@ -46,7 +46,7 @@ export function requireSizingConfig(config: SizingConfig): void {
   requirePageSize(config.pageSize);
   requireSwaRatio(config.swaFullTokensRatio);
   requireBoolean("isSpeculative", config.isSpeculative);
-  nonNegative("maxSpeculativeNumDraftTokens", config.maxSpeculativeNumDraftTokens);
+  nonNegative("maxDraftTokens", config.maxDraftTokens);
   if (config.maxRunningRequests !== null) positive("maxRunningRequests", config.maxRunningRequests);
   optional("attnDpSize", config.attnDpSize, positive);
   optional("ppSize", config.ppSize, positive);

@@ -16,7 +16,7 @@ export interface RingSizeOptions {
   /** Any speculative algorithm configured. */
   isSpeculative: boolean;
   /** Verify width; only ratio 2's speculative ring depends on it. */
-  numDraftTokens?: number;
+  draftTokens?: number;
   /** `SGLANG_OPT_USE_ONLINE_COMPRESS` as effective on this platform (the caller forces it off on HIP). */
   onlineC128?: boolean;
   /** `SGLANG_EXPERIMENTAL_ONLINE_C128_MTP`. */
@@ -30,7 +30,7 @@ function bitLength(value: number): number {
 
 /**
  * `getCompressStateRingSize` (docs/reference/pools-and-sizing.md §4.1): c4 8/16, c128 128/256 (non-speculative /
- * speculative), online c128 1. Ratio 2: 2 without speculation; with it the smallest power of two >= 2 + numDraftTokens,
+ * speculative), online c128 1. Ratio 2: 2 without speculation; with it the smallest power of two >= 2 + draftTokens,
  * `1 << bitLength(D + 1)`. Throws ONLINE_C128_MTP (V-S9) for online c128 with speculation unless the experimental MTP
  * switch is on.
  */
@@ -54,8 +54,8 @@ export function compressStateRingSize(ratio: number, options: RingSizeOptions): 
   }
   if (ratio === 2) {
     if (!isSpeculative) return 2;
-    const numDraftTokens = options.numDraftTokens ?? 0;
-    return 1 << bitLength(numDraftTokens + 1);
+    const draftTokens = options.draftTokens ?? 0;
+    return 1 << bitLength(draftTokens + 1);
   }
   throw new MemoryPoolError(
     "INVALID_RATIO",
@@ -68,12 +68,12 @@ export function compressStateRingSize(ratio: number, options: RingSizeOptions): 
   );
 }
 
-const RING_SIZE_OPTIONS = ["isSpeculative", "numDraftTokens", "onlineC128", "onlineC128Mtp"];
+const RING_SIZE_OPTIONS = ["isSpeculative", "draftTokens", "onlineC128", "onlineC128Mtp"];
 
 function requireRingSizeOptions(options: RingSizeOptions): void {
   requireKnownKeys("options", options, RING_SIZE_OPTIONS);
   requireBoolean("isSpeculative", options.isSpeculative);
-  optional("numDraftTokens", options.numDraftTokens, (f, v) => requireInt(f, v, 0, 65535));
+  optional("draftTokens", options.draftTokens, (f, v) => requireInt(f, v, 0, 65535));
   optional("onlineC128", options.onlineC128, requireBoolean);
   optional("onlineC128Mtp", options.onlineC128Mtp, requireBoolean);
 }
@@ -87,12 +87,12 @@ export function compressStateWritePad(ratio: number, ringSize: number): number {
 
 /**
  * SWA ring of the unified-KV layout (docs/reference/pools-and-sizing.md §4.3):
- * `window + (speculative ? numDraftTokens - 1 : 0)`.
+ * `window + (speculative ? draftTokens - 1 : 0)`.
  */
-export function swaRingSize(window: number, isSpeculative: boolean, numDraftTokens = 0): number {
+export function swaRingSize(window: number, isSpeculative: boolean, draftTokens = 0): number {
   requireInt("window", window, 1);
   requireBoolean("isSpeculative", isSpeculative);
   if (!isSpeculative) return window;
-  requireInt("numDraftTokens", numDraftTokens, 1);
-  return window + numDraftTokens - 1;
+  requireInt("draftTokens", draftTokens, 1);
+  return window + draftTokens - 1;
 }

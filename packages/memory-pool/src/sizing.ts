@@ -39,7 +39,7 @@ export interface SizingConfig {
   swaFullTokensRatio: number;
   isSpeculative: boolean;
   /** max_speculative_num_draft_tokens (0 without speculation). */
-  maxSpeculativeNumDraftTokens: number;
+  maxDraftTokens: number;
   /** --max-running-requests as given (before attention-DP division), null when unset. */
   maxRunningRequests: number | null;
   attnDpSize?: number;
@@ -307,7 +307,7 @@ export function c128FixedBytes(config: SizingConfig, stage: StageFacts, maxRunni
   const sd = config.stateDtypeBytes ?? DEFAULTS.stateDtypeBytes;
   const R128 = stage.ringSizeC128;
   if (config.onlineC128) {
-    const rows = (slots + R128 + 1) * (1 + config.maxSpeculativeNumDraftTokens);
+    const rows = (slots + R128 + 1) * (1 + config.maxDraftTokens);
     return rows * onlineC128RowBytes(A, sd) * stage.layersC128;
   }
   const rows = ceilDiv(slots * R128 + R128 + 1, 128) * 128;
@@ -435,7 +435,7 @@ function allocateStage(
     ringSizeC4: stage.ringSizeC4,
     ringSizeC128: stage.ringSizeC128,
     onlineC128: !!config.onlineC128,
-    onlineMtpMaxDraftTokens: config.onlineC128 ? config.maxSpeculativeNumDraftTokens : 0,
+    onlineMtpMaxDraftTokens: config.onlineC128 ? config.maxDraftTokens : 0,
     stateDtypeBytes: config.stateDtypeBytes ?? DEFAULTS.stateDtypeBytes,
     indexerFp4: config.indexerFp4,
     platform: config.platform,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryPoolError, adviseRingSizes, sizeKvCache } from "../src/index.js";
 import { SCENARIO_B_BYTES, flashSpec } from "./fixtures.js";
 
-const config = flashSpec({ maxSpeculativeNumDraftTokens: 11 });
+const config = flashSpec({ maxDraftTokens: 11 });
 
 function refusal(run: () => unknown): MemoryPoolError {
   try {

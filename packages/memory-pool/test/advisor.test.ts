@@ -56,7 +56,7 @@ describe("ring-sizing advisor", () => {
   }
 
   it("prices the advised ring at a budget: more state bytes, fewer tokens", () => {
-    const [c4, c128] = adviseRingSizes(flashSpec({ maxSpeculativeNumDraftTokens: 11 }), SCENARIO_B_BYTES, 11);
+    const [c4, c128] = adviseRingSizes(flashSpec({ maxDraftTokens: 11 }), SCENARIO_B_BYTES, 11);
     expect(c4).toMatchObject({ ratio: 4, currentRingSize: 16, currentServes: false, ringSize: 32 });
     expect(c4!.stateBytesAdvised!).toBeGreaterThan(c4!.stateBytesCurrent!);
     expect(c4!.capacityTokensAdvised!).toBeLessThan(c4!.capacityTokensCurrent!);

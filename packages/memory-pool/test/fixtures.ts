@@ -25,7 +25,7 @@ export function flashSpec(overrides: Partial<SizingConfig> = {}): SizingConfig {
     pageSize: 256,
     swaFullTokensRatio: 0.1,
     isSpeculative: true,
-    maxSpeculativeNumDraftTokens: 4,
+    maxDraftTokens: 4,
     maxRunningRequests: 256,
     ...overrides,
   };

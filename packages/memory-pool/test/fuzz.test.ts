@@ -34,7 +34,7 @@ describe("fuzz: memory-pool", () => {
   });
   test("sizeKvCache, compressStateRingSize, kvBudgetFromGpu", () => {
     const spec = flashSpec() as unknown as Record<string, unknown>;
-    const rings = { isSpeculative: true, maxSpeculativeNumDraftTokens: 4, pageSize: 256, onlineC128: false };
+    const rings = { isSpeculative: true, maxDraftTokens: 4, pageSize: 256, onlineC128: false };
     fc.assert(
       fc.property(
         mutated(spec),

@@ -41,12 +41,12 @@ describe("ring sizes (pools-and-sizing §4.1)", () => {
 
   it("ratio 2: 2 without speculation, smallest power of two >= 2 + D with it", () => {
     expect(compressStateRingSize(2, { isSpeculative: false })).toBe(2);
-    expect(compressStateRingSize(2, { isSpeculative: true, numDraftTokens: 4 })).toBe(8);
-    expect(compressStateRingSize(2, { isSpeculative: true, numDraftTokens: 6 })).toBe(8);
-    expect(compressStateRingSize(2, { isSpeculative: true, numDraftTokens: 7 })).toBe(16);
-    expect(compressStateRingSize(2, { isSpeculative: true, numDraftTokens: 1 })).toBe(4);
+    expect(compressStateRingSize(2, { isSpeculative: true, draftTokens: 4 })).toBe(8);
+    expect(compressStateRingSize(2, { isSpeculative: true, draftTokens: 6 })).toBe(8);
+    expect(compressStateRingSize(2, { isSpeculative: true, draftTokens: 7 })).toBe(16);
+    expect(compressStateRingSize(2, { isSpeculative: true, draftTokens: 1 })).toBe(4);
     for (let d = 0; d < 100; d++) {
-      const ring = compressStateRingSize(2, { isSpeculative: true, numDraftTokens: d });
+      const ring = compressStateRingSize(2, { isSpeculative: true, draftTokens: d });
       expect(ring).toBeGreaterThanOrEqual(2 + d);
       expect(ring / 2).toBeLessThan(2 + d);
       expect(Math.log2(ring) % 1).toBe(0);

@@ -16,7 +16,7 @@ import { stageFacts } from "../src/internal.js";
 import { FLASH, PRO, SCENARIO_B_BYTES, flashSpec } from "./fixtures.js";
 
 const nonSpec = (overrides: Partial<SizingConfig> = {}): SizingConfig =>
-  flashSpec({ isSpeculative: false, maxSpeculativeNumDraftTokens: 0, ...overrides });
+  flashSpec({ isSpeculative: false, maxDraftTokens: 0, ...overrides });
 const genB = (overrides: Partial<SizingConfig> = {}): SizingConfig => flashSpec({ mode: "sglang-gen-b", ...overrides });
 
 function bpft(config: SizingConfig) {

@@ -35,14 +35,14 @@ function config(over: Partial<V41SizingConfig> = {}): V41SizingConfig {
     pageSize: 256,
     contextLen: 1_048_576,
     isSpeculative: false,
-    numDraftTokens: 0,
+    draftTokens: 0,
     maxRunningRequests: 256,
     swaCapTokens: null,
     swaFullTokensRatio: 0.1,
     ...over,
   };
 }
-const DSPARK = { isSpeculative: true, numDraftTokens: 6 } as const;
+const DSPARK = { isSpeculative: true, draftTokens: 6 } as const;
 
 function refusal(f: () => unknown): { code: string; field: string; message: string } {
   try {

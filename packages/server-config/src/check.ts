@@ -240,7 +240,7 @@ function adviseRings(
   let advice: RingAdvice[] = [];
   const exceeds = issues.filter((i) => i.rule === "V-S8");
   if (exceeds.length > 0) {
-    const D = derived.maxSpeculativeNumDraftTokens;
+    const D = derived.maxDraftTokens;
     advice =
       budget.availableBytes != null
         ? adviseRingSizes({ ...resolved.sizing, mode: sizingMode }, budget.availableBytes, D, { baseSizing: sizing })
@@ -308,7 +308,7 @@ function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyC
       ratio,
       ringSize,
       swaPageSize: derived.effectivePageSize,
-      draftTokens: derived.maxSpeculativeNumDraftTokens,
+      draftTokens: derived.maxDraftTokens,
       adaptive: derived.adaptiveCandidates != null,
       steps: 0,
       verifies: 0,
@@ -328,7 +328,7 @@ function runResidency(derived: DerivedValues, options: CheckOptions): ResidencyC
         compressRatio: ratio,
         ringSize,
         swaPageSize: derived.effectivePageSize,
-        draftTokens: derived.maxSpeculativeNumDraftTokens,
+        draftTokens: derived.maxDraftTokens,
         adaptive: derived.adaptiveCandidates != null,
         steps: options.residencySteps ?? 300,
         seed: options.residencySeed ?? 1,

@@ -85,9 +85,12 @@ export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcil
 export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";
 export {
   ENV_SWITCHES,
+  FLAG_HELP_GROUPS,
+  type FlagHelpGroup,
   type FlagTouches,
   type FlagValue,
   SERVER_ARG_ENTRIES,
+  SERVER_ARG_HELP_ORDER,
   SGLANG_SERVER_ARGS,
   type ServerArgField,
   type ServerFlag,

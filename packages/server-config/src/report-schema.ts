@@ -15,7 +15,7 @@ import { RULES, type RuleId } from "./rules.js";
 import { ServerArgsSchema } from "./schema.js";
 
 /** The JSON contract's version: an integer, raised only on a breaking change of the report's shape. */
-export const CHECK_REPORT_SCHEMA_VERSION = 2;
+export const CHECK_REPORT_SCHEMA_VERSION = 3;
 
 const int = z.int();
 const count = z.int().nonnegative();
@@ -55,8 +55,8 @@ export const DerivedValuesSchema = z.strictObject({
   speculativeAlgorithm: z.enum(["EAGLE", "DSPARK"]).nullable(),
   speculativeNumSteps: nullable(int),
   speculativeEagleTopk: nullable(int),
-  numDraftTokens: int,
-  maxSpeculativeNumDraftTokens: int,
+  draftTokens: int.describe("--speculative-num-draft-tokens as resolved: tokens one verify writes (1 without)"),
+  maxDraftTokens: int.describe("the most draft tokens a verify writes: adaptive top or declared maximum (0 without)"),
   adaptiveCandidates: z.array(int).nullable(),
   allocLenPerDecode: int.describe("tokens allocated per request per decode step"),
   ringSizes: perRing(nullable(int)).describe("compress-state ring size per ratio, null when no layer has it"),

@@ -40,8 +40,8 @@ export interface DerivedValues {
   speculativeAlgorithm: "EAGLE" | "DSPARK" | null;
   speculativeNumSteps: number | null;
   speculativeEagleTopk: number | null;
-  numDraftTokens: number;
-  maxSpeculativeNumDraftTokens: number;
+  draftTokens: number;
+  maxDraftTokens: number;
   adaptiveCandidates: number[] | null;
   /** Tokens allocated per request per decode step (docs/reference/startup-rules.md §3). */
   allocLenPerDecode: number;
@@ -161,8 +161,8 @@ interface Speculation {
   algorithm: "EAGLE" | "DSPARK" | null;
   steps: number | null;
   topk: number | null;
-  numDraftTokens: number;
-  maxDraft: number;
+  draftTokens: number;
+  maxDraftTokens: number;
   adaptiveCandidates: number[] | null;
 }
 
@@ -182,7 +182,7 @@ function eagle(args: ServerArgs, note: Note, spec: Speculation): void {
         to: spec.steps,
         reason: "adaptive: the middle candidate",
       });
-    spec.maxDraft = Math.max(...candidates) + 1;
+    spec.maxDraftTokens = Math.max(...candidates) + 1;
   } else {
     spec.steps = args.speculativeNumSteps;
     if (spec.steps == null && args.speculativeNumDraftTokens != null) {
@@ -198,26 +198,26 @@ function eagle(args: ServerArgs, note: Note, spec: Speculation): void {
   }
   const steps = spec.steps;
   if (steps == null || steps < 1) return; // V-S2 refuses it
-  spec.numDraftTokens = steps + 1;
+  spec.draftTokens = steps + 1;
   const given = args.speculativeNumDraftTokens;
   if (given == null)
     note({
       field: "speculativeNumDraftTokens",
       kind: "defaulted",
       from: null,
-      to: spec.numDraftTokens,
+      to: spec.draftTokens,
       reason: `EAGLE topk 1: steps + 1 = ${steps} + 1`,
     });
-  else if (given !== spec.numDraftTokens && spec.topk === 1)
+  else if (given !== spec.draftTokens && spec.topk === 1)
     note({
       field: "speculativeNumDraftTokens",
       kind: "corrected",
       from: given,
-      to: spec.numDraftTokens,
-      reason: `EAGLE topk 1 verifies steps + 1 = ${spec.numDraftTokens} tokens`,
+      to: spec.draftTokens,
+      reason: `EAGLE topk 1 verifies steps + 1 = ${spec.draftTokens} tokens`,
     });
-  else if (given !== spec.numDraftTokens) spec.numDraftTokens = given;
-  if (!args.speculativeAdaptive) spec.maxDraft = spec.numDraftTokens;
+  else if (given !== spec.draftTokens) spec.draftTokens = given;
+  if (!args.speculativeAdaptive) spec.maxDraftTokens = spec.draftTokens;
 }
 
 /** DSpark (docs/reference/startup-rules.md §3.2): one step, top-k 1, verify width γ + 1. */
@@ -250,14 +250,14 @@ function dspark(args: ServerArgs, model: ModelPreset, note: Note, spec: Speculat
       reason: `from the ${model.name} draft checkpoint (dspark_block_size)`,
     });
   if (gamma == null || gamma <= 0) return; // V-S1 refuses it
-  spec.numDraftTokens = gamma + 1;
-  spec.maxDraft = spec.numDraftTokens;
+  spec.draftTokens = gamma + 1;
+  spec.maxDraftTokens = spec.draftTokens;
   if (args.speculativeNumDraftTokens == null)
     note({
       field: "speculativeNumDraftTokens",
       kind: "defaulted",
       from: null,
-      to: spec.numDraftTokens,
+      to: spec.draftTokens,
       reason: `DSpark verify window γ + 1 = ${gamma} + 1`,
     });
 }
@@ -270,19 +270,19 @@ function speculation(args: ServerArgs, model: ModelPreset, note: Note): Speculat
     algorithm: accepted ? (raw as "EAGLE" | "DSPARK") : null,
     steps: null,
     topk: null,
-    numDraftTokens: 1,
-    maxDraft: 0,
+    draftTokens: 1,
+    maxDraftTokens: 0,
     adaptiveCandidates: null,
   };
   if (spec.algorithm === "EAGLE") eagle(args, note, spec);
   else if (spec.algorithm === "DSPARK") dspark(args, model, note, spec);
   if (args.maxSpeculativeNumDraftTokens != null && spec.algorithm != null)
-    spec.maxDraft = Math.max(spec.maxDraft, args.maxSpeculativeNumDraftTokens);
+    spec.maxDraftTokens = Math.max(spec.maxDraftTokens, args.maxSpeculativeNumDraftTokens);
   return spec;
 }
 
 /** Layer counts, ring sizes and write pads from the pool's stages; a MemoryPoolError is kept for V-K1. */
-function rings(sizing: SizingConfig, numDraftTokens: number) {
+function rings(sizing: SizingConfig, draftTokens: number) {
   const layers = { total: 0, ratio0: 0, ratio4: 0, ratio128: 0 };
   const ringSizes: DerivedValues["ringSizes"] = { c4: null, c128: null };
   const writePads: DerivedValues["writePads"] = { c4: null, c128: null };
@@ -299,7 +299,7 @@ function rings(sizing: SizingConfig, numDraftTokens: number) {
       layers.ratio128 += s.layersC128;
     }
     layers.ratio0 = layers.total - layers.ratio4 - layers.ratio128;
-    const ringOptions = { isSpeculative, onlineC128, onlineC128Mtp: true, numDraftTokens };
+    const ringOptions = { isSpeculative, onlineC128, onlineC128Mtp: true, draftTokens };
     if (layers.ratio4 > 0) {
       ringSizes.c4 = compressStateRingSize(4, ringOptions);
       writePads.c4 = compressStateWritePad(4, ringSizes.c4);
@@ -331,8 +331,8 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
   const spec = speculation(args, model, note);
   // An algorithm that fails V-A1 still counts as speculative: the pools are sized as upstream would try to.
   const isSpeculative = args.speculativeAlgorithm != null;
-  const numDraftTokens = spec.algorithm == null ? 1 : spec.numDraftTokens;
-  const maxDraft = spec.algorithm == null ? 0 : spec.maxDraft;
+  const draftTokens = spec.algorithm == null ? 1 : spec.draftTokens;
+  const maxDraftTokens = spec.algorithm == null ? 0 : spec.maxDraftTokens;
   const hisparseRatio = args.enableHisparse
     ? (args.hisparseHostToDeviceRatio ?? DSV4_DEFAULTS.hisparseHostToDeviceRatio)
     : 1;
@@ -344,7 +344,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     pageSize: overrides.effectivePageSize,
     swaFullTokensRatio: overrides.swaRatio,
     isSpeculative,
-    maxSpeculativeNumDraftTokens: maxDraft,
+    maxDraftTokens,
     maxRunningRequests: overrides.maxRunningRequests,
     attnDpSize,
     ppSize: args.ppSize,
@@ -359,7 +359,7 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     maxTotalTokens: args.maxTotalTokens,
     platform: args.platform,
   };
-  const built = rings(sizing, numDraftTokens);
+  const built = rings(sizing, draftTokens);
   const { steps, topk } = spec;
   const contextLen = args.contextLength ?? model.contextLen;
   const derived: DerivedValues = {
@@ -368,10 +368,10 @@ export function resolveServerConfig(args: ServerArgs, model: ModelPreset): Resol
     speculativeAlgorithm: spec.algorithm,
     speculativeNumSteps: steps,
     speculativeEagleTopk: topk,
-    numDraftTokens,
-    maxSpeculativeNumDraftTokens: maxDraft,
+    draftTokens,
+    maxDraftTokens,
     adaptiveCandidates: spec.adaptiveCandidates,
-    allocLenPerDecode: isSpeculative && steps != null && topk != null ? Math.max(steps * topk, maxDraft) : 1,
+    allocLenPerDecode: isSpeculative && steps != null && topk != null ? Math.max(steps * topk, maxDraftTokens) : 1,
     ringSizes: built.ringSizes,
     writePads: built.writePads,
     maxDraftTokensServed: built.maxDraftTokensServed,

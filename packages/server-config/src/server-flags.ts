@@ -32,6 +32,13 @@ export type FlagTouches =
   | "platform"
   | "rules";
 
+/**
+ * Where a flag sits in the help (`check --help`, docs/cli.md): the groups in this order, each in table order. The
+ * table itself is in the report's `args` order, so the help's presentation is this one field, not a second list.
+ */
+export const FLAG_HELP_GROUPS = ["core", "compress-state", "deployment", "advanced-parallel"] as const;
+export type FlagHelpGroup = (typeof FLAG_HELP_GROUPS)[number];
+
 export interface ServerFlag<S extends z.ZodType = z.ZodType> {
   value: FlagValue;
   /** The library's default: null leaves the field unset for the resolution to fill in (and say why). */
@@ -47,6 +54,8 @@ export interface ServerFlag<S extends z.ZodType = z.ZodType> {
    * schema then leaves that bound (`max`) or both to it and checks the type. The flag still refuses by the range.
    */
   judgedBy?: { rule: string; bound: "both" | "max" };
+  /** The flag's group in the help (default `core`). */
+  helpGroup?: FlagHelpGroup;
   /** The zod schema, built from `value` and `default`. */
   schema: S;
 }
@@ -57,6 +66,7 @@ interface Facts {
   touches: readonly FlagTouches[];
   env?: string;
   judgedBy?: ServerFlag["judgedBy"];
+  helpGroup?: FlagHelpGroup;
 }
 
 type Defaulted<T> = z.ZodDefault<z.ZodType<T, T | undefined>>;
@@ -228,57 +238,91 @@ export const SGLANG_SERVER_ARGS = {
   prefillContextParallel: bool({
     help: "prefill context parallelism (SGLang --enable-prefill-cp)",
     touches: ["parallel", "rules"],
+    helpGroup: "advanced-parallel",
   }),
-  epSize: int(1, U16_MAX, 1, { help: "expert-parallel ranks (alias --ep)", touches: ["parallel", "rules"] }),
-  moeA2aBackend: str("none", { help: "MoE all-to-all backend: none (default), deepep, …", touches: ["rules"] }),
+  epSize: int(1, U16_MAX, 1, {
+    help: "expert-parallel ranks (alias --ep)",
+    touches: ["parallel", "rules"],
+    helpGroup: "deployment",
+  }),
+  moeA2aBackend: str("none", {
+    help: "MoE all-to-all backend: none (default), deepep, …",
+    touches: ["rules"],
+    helpGroup: "deployment",
+  }),
   deepepMode: choice(["auto", "normal", "low_latency"], "auto", {
     help: "DeepEP mode (default auto)",
     touches: ["rules"],
+    helpGroup: "deployment",
   }),
-  moeDenseTpSize: int(1, U16_MAX, null, { help: "TP size of the dense MLP layers", touches: ["parallel", "rules"] }),
-  enableDpLmHead: bool({ help: "the LM head follows attention DP", touches: ["parallel", "rules"] }),
+  moeDenseTpSize: int(1, U16_MAX, null, {
+    help: "TP size of the dense MLP layers",
+    touches: ["parallel", "rules"],
+    helpGroup: "deployment",
+  }),
+  enableDpLmHead: bool({
+    help: "the LM head follows attention DP",
+    touches: ["parallel", "rules"],
+    helpGroup: "deployment",
+  }),
   speculativeDraftModelPath: str(null, {
     help: "separate draft weights (default: the checkpoint's MTP layers)",
     arg: "PATH",
     touches: ["speculative", "budget", "rules"],
+    helpGroup: "deployment",
   }),
   cudaGraphMaxBs: int(1, INT32_MAX, null, {
     help: "largest decode batch captured in a CUDA graph (--cuda-graph-max-bs-decode)",
     touches: ["rules"],
+    helpGroup: "deployment",
   }),
-  disableCudaGraph: bool({ help: "no CUDA graphs", touches: ["rules"] }),
-  disableRadixCache: bool({ help: "no prefix cache", touches: ["rules"] }),
+  disableCudaGraph: bool({ help: "no CUDA graphs", touches: ["rules"], helpGroup: "deployment" }),
+  disableRadixCache: bool({ help: "no prefix cache", touches: ["rules"], helpGroup: "deployment" }),
   maxPrefillTokens: int(1, INT32_MAX, null, {
     help: "tokens one prefill batch may hold (default 16384)",
     touches: ["rules"],
+    helpGroup: "deployment",
   }),
-  nnodes: int(1, U16_MAX, 1, { help: "nodes of the deployment", touches: ["parallel", "rules"] }),
+  nnodes: int(1, U16_MAX, 1, {
+    help: "nodes of the deployment",
+    touches: ["parallel", "rules"],
+    helpGroup: "deployment",
+  }),
   quantization: str(null, {
     help: "weight quantisation method (default: what the checkpoint declares)",
     touches: ["budget", "rules"],
+    helpGroup: "deployment",
   }),
-  dtype: str("auto", { help: "weight/activation dtype (default auto)", touches: ["rules"] }),
+  dtype: str("auto", { help: "weight/activation dtype (default auto)", touches: ["rules"], helpGroup: "deployment" }),
   onlineCompress: bool({
     help: "env SGLANG_OPT_USE_ONLINE_COMPRESS (online c128, ring 1)",
     env: "SGLANG_OPT_USE_ONLINE_COMPRESS",
     touches: ["rings", "pools", "rules"],
+    helpGroup: "compress-state",
   }),
   onlineC128Mtp: bool({
     help: "env SGLANG_EXPERIMENTAL_ONLINE_C128_MTP",
     env: "SGLANG_EXPERIMENTAL_ONLINE_C128_MTP",
     touches: ["rings", "pools", "rules"],
+    helpGroup: "compress-state",
   }),
   compressStateDtype: str("float32", {
     help: "env SGLANG_DSV4_COMPRESS_STATE_DTYPE: float32 (default) | bfloat16",
     env: "SGLANG_DSV4_COMPRESS_STATE_DTYPE",
     touches: ["pools", "capacity"],
+    helpGroup: "compress-state",
   }),
   deepepNumMaxDispatchTokensPerRank: int(1, INT32_MAX, 128, {
     help: "env SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (default 128)",
     env: "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
     touches: ["rules"],
+    helpGroup: "advanced-parallel",
   }),
-  enableDeepseekV4Fp4Indexer: bool({ help: "FP4 indexer (HIP only)", touches: ["pools", "rules"] }),
+  enableDeepseekV4Fp4Indexer: bool({
+    help: "FP4 indexer (HIP only)",
+    touches: ["pools", "rules"],
+    helpGroup: "compress-state",
+  }),
 } as const;
 
 export type ServerArgField = keyof typeof SGLANG_SERVER_ARGS;
@@ -292,6 +336,11 @@ export function serverFlagName(field: string): string {
 export const SERVER_ARG_ENTRIES: ReadonlyArray<readonly [ServerArgField, ServerFlag]> = Object.entries(
   SGLANG_SERVER_ARGS,
 ) as Array<[ServerArgField, ServerFlag]>;
+
+/** The fields in the help's order: by `helpGroup` (FLAG_HELP_GROUPS' order), each group in table order. */
+export const SERVER_ARG_HELP_ORDER: readonly ServerArgField[] = FLAG_HELP_GROUPS.flatMap((group) =>
+  SERVER_ARG_ENTRIES.filter(([, f]) => (f.helpGroup ?? "core") === group).map(([field]) => field),
+);
 
 /** Environment variables SGLang reads a switch from → the flag name (lowest precedence: flags > config > env). */
 export const ENV_SWITCHES: Readonly<Record<string, string>> = Object.fromEntries(

@@ -68,7 +68,7 @@ describe("check report JSON Schema", () => {
     expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
     expect(schema.required).toContain("schemaVersion");
     // 2 since reconciliation anchored on logged figures (docs/decisions.md D31): logComparison's figures gained role, derivedFrom and cause, and `match` may be null.
-    expect(schema.properties.schemaVersion!.const).toBe(2);
+    expect(schema.properties.schemaVersion!.const).toBe(3);
     expect(Number.isInteger(CHECK_REPORT_SCHEMA_VERSION)).toBe(true);
     const objects: Array<Record<string, unknown>> = [];
     const walk = (node: unknown): void => {
@@ -86,7 +86,7 @@ describe("check report JSON Schema", () => {
 describe("real reports validate against the JSON Schema", () => {
   it("the default check (EAGLE 3/1/4): valid, every pool with id, shape and bytes, the proof of each ring", () => {
     const r = expectValid(report(EAGLE));
-    expect(r.schemaVersion).toBe(2);
+    expect(r.schemaVersion).toBe(3);
     expect(r.ok).toBe(true);
     expect(r.sizing!.stages[0]!.pools.map((p) => p.id)).toContain("c4-indexer-k");
     expect(r.residency.find((c) => c.ratio === 4)!.proof!.status).toBe("proved");
@@ -172,8 +172,17 @@ describe("the schema refuses what it does not document", () => {
       expect(validate({ ...r, errors: [bad] })).toBe(false);
   });
 
-  it("a schemaVersion other than the integer 2", () => {
-    for (const v of [1, 3, "2", 2.5]) expect(validate({ ...base(), schemaVersion: v })).toBe(false);
+  it("a schemaVersion other than the integer 3", () => {
+    for (const v of [1, 2, 4, "3", 2.5]) expect(validate({ ...base(), schemaVersion: v })).toBe(false);
+  });
+
+  it("the draft-token count under its version-2 names (numDraftTokens, maxSpeculativeNumDraftTokens)", () => {
+    const r = report(EAGLE) as Record<string, unknown> & { derived: Record<string, unknown> };
+    const { draftTokens, maxDraftTokens, ...rest } = r.derived;
+    expect([draftTokens, maxDraftTokens]).toEqual([4, 4]);
+    expect(validate(r)).toBe(true);
+    const old = { ...rest, numDraftTokens: draftTokens, maxSpeculativeNumDraftTokens: maxDraftTokens };
+    expect(validate({ ...r, derived: old })).toBe(false);
   });
 });
 

@@ -100,8 +100,8 @@ describe("speculative derivations (startup-rules §3)", () => {
   it("EAGLE steps 3 ⇒ 4 draft tokens regardless of the given value (V-S2 warning + correction)", () => {
     const r = resolve({ ...EAGLE, speculativeNumDraftTokens: 7 });
     expect(r.derived).toMatchObject({
-      numDraftTokens: 4,
-      maxSpeculativeNumDraftTokens: 4,
+      draftTokens: 4,
+      maxDraftTokens: 4,
       allocLenPerDecode: 4,
       ringSizes: { c4: 16, c128: 256 },
       writePads: { c4: 10, c128: 130 },
@@ -113,8 +113,8 @@ describe("speculative derivations (startup-rules §3)", () => {
     );
   });
   it("DSpark γ = 5 ⇒ 6; explicit γ; mismatching width and missing γ are V-S1 errors", () => {
-    expect(resolve({ speculativeAlgorithm: "DSPARK" }, F0731).derived.numDraftTokens).toBe(6);
-    expect(resolve({ speculativeAlgorithm: "DSPARK", speculativeDsparkBlockSize: 3 }).derived.numDraftTokens).toBe(4);
+    expect(resolve({ speculativeAlgorithm: "DSPARK" }, F0731).derived.draftTokens).toBe(6);
+    expect(resolve({ speculativeAlgorithm: "DSPARK", speculativeDsparkBlockSize: 3 }).derived.draftTokens).toBe(4);
     expect(message({ speculativeAlgorithm: "DSPARK", speculativeNumDraftTokens: 4 }, "V-S1", F0731)).toMatch(
       /must equal gamma \+ 1 \(= 6 for gamma=5\)/,
     );
@@ -123,7 +123,7 @@ describe("speculative derivations (startup-rules §3)", () => {
   });
   it("adaptive: max draft = max(candidates) + 1, steps must be a candidate (V-S3)", () => {
     const r = resolve({ speculativeAlgorithm: "EAGLE", speculativeEagleTopk: 1, speculativeAdaptive: true });
-    expect(r.derived).toMatchObject({ speculativeNumSteps: 5, numDraftTokens: 6, maxSpeculativeNumDraftTokens: 8 });
+    expect(r.derived).toMatchObject({ speculativeNumSteps: 5, draftTokens: 6, maxDraftTokens: 8 });
     expect(
       message(
         { speculativeAlgorithm: "EAGLE", speculativeEagleTopk: 1, speculativeAdaptive: true, speculativeNumSteps: 4 },

@@ -3,7 +3,9 @@
 import { describe, expect, it } from "vitest";
 import {
   ENV_SWITCHES,
+  FLAG_HELP_GROUPS,
   SERVER_ARG_ENTRIES,
+  SERVER_ARG_HELP_ORDER,
   SGLANG_FLAGS,
   SGLANG_SERVER_ARGS,
   ServerArgsSchema,
@@ -88,5 +90,19 @@ describe("SGLang's flag table and the environment switches derive from it", () =
       SGLANG_DSV4_COMPRESS_STATE_DTYPE: "compress-state-dtype",
       SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK: "deepep-num-max-dispatch-tokens-per-rank",
     });
+  });
+
+  it("the help order is the table's, grouped by helpGroup: every field once, the groups in FLAG_HELP_GROUPS' order", () => {
+    const fields = SERVER_ARG_ENTRIES.map(([field]) => field);
+    expect([...SERVER_ARG_HELP_ORDER].sort()).toEqual([...fields].sort());
+    const groupOf = (field: string) =>
+      FLAG_HELP_GROUPS.indexOf(SGLANG_SERVER_ARGS[field as "model"].helpGroup ?? "core");
+    const ranks = SERVER_ARG_HELP_ORDER.map(groupOf);
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+    for (const group of FLAG_HELP_GROUPS) {
+      const inHelp = SERVER_ARG_HELP_ORDER.filter((f) => FLAG_HELP_GROUPS[groupOf(f)] === group);
+      expect(inHelp).toEqual(fields.filter((f) => FLAG_HELP_GROUPS[groupOf(f)] === group));
+      expect(inHelp.length).toBeGreaterThan(0);
+    }
   });
 });

@@ -29,7 +29,7 @@ function dspark(over: Partial<V41SizingConfig> = {}): V41SizingConfig {
     pageSize: 256,
     contextLen: flash.contextLen,
     isSpeculative: true,
-    numDraftTokens: 6,
+    draftTokens: 6,
     maxRunningRequests: null,
     swaCapTokens: null,
     swaFullTokensRatio: 0.1,

@@ -6,9 +6,8 @@
  */
 import {
   ENV_SWITCHES,
-  SERVER_ARG_ENTRIES,
+  SERVER_ARG_HELP_ORDER,
   SGLANG_SERVER_ARGS,
-  type ServerArgField,
   type ServerFlag,
   serverFlagName,
 } from "@dsv4-kv/server-config";
@@ -46,41 +45,9 @@ function serverFlagSpec(flag: ServerFlag): FlagSpec {
   }
 }
 
-/**
- * The order `check --help` and docs/cli.md list the server flags in: the help's own presentation (the table is in
- * the report's `args` order). Only the order is stated here; a field missing or listed twice fails at load.
- */
-const HELP_ORDER: readonly ServerArgField[] = [
-  ...SERVER_ARG_ENTRIES.map(([field]) => field).slice(
-    0,
-    SERVER_ARG_ENTRIES.findIndex(([f]) => f === "chunkedPrefillSize") + 1,
-  ),
-  "onlineCompress",
-  "onlineC128Mtp",
-  "compressStateDtype",
-  "enableDeepseekV4Fp4Indexer",
-  "epSize",
-  "moeA2aBackend",
-  "deepepMode",
-  "moeDenseTpSize",
-  "enableDpLmHead",
-  "speculativeDraftModelPath",
-  "cudaGraphMaxBs",
-  "disableCudaGraph",
-  "disableRadixCache",
-  "maxPrefillTokens",
-  "nnodes",
-  "quantization",
-  "dtype",
-  "prefillContextParallel",
-  "deepepNumMaxDispatchTokensPerRank",
-];
-if (new Set(HELP_ORDER).size !== SERVER_ARG_ENTRIES.length || HELP_ORDER.length !== SERVER_ARG_ENTRIES.length)
-  throw new Error("check's HELP_ORDER must list every server argument of the flag table once");
-
-/** The server arguments' flags (`--page-size` …): server-config's table, field names in kebab-case. */
+/** The server arguments' flags (`--page-size` …): server-config's table, field names in kebab-case, in help order. */
 export const SERVER_FLAGS: FlagTable = Object.fromEntries(
-  HELP_ORDER.map((field) => [serverFlagName(field), serverFlagSpec(SGLANG_SERVER_ARGS[field])]),
+  SERVER_ARG_HELP_ORDER.map((field) => [serverFlagName(field), serverFlagSpec(SGLANG_SERVER_ARGS[field])]),
 );
 
 export const CLI_FLAGS: FlagTable = {

@@ -74,7 +74,7 @@ function ringLines(d: CheckReport["derived"]): string[] {
     }
     const pad = d.writePads[key]!;
     const online = key === "c128" && d.onlineC128;
-    const need = d.maxSpeculativeNumDraftTokens;
+    const need = d.maxDraftTokens;
     const verdict = online
       ? `online (one row per request${d.onlineC128Mtp && need ? `, ${need} draft banks` : ""}): no draft limit from a ring`
       : !d.isSpeculative
@@ -217,8 +217,8 @@ export function resolvedArgumentRows(r: CheckReport): ResolvedArgumentRow[] {
     ["speculative-algorithm", d.speculativeAlgorithm ?? r.args.speculativeAlgorithm ?? "none"],
     ["speculative-num-steps", d.speculativeNumSteps ?? "-"],
     ["speculative-eagle-topk", d.speculativeEagleTopk ?? "-"],
-    ["speculative-num-draft-tokens", d.isSpeculative ? d.numDraftTokens : "-"],
-    ["max-speculative-num-draft-tokens", d.isSpeculative ? d.maxSpeculativeNumDraftTokens : "-"],
+    ["speculative-num-draft-tokens", d.isSpeculative ? d.draftTokens : "-"],
+    ["max-speculative-num-draft-tokens", d.isSpeculative ? d.maxDraftTokens : "-"],
     ["tp-size", r.args.tpSize],
     ["pp-size / attention-dp", `${r.args.ppSize} / ${d.attnDpSize}`],
     ["online-compress / online-c128-mtp", `${d.onlineC128} / ${d.onlineC128Mtp}`],

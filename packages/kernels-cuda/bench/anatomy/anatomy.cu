@@ -12,11 +12,13 @@
 #include "planner/prefill_general.cu"
 #include "planner/decode.cu"
 #include "planner/launch.cu"
-#include "planner/bench.cu"
 #endif
+// The bench build's harness and kernels (native/bench/), in this one translation unit.
+#include "bench/bench_kernels.cu"
+#include "bench/timing.cpp"
 #include "online_mtp/online_mtp_kernels.cu"
 #if DSV4KV_BENCH_VARIANTS
-#include "online_mtp/bench_variants.cu"
+#include "bench/bench_variants.cu"
 #endif
 #include "bench_common.cuh"
 
@@ -188,13 +190,13 @@ __global__ void __launch_bounds__(512)
 
 struct Row {
   std::string name;
-  BenchResult r;
+  bench::EagerAndGraph r;
 };
 std::vector<Row> g_rows;
 
 void Time(const std::string& name, const std::function<cudaError_t(cudaStream_t)>& f, cudaStream_t st) {
-  BenchResult r{};
-  CK(BenchLaunch(f, st, 200, 30, 100, &r));
+  bench::EagerAndGraph r{};
+  CK(bench::TimeEagerAndGraph(f, st, 200, 30, 100, &r));
   g_rows.push_back({name, r});
   std::printf("%-64s eager %7.3f  graph %7.3f\n", name.c_str(), r.eager_us, r.graph_us);
   std::fflush(stdout);
@@ -302,9 +304,9 @@ void SetupWritePrefix(Harness& h) {
   }
   CK(cudaMemcpy(h.d_wseq, s.data(), wB * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(h.d_widx, r.data(), wB * 4, cudaMemcpyHostToDevice));
-  CK(om::LaunchFillRandom(h.d_kv, static_cast<int64_t>(wB) * wD * om::kKvScoreCols, 1, 2.f, -1.f, h.st));
-  CK(om::LaunchFillRandom(h.d_ape, om::kChunk * om::kHeadDim, 2, 0.5f, -0.25f, h.st));
-  CK(om::LaunchFillStateRandom(h.d_state, stateRows, om::kF32, 3, h.st));
+  CK(bench::LaunchFillRandom(h.d_kv, static_cast<int64_t>(wB) * wD * om::kKvScoreCols, 1, 2.f, -1.f, h.st));
+  CK(bench::LaunchFillRandom(h.d_ape, om::kChunk * om::kHeadDim, 2, 0.5f, -0.25f, h.st));
+  CK(bench::LaunchFillStateRandom(h.d_state, stateRows, om::kF32, 3, h.st));
   CK(cudaStreamSynchronize(h.st));
 }
 
@@ -316,7 +318,7 @@ void SetupMix(Harness& h) {
   h.writeBytes = static_cast<int64_t>(wB) * wD * om::kRowElems * 4;
   CK(cudaMalloc(&h.d_src, h.readBytes + h.writeBytes));
   CK(cudaMalloc(&h.d_dst, h.readBytes + h.writeBytes));
-  CK(om::LaunchFillRandom(h.d_src, (h.readBytes + h.writeBytes) / 4, 4, 1.f, 0.f, h.st));
+  CK(bench::LaunchFillRandom(h.d_src, (h.readBytes + h.writeBytes) / 4, 4, 1.f, 0.f, h.st));
   CK(cudaStreamSynchronize(h.st));
 }
 
@@ -408,7 +410,7 @@ void RunNcu(const Harness& h) {
     CK(om::LaunchWritePrefix(WpParams(h, om::kWpScalar, 1), st));
     MixKernel<<<2 * sms, 512, 0, st>>>(reinterpret_cast<const float4*>(h.d_src), h.readBytes / 16,
                                        reinterpret_cast<float4*>(h.d_dst), h.writeBytes / 16);
-    CK(LaunchEmpty(st));
+    CK(bench::LaunchEmpty(st));
   }
   CK(cudaStreamSynchronize(st));
   std::printf("ncu mode done\n");
@@ -648,7 +650,7 @@ int Main(int argc, char** argv) {
     RunNcu(h);
     return 0;
   }
-  Time("empty kernel", [&](cudaStream_t s) { return LaunchEmpty(s); }, h.st);
+  Time("empty kernel", [&](cudaStream_t s) { return bench::LaunchEmpty(s); }, h.st);
   TimeDecode(h);
   TimePrefillUniform(h);
   TimePrefillGeneral(h);

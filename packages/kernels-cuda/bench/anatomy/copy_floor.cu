@@ -5,6 +5,8 @@
 // $OUT/copy-sweep.txt; `copy-floor tma` runs only the TMA rows beside the fastest ld/st shape). Results:
 // docs/benchmarks.md, "L2-cold writePrefix against a tuned copy"; docs/decisions.md D23.
 #include "online_mtp/online_mtp_kernels.cu"
+// The bench build's kernels (native/bench/): the fills, the float4 copy and the empty kernel.
+#include "bench/bench_kernels.cu"
 #include "bench_common.cuh"
 
 #include <algorithm>
@@ -671,15 +673,15 @@ void SetupWritePrefix(Floor& f) {
   CK(cudaMalloc(&f.ape, om::kChunk * om::kHeadDim * 4));
   CK(cudaMemcpy(f.seq, hSeq.data(), B * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(f.rpi, hRpi.data(), B * 4, cudaMemcpyHostToDevice));
-  CK(om::LaunchFillRandom(f.ape, om::kChunk * om::kHeadDim, 7, 2.f, 0.f, f.s));
+  CK(bench::LaunchFillRandom(f.ape, om::kChunk * om::kHeadDim, 7, 2.f, 0.f, f.s));
   f.kv.resize(kRot);
   f.st.resize(kRot);
   const int64_t kvElems = int64_t(B) * D * om::kKvScoreCols;
   for (int i = 0; i < kRot; ++i) {
     CK(cudaMalloc(&f.kv[i], kvElems * 4));
     CK(cudaMalloc(&f.st[i], f.rows * om::kRowElems * 4));
-    CK(om::LaunchFillRandom(f.kv[i], kvElems, 11 + i, 4.f, 0.f, f.s));
-    CK(om::LaunchFillStateRandom(f.st[i], f.rows, om::kF32, 13 + i, f.s));
+    CK(bench::LaunchFillRandom(f.kv[i], kvElems, 11 + i, 4.f, 0.f, f.s));
+    CK(bench::LaunchFillStateRandom(f.st[i], f.rows, om::kF32, 13 + i, f.s));
   }
 }
 
@@ -688,7 +690,7 @@ void SetupPool(Floor& f) {
   f.nr = f.readB / 16, f.nw = f.writeB / 16;
   f.setBytes = 8 * f.totalB;
   CK(cudaMalloc(&f.pool, f.setBytes * kRot));
-  CK(om::LaunchFillRandom(reinterpret_cast<float*>(f.pool), f.setBytes * kRot / 4, 17, 2.f, 0.f, f.s));
+  CK(bench::LaunchFillRandom(reinterpret_cast<float*>(f.pool), f.setBytes * kRot / 4, 17, 2.f, 0.f, f.s));
   f.half = (f.totalB / 2) / 16 * 16;  // the same bytes as a plain copy: half read, half written
   CK(cudaMalloc(&f.sink, 4));
   CK(cudaStreamSynchronize(f.s));
@@ -706,7 +708,7 @@ void TimePlainFloors(const Floor& f) {
     CK(cudaMemset(a, 1, big));
     Res r = Time([&](int, cudaStream_t q) { cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, q); }, s, false, 5);
     Report("1 GiB cudaMemcpyAsync D2D (read+write)", r, 2.0 * big, true);
-    r = Time([&](int, cudaStream_t q) { om::LaunchCopy4(a, b, big, 4 * sms, q); }, s, false, 5);
+    r = Time([&](int, cudaStream_t q) { bench::LaunchCopy4(a, b, big, 4 * sms, q); }, s, false, 5);
     Report("1 GiB Copy4Kernel 4x512/SM (read+write)", r, 2.0 * big, true);
     CK(cudaFree(a));
     CK(cudaFree(b));
@@ -718,11 +720,11 @@ void TimePlainFloors(const Floor& f) {
              },
              s, true),
          2.0 * f.half, true);
-  Report(
-      "same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
-      Time([&](int i, cudaStream_t q) { om::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, 1), f.half, 4 * sms, q); },
-           s, true),
-      2.0 * f.half, true);
+  Report("same bytes, Copy4Kernel 4x512/SM half/half (rotating)",
+         Time([&](int i,
+                  cudaStream_t q) { bench::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, 1), f.half, 4 * sms, q); },
+              s, true),
+         2.0 * f.half, true);
   Report(
       "same bytes, read only (nc, 4x512/SM)",
       Time([&](int i, cudaStream_t q) { ReadOnly<<<4 * sms, 512, 0, q>>>(f.src(i % kRot, 1), f.totalB / 16, f.sink); },
@@ -758,14 +760,14 @@ void CheckWpHints(const Floor& f) {
   CK(cudaMalloc(&ref, sb));
   CK(cudaMalloc(&tst, sb));
   std::vector<char> h0(sb), h1(sb);
-  CK(om::LaunchFillStateRandom(ref, f.rows, om::kF32, 99, s));
+  CK(bench::LaunchFillStateRandom(ref, f.rows, om::kF32, 99, s));
   om::WritePrefixParams p = f.WpParams(0, 1);
   p.state = ref;
   CK(om::LaunchWritePrefix(p, s));
   CK(cudaMemcpyAsync(h0.data(), ref, sb, cudaMemcpyDeviceToHost, s));
   CK(cudaStreamSynchronize(s));
   for (const WpV& v : kWpHints) {
-    CK(om::LaunchFillStateRandom(tst, f.rows, om::kF32, 99, s));
+    CK(bench::LaunchFillStateRandom(tst, f.rows, om::kF32, 99, s));
     p.state = tst;
     v.fn<<<dim3(kBatch, 1), 512, 0, s>>>(p);
     CK(cudaGetLastError());
@@ -873,7 +875,7 @@ void RetimeSweep(const Floor& f, const std::vector<SweepShape>& all) {
   for (int scale : {2, 4, 8}) {
     Res r = Time(
         [&](int i, cudaStream_t q) {
-          om::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, scale), f.half * scale, 4 * f.sms, q);
+          bench::LaunchCopy4(f.hsrc(i % kRot), f.hdst(i % kRot, scale), f.half * scale, 4 * f.sms, q);
         },
         f.s, true);
     Report("Copy4Kernel half/half x" + std::to_string(scale), r, 2.0 * f.half * scale, true);
@@ -898,7 +900,7 @@ int Main(bool tmaOnly) {
   SetupDevice(f);
   SetupWritePrefix(f);
   SetupPool(f);
-  Report("empty kernel <<<1,32>>>", Time([&](int, cudaStream_t q) { om::LaunchEmpty(q); }, f.s, true), 0, true);
+  Report("empty kernel <<<1,32>>>", Time([&](int, cudaStream_t q) { bench::LaunchEmpty(q); }, f.s, true), 0, true);
   if (!tmaOnly) {
     TimePlainFloors(f);
     TimeWritePrefix(f);

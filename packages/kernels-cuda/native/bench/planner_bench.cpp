@@ -33,30 +33,6 @@ const IntKey<BenchCfg> kBenchKeys[] = {
 };
 const KeyStyle kOptsStyle{"opts", "opts.", "ERR_DSV4KV_ARG"};
 
-#if DSV4KV_HAVE_CUDA
-struct PlanTimes {
-  double eager_us;  // median per call, `calls` launches back to back
-  double graph_us;  // median per call, a CUDA graph of `calls` launches replayed
-};
-
-// `warmup` eager launches, then both timings of `calls` launches per round.
-cudaError_t TimeBoth(const LaunchOn& launch, cudaStream_t stream, const BenchCfg& b, PlanTimes* out) {
-  const IndexedLaunch indexed = [&](int64_t) { return launch(stream); };
-  for (int64_t i = 0; i < b.warmup; ++i) {
-    const cudaError_t e = launch(stream);
-    if (e != cudaSuccess) return e;
-  }
-  cudaError_t e = cudaStreamSynchronize(stream);
-  std::vector<double> us;
-  if (e == cudaSuccess) e = TimeRounds(indexed, stream, Rounds{b.calls, b.reps, false, 0}, &us);
-  out->eager_us = MidMedian(us);
-  const int64_t graphWarmups = std::max<int64_t>(1, b.warmup / b.calls);
-  if (e == cudaSuccess) e = TimeRounds(indexed, stream, Rounds{b.calls, b.reps, true, graphWarmups}, &us);
-  out->graph_us = MidMedian(us);
-  return e;
-}
-#endif
-
 Napi::Value Bench(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
 #if DSV4KV_HAVE_CUDA
@@ -66,16 +42,17 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
   const BenchCfg b = ReadKeys(env, ArgObject(info, 4, "opts"), kOptsStyle, kBenchKeys);
   ctx->Activate(env);
   cudaStream_t st = ctx->stream();
-  PlanTimes r{};
+  EagerAndGraph r{};
   if (kind == "empty") {
-    DSV4KV_CUDA_TRY(env, TimeBoth([](cudaStream_t s) { return LaunchEmpty(s); }, st, b, &r));
+    const LaunchOn empty = [](cudaStream_t s) { return LaunchEmpty(s); };
+    DSV4KV_CUDA_TRY(env, TimeEagerAndGraph(empty, st, b.warmup, b.reps, b.calls, &r));
   } else if (kind == "prefill" || kind == "decode") {
     HostPlan h = PrepareHostPlan(env, kind == "prefill", ArgObject(info, 2, "cfg"), ArgObject(info, 3, "inputs"),
                                  ctx->smCount());
     uint8_t* ws = static_cast<uint8_t*>(ctx->Workspace(env, h.in_off + h.staged.host.size()));
     DSV4KV_CUDA_TRY(
         env, cudaMemcpyAsync(ws + h.in_off, h.staged.host.data(), h.staged.host.size(), cudaMemcpyHostToDevice, st));
-    DSV4KV_CUDA_TRY(env, TimeBoth(h.bind(ws), st, b, &r));
+    DSV4KV_CUDA_TRY(env, TimeEagerAndGraph(h.bind(ws), st, b.warmup, b.reps, b.calls, &r));
   } else {
     ThrowField(env, "ERR_DSV4KV_ARG", "kind", info[1], "must be prefill, decode or empty");
   }

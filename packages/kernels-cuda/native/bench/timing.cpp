@@ -118,6 +118,23 @@ double MidMedian(std::vector<double> us) {
   return n == 0 ? 0.0 : (n % 2 ? us[n / 2] : 0.5 * (us[n / 2 - 1] + us[n / 2]));
 }
 
+cudaError_t TimeEagerAndGraph(const std::function<cudaError_t(cudaStream_t)>& launch, cudaStream_t stream,
+                              int64_t warmup, int64_t reps, int64_t calls, EagerAndGraph* out) {
+  const IndexedLaunch indexed = [&](int64_t) { return launch(stream); };
+  for (int64_t i = 0; i < warmup; ++i) {
+    const cudaError_t e = launch(stream);
+    if (e != cudaSuccess) return e;
+  }
+  cudaError_t e = cudaStreamSynchronize(stream);
+  std::vector<double> us;
+  if (e == cudaSuccess) e = TimeRounds(indexed, stream, Rounds{calls, reps, false, 0}, &us);
+  out->eager_us = MidMedian(us);
+  const int64_t graphWarmups = std::max<int64_t>(1, warmup / calls);
+  if (e == cudaSuccess) e = TimeRounds(indexed, stream, Rounds{calls, reps, true, graphWarmups}, &us);
+  out->graph_us = MidMedian(us);
+  return e;
+}
+
 }  // namespace bench
 }  // namespace dsv4kv
 #endif

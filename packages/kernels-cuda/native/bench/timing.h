@@ -3,9 +3,11 @@
 // stream capture it creates is released or ended on every path, errors included, so the stream stays usable.
 #pragma once
 
-#include "common.h"
-
+// CUDA only, no N-API: the anatomy programs (bench/anatomy/) are plain executables built with the same harness.
 #if DSV4KV_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -33,6 +35,15 @@ struct Spread {
 Spread SpreadOf(std::vector<double> us);
 // The median that averages the two middle samples of an even count (the planner bench's figure).
 double MidMedian(std::vector<double> us);
+
+// The planner bench's two figures (also the anatomy programs'): `warmup` eager launches, then `reps` rounds of
+// `calls` launches back to back and as a CUDA graph of them replayed (max(1, warmup / calls) graph warmups), each
+// the MidMedian microseconds per launch.
+struct EagerAndGraph {
+  double eager_us, graph_us;
+};
+cudaError_t TimeEagerAndGraph(const std::function<cudaError_t(cudaStream_t)>& launch, cudaStream_t stream,
+                              int64_t warmup, int64_t reps, int64_t calls, EagerAndGraph* out);
 
 }  // namespace bench
 }  // namespace dsv4kv

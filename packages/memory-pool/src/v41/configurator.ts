@@ -23,7 +23,7 @@ export interface V41SizingConfig {
   /** `--speculative-algorithm DSPARK`. */
   isSpeculative: boolean;
   /** `speculative_num_draft_tokens` D (DSpark: block size + 1, 6 for block 5); 0 without speculation. */
-  numDraftTokens: number;
+  draftTokens: number;
   /** `--max-running-requests` per attention-DP worker, null when not given. */
   maxRunningRequests: number | null;
   /**
@@ -88,7 +88,7 @@ const CONFIG_KEYS = [
   "pageSize",
   "contextLen",
   "isSpeculative",
-  "numDraftTokens",
+  "draftTokens",
   "maxRunningRequests",
   "swaCapTokens",
   "swaFullTokensRatio",
@@ -105,7 +105,7 @@ function requireV41Config(c: V41SizingConfig): V41Sources {
     });
   requireInt("contextLen", c.contextLen, 1);
   requireBoolean("isSpeculative", c.isSpeculative);
-  requireInt("numDraftTokens", c.numDraftTokens, 0, 65535);
+  requireInt("draftTokens", c.draftTokens, 0, 65535);
   if (c.maxRunningRequests !== null) requireInt("maxRunningRequests", c.maxRunningRequests, 1);
   if (c.swaCapTokens !== null) requireInt("swaCapTokens", c.swaCapTokens, 0);
   requireNumber("swaFullTokensRatio", c.swaFullTokensRatio, 0, true, 1);
@@ -181,7 +181,7 @@ export function sizeV41Configurator(config: V41SizingConfig, availableBytes: num
   const coef = v41Coefficients(config);
   const sources = v41Sources(config.model);
   requireInt("availableBytes", availableBytes, 0);
-  const pairRingSize = v41PairRingSize(config.isSpeculative, config.numDraftTokens);
+  const pairRingSize = v41PairRingSize(config.isSpeculative, config.draftTokens);
   const priced = pricedRequests(config, availableBytes, coef.bytesPerFullToken);
   const numReqSlots = priced + 1;
   const c2StateFixedBytes = v41PairStateFixedBytes(config.model, numReqSlots, pairRingSize);

@@ -40,8 +40,8 @@ export const V41_INDEX_PAGE_SIZES = [64, 128] as const;
 export const V41_INDEX_FP4 = true;
 
 /** Ratio-2 pair-state ring R₂: 2 without speculation, else the smallest power of two >= 2 + D. */
-export function v41PairRingSize(isSpeculative: boolean, numDraftTokens: number): number {
-  return compressStateRingSize(2, { isSpeculative, numDraftTokens });
+export function v41PairRingSize(isSpeculative: boolean, draftTokens: number): number {
+  return compressStateRingSize(2, { isSpeculative, draftTokens });
 }
 
 export interface PairStatePoolOptions {

@@ -41,15 +41,15 @@ export function onlineSpeculationRule(ctx: ResolveContext): ConfigIssue[] {
 export function onlineDraftCountRule(ctx: ResolveContext): ConfigIssue[] {
   const { out, add } = issuesOf("V-S7");
   if (!onlineWithSpeculation(ctx) || !experimentalPath(ctx)) return out;
-  const maxDraft = ctx.derived.maxSpeculativeNumDraftTokens;
-  if (!maxDraft)
+  const maxDraftTokens = ctx.derived.maxDraftTokens;
+  if (!maxDraftTokens)
     add(
       "error",
       "SPECULATIVE_ARGUMENTS",
       "maxSpeculativeNumDraftTokens",
-      maxDraft,
+      maxDraftTokens,
       "SGLANG_EXPERIMENTAL_ONLINE_C128_MTP requires speculative_num_draft_tokens to be set (set --speculative-num-steps / --speculative-num-draft-tokens)",
-      { maxSpeculativeNumDraftTokens: maxDraft },
+      { maxDraftTokens },
     );
   else
     add(
@@ -57,8 +57,8 @@ export function onlineDraftCountRule(ctx: ResolveContext): ConfigIssue[] {
       "EXPERIMENTAL",
       "onlineC128Mtp",
       true,
-      `experimental online c128 MTP is on (${maxDraft} draft banks): validate correctness carefully`,
-      { draftBanks: maxDraft },
+      `experimental online c128 MTP is on (${maxDraftTokens} draft banks): validate correctness carefully`,
+      { draftBanks: maxDraftTokens },
     );
   return out;
 }
@@ -70,9 +70,9 @@ export function onlineDraftCountRule(ctx: ResolveContext): ConfigIssue[] {
 export function onlineVerifyWidthRule(ctx: ResolveContext): ConfigIssue[] {
   const { out, add } = issuesOf("V-S11");
   if (!onlineWithSpeculation(ctx) || !experimentalPath(ctx)) return out;
-  const maxDraft = ctx.derived.maxSpeculativeNumDraftTokens;
+  const maxDraftTokens = ctx.derived.maxDraftTokens;
   const max = ONLINE_C128_MAX_VERIFY_TOKENS;
-  if (maxDraft > max) {
+  if (maxDraftTokens > max) {
     const adaptive = ctx.derived.adaptiveCandidates != null;
     const fix = adaptive
       ? `keep every adaptive candidate at most ${max - 1} steps`
@@ -81,9 +81,9 @@ export function onlineVerifyWidthRule(ctx: ResolveContext): ConfigIssue[] {
       "error",
       "ONLINE_MTP_VERIFY_TOKENS",
       "speculativeNumDraftTokens",
-      maxDraft,
-      `experimental online c128 MTP verifies at most ${max} draft tokens (its kernels keep ${max} draft banks), but this configuration verifies up to ${maxDraft}: ${fix}, or turn --online-compress off`,
-      { maxDraftTokens: maxDraft, max, adaptive },
+      maxDraftTokens,
+      `experimental online c128 MTP verifies at most ${max} draft tokens (its kernels keep ${max} draft banks), but this configuration verifies up to ${maxDraftTokens}: ${fix}, or turn --online-compress off`,
+      { maxDraftTokens, max, adaptive },
     );
   }
   return out;

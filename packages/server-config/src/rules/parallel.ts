@@ -47,7 +47,7 @@ export function deepepDispatchRule({ args, derived }: ResolveContext): ConfigIss
   if (args.moeA2aBackend !== "deepep" || args.deepepMode === "normal") return out;
   const cap = args.deepepNumMaxDispatchTokensPerRank;
   const requests = derived.mrrPerWorker;
-  const tokensPerRequest = derived.isSpeculative ? Math.max(derived.maxSpeculativeNumDraftTokens, 1) : 1;
+  const tokensPerRequest = derived.isSpeculative ? Math.max(derived.maxDraftTokens, 1) : 1;
   const tokens = requests * tokensPerRequest;
   if (tokens <= cap) return out;
   const perRank = derived.attnDpSize > 1 ? " per attention DP rank" : "";

@@ -44,7 +44,7 @@ export function ringDraftRule({ args, derived, facts }: ResolveContext): ConfigI
   if (!derived.isSpeculative || derived.speculativeAlgorithm == null || facts.stages == null) return out;
   const seenRatios = new Set<unknown>();
   for (const stage of facts.stages) {
-    for (const e of ringDraftViolations(stage, derived.maxSpeculativeNumDraftTokens, derived.onlineC128)) {
+    for (const e of ringDraftViolations(stage, derived.maxDraftTokens, derived.onlineC128)) {
       if (seenRatios.has(e.params.ratio)) continue;
       seenRatios.add(e.params.ratio);
       out.push(ringDraftIssue({ ...e.params, adaptive: args.speculativeAdaptive }));

@@ -158,15 +158,15 @@ export function dsparkWidthRule({ args, model, derived }: ResolveContext): Confi
 export function declaredMaximumRule({ args, derived }: ResolveContext): ConfigIssue[] {
   const { out, add } = issuesOf("V-S5");
   const declared = args.maxSpeculativeNumDraftTokens;
-  const numDraftTokens = derived.numDraftTokens;
-  if (declared != null && derived.speculativeAlgorithm != null && declared < numDraftTokens)
+  const draftTokens = derived.draftTokens;
+  if (declared != null && derived.speculativeAlgorithm != null && declared < draftTokens)
     add(
       "error",
       "SPECULATIVE_ARGUMENTS",
       "maxSpeculativeNumDraftTokens",
       declared,
-      `The speculative algorithm declared max_speculative_num_draft_tokens=${declared}, below the configured speculative_num_draft_tokens=${numDraftTokens}; raise the declared maximum to at least ${numDraftTokens}`,
-      { declared, numDraftTokens },
+      `The speculative algorithm declared max_speculative_num_draft_tokens=${declared}, below the configured speculative_num_draft_tokens=${draftTokens}; raise the declared maximum to at least ${draftTokens}`,
+      { declared, draftTokens },
     );
   return out;
 }

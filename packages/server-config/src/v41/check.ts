@@ -122,9 +122,9 @@ function sizingConfig(input: V41CheckInput, notes: V41CheckNote[], warnings: str
       `is needed: the config of ${model.name} gives no dspark_block_size (or run without speculation)`,
     );
   const given = input.speculativeNumDraftTokens;
-  const numDraftTokens = speculative ? (given ?? block + 1) : 0;
+  const draftTokens = speculative ? (given ?? block + 1) : 0;
   if (speculative && given === undefined)
-    notes.push({ field: "speculativeNumDraftTokens", value: numDraftTokens, reason: "DSpark block size + 1" });
+    notes.push({ field: "speculativeNumDraftTokens", value: draftTokens, reason: "DSpark block size + 1" });
   if (input.pageSize !== undefined && input.pageSize !== 256)
     notes.push({
       field: "pageSize",
@@ -142,7 +142,7 @@ function sizingConfig(input: V41CheckInput, notes: V41CheckNote[], warnings: str
     pageSize: 256,
     contextLen: input.contextLength ?? model.contextLen,
     isSpeculative: speculative,
-    numDraftTokens,
+    draftTokens,
     maxRunningRequests: mrr,
     swaCapTokens: null,
     swaFullTokensRatio: input.swaFullTokensRatio ?? 0.1,

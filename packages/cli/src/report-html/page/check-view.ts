@@ -154,7 +154,7 @@ function syncControls(controls: readonly Control[], report: CheckReport, payload
 
 function sweep(report: CheckReport, payload: CheckPayload, overrides: Values) {
   if (!report.derived.isSpeculative) return [];
-  const top = Math.max(SWEEP_MIN_DRAFT_TOKENS, Math.min(64, report.derived.maxSpeculativeNumDraftTokens + 2));
+  const top = Math.max(SWEEP_MIN_DRAFT_TOKENS, Math.min(64, report.derived.maxDraftTokens + 2));
   return capacitySweep(pipelineInput(payload, overrides), top);
 }
 
@@ -163,7 +163,7 @@ function pictureOf(report: CheckReport): RingPicture | string {
   const d = report.derived;
   if (!d.isSpeculative || d.speculativeAlgorithm == null)
     return "No speculative verify: the ring is written only by plain batches (write pad 0).";
-  const draftTokens = d.maxSpeculativeNumDraftTokens;
+  const draftTokens = d.maxDraftTokens;
   if (draftTokens < 1) return "No draft tokens per verify in this configuration (see the errors).";
   const ring =
     d.ringSizes.c4 != null

@@ -54,7 +54,7 @@ function resolvedValue(flag: string, r: CheckReport): string | boolean {
     case "dp-size":
       return String(r.args.dpSize);
     case "speculative-num-draft-tokens":
-      return d.isSpeculative ? String(d.numDraftTokens) : "";
+      return d.isSpeculative ? String(d.draftTokens) : "";
     case "speculative-algorithm":
       return d.speculativeAlgorithm ?? "none";
     case "mem-fraction-static":

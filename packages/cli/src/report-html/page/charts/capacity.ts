@@ -26,7 +26,7 @@ export function capacityChart(report: CheckReport, points: readonly CapacityPoin
   if (sized.length === 0)
     return emptyFigure("chart-capacity", title, "No draft-token count sizes any pools at this budget.");
   const limit = d.maxDraftTokensServed;
-  const current = d.maxSpeculativeNumDraftTokens;
+  const current = d.maxDraftTokens;
   const series: Series[] = [];
   for (const p of sized) {
     series.push({ draftTokens: p.draftTokens, millions: p.tokens! / 1e6, series: "current rings" });
