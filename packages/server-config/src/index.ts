@@ -113,3 +113,13 @@ export {
   V41_NOT_CHECKED,
   checkV41Deployment,
 } from "./v41/check.js";
+export {
+  type V41Env,
+  type V41ReconcileOptions,
+  type V41LoggedArgument,
+  reconcileV41Log,
+  v41LoggedArguments,
+  v41CapsPrintingSwaFixed,
+  v41FullTokenRange,
+} from "./v41/reconcile.js";
+export { type V41Rule, type V41RuleContext } from "./v41/rules.js";
