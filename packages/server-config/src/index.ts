@@ -60,6 +60,9 @@ export {
 export {
   CHECK_REPORT_SCHEMA_VERSION,
   CheckReportJsonSchema,
+  CheckOutputJsonSchema,
+  V41CheckReportJsonSchema,
+  type V41CheckReportJson,
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,

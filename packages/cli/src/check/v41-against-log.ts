@@ -10,7 +10,7 @@ import type { LogFileInput, LogInput } from "./against-log.js";
 import type { Values } from "./launch.js";
 import { loadV41Model } from "./model-source.js";
 import { formatLogComparison, logComparisonOk } from "./report.js";
-import { formatV41Report, runV41Check } from "./v41.js";
+import { formatV41Report, runV41Check, v41Json } from "./v41.js";
 
 const BUDGET_FLAGS = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"];
 
@@ -107,7 +107,7 @@ function writeRuns(runs: readonly V41Run[], io: CommandIO, json: boolean) {
       logComparison: r.comparison,
     }));
     const primary = runs.find((r) => r.section.parsed.sizingLines.length > 0) ?? runs[0]!;
-    const out = { ...primary.report, ok: runs.every((r) => r.ok), logComparison: primary.comparison, sections };
+    const out = v41Json(primary.report, { ok: runs.every((r) => r.ok), logComparison: primary.comparison, sections });
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return;
   }

@@ -4,6 +4,7 @@
  * residency check are not run for V4.1; the report says so. --against-log for V4.1 is v41-against-log.ts.
  */
 import {
+  CHECK_REPORT_SCHEMA_VERSION,
   type V41CheckInput,
   type V41CheckReport,
   type V41ModelPreset,
@@ -29,8 +30,13 @@ export async function checkIfV41(
   const loaded = await loadV41Model(merged.model, spelling.model ?? "--model");
   if (!loaded) return null;
   const report = runV41Check(merged, loaded.model, loaded.resolvedAs);
-  io.stdout.write(merged.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatV41Report(report));
+  io.stdout.write(merged.json === true ? `${JSON.stringify(v41Json(report), null, 2)}\n` : formatV41Report(report));
   return report.ok ? 0 : 1;
+}
+
+/** The V4.1 report as `--json` prints it: the schema version first (server-config's V41CheckReportJsonSchema). */
+export function v41Json(report: V41CheckReport, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { schemaVersion: CHECK_REPORT_SCHEMA_VERSION, ...report, ...extra };
 }
 
 const num = (values: Values, flag: string) => values[flag] as number | undefined;
