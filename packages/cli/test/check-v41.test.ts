@@ -78,10 +78,11 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
       code: 2,
       stderr: expect.stringMatching(/--weights-gib.*is needed: the config of v4\.1-like gives no checkpoint size/),
     });
-    expect(cli(["check", "--model", fixture("v4.1-like"), "--kv-budget-bytes", "20000000000"])).toMatchObject({
-      code: 2,
-      stderr: expect.stringMatching(/--speculative-dspark-block-size.*is needed: .* gives no dspark_block_size/),
-    });
+    // No γ in the config and none given: V4.1's rule V41-S2 refuses DSpark (SGLang cannot resolve the width).
+    const noGamma = json(["--model", fixture("v4.1-like"), "--kv-budget-bytes", "20000000000"]);
+    expect(noGamma.code, noGamma.stderr).toBe(1);
+    expect(noGamma.report.errors[0]).toMatchObject({ rule: "V41-S2", field: "speculativeDsparkBlockSize" });
+    expect(noGamma.report.errors[0].message).toMatch(/declares no dspark_block_size/);
     const custom = json([
       "--model",
       fixture("v4.1-like"),

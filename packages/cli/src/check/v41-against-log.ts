@@ -59,6 +59,12 @@ function runSection(
   const budgetGiven = BUDGET_FLAGS.some((f) => merged[f] !== undefined);
   const values = { ...merged };
   if (!budgetGiven && section.budgetBytes !== null) values["kv-budget-bytes"] = section.budgetBytes;
+  // A server whose arguments the log shows ran without drafts unless they name an algorithm (no check default).
+  const argsShown = section.parsed.serverArgs !== null || section.parsed.launchCommand !== null;
+  if (argsShown && values["speculative-algorithm"] === undefined) {
+    values["speculative-algorithm"] = "none";
+    section.summary.push("no speculative algorithm in the server's arguments: it ran without drafts");
+  }
   // What the log shows only through its figures: the request count and the cap-mode SWA cap SGLang computed.
   const logged = v41LoggedArguments(section.parsed.sizingLines);
   if (values["max-running-requests"] === undefined && logged.maxRunningRequests) {

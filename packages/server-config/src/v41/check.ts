@@ -114,9 +114,9 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
     value: i.value,
     message: i.message,
   }));
-  // A width V41-S2 refuses cannot be sized.
-  if (errors.some((e) => e.rule === "V41-S2")) return refused(input, notes, errors);
   const { availableBytes, budget } = budgetOf(input, notes);
+  // A width V41-S2 refuses cannot be sized.
+  if (errors.some((e) => e.rule === "V41-S2")) return refused(input, notes, errors, { availableBytes, budget });
   const config = sizingConfig(input, notes, warnings);
   let sizing: V41SizingResult | null = null;
   try {
@@ -143,15 +143,19 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
 }
 
 /** The report of a deployment the V4.1 rules refuse before sizing. */
-function refused(input: V41CheckInput, notes: V41CheckNote[], errors: V41CheckReport["errors"]): V41CheckReport {
+function refused(
+  input: V41CheckInput,
+  notes: V41CheckNote[],
+  errors: V41CheckReport["errors"],
+  sized: Pick<V41CheckReport, "availableBytes" | "budget">,
+): V41CheckReport {
   const { name, kvSourceLayerIds, draftLayers } = input.model;
   return {
     ok: false,
     generation: "V4.1",
     model: { name, resolvedAs: input.resolvedAs, kvSourceLayerIds, draftLayers },
     notes,
-    availableBytes: 0,
-    budget: { kind: input.budget.kind },
+    ...sized,
     config: null,
     sizing: null,
     errors,
