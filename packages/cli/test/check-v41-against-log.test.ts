@@ -89,10 +89,30 @@ describe("V4.1 launch lines of the corpus give a V4.1 report", () => {
 
   it("that argv as a pasted launch line (the HF id as --model-path), bounded replay included (refused before)", () => {
     const words = [
-      "--model-path", "deepseek-ai/DeepSeek-V4.1-Flash", "--tp", "4", "--ep-size", "4", "--attention-backend", "dsv4",
-      "--mem-fraction-static", "0.95", "--chunked-prefill-size", "2048", "--context-length", "524288",
-      "--max-running-requests", "8", "--speculative-algorithm", "DSPARK", "--speculative-dspark-block-size", "5",
-      "--enable-decoder-swa-bounded-replay", "--max-total-tokens", "4200000", "--enable-hierarchical-cache",
+      "--model-path",
+      "deepseek-ai/DeepSeek-V4.1-Flash",
+      "--tp",
+      "4",
+      "--ep-size",
+      "4",
+      "--attention-backend",
+      "dsv4",
+      "--mem-fraction-static",
+      "0.95",
+      "--chunked-prefill-size",
+      "2048",
+      "--context-length",
+      "524288",
+      "--max-running-requests",
+      "8",
+      "--speculative-algorithm",
+      "DSPARK",
+      "--speculative-dspark-block-size",
+      "5",
+      "--enable-decoder-swa-bounded-replay",
+      "--max-total-tokens",
+      "4200000",
+      "--enable-hierarchical-cache",
     ];
     const r = cli(["check", "--json", "--", "python", "-m", "sglang.launch_server", ...words]);
     expect(r.code, r.stderr).toBe(0);

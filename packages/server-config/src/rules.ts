@@ -15,7 +15,13 @@ import { onlineDraftCountRule, onlineSpeculationRule, onlineVerifyWidthRule } fr
 import { deepepDispatchRule, dpAttentionRequestsRule } from "./rules/parallel.js";
 import { poolShapeRule, ringDraftRule } from "./rules/pools.js";
 import { attentionHeadsRule, dpDividesTpRule, moeSplitRule, tokenIndexRangeRule } from "./rules/tensor-parallel.js";
-import { type V41Rule, type V41RuleContext, v41AlgorithmRule, v41DsparkWidthRule, v41FeaturesRule } from "./v41/rules.js";
+import {
+  type V41Rule,
+  type V41RuleContext,
+  v41AlgorithmRule,
+  v41DsparkWidthRule,
+  v41FeaturesRule,
+} from "./v41/rules.js";
 import { v41PdSpeculationRule } from "./v41/rules.js";
 
 export { type ConfigIssue, type IssueData, makeIssue } from "./rules/issue.js";
@@ -133,7 +139,11 @@ export const RULES = {
   "V-I1": rule(["error"], "the full pool's token indices fit SGLang's int32", sized(tokenIndexRangeRule)),
   R1: rule(["error"], "the ring simulator keeps every committed compress-state position resident", check),
   "V41-S1": rule(["error"], "DeepSeek-V4.1 speculates only with DSpark (its bundled draft)", v41(v41AlgorithmRule)),
-  "V41-S2": rule(["error"], "V4.1 DSpark's block size is at least 1 and verifies block size + 1", v41(v41DsparkWidthRule)),
+  "V41-S2": rule(
+    ["error"],
+    "V4.1 DSpark's block size is at least 1 and verifies block size + 1",
+    v41(v41DsparkWidthRule),
+  ),
   "V41-F1": rule(
     ["error"],
     "DeepSeek-V4.1 runs without HiSparse, the trtllm DSv4 backend and pipeline parallelism",

@@ -42,7 +42,11 @@ describe("the LECYWZA GB10 TP3 DSpark sizing lines", () => {
     expect(differing(c)).toEqual([]);
     const f = byName(c);
     expect(f.bytes_per_full_token).toMatchObject({ logged: "1670.75", computed: "1670.75", match: true });
-    expect(f.swa_fixed).toMatchObject({ logged: "0.30", match: true, derivedFrom: ["swa-sizing.request_cap+headroom@4"] });
+    expect(f.swa_fixed).toMatchObject({
+      logged: "0.30",
+      match: true,
+      derivedFrom: ["swa-sizing.request_cap+headroom@4"],
+    });
     expect(f.full_token).toMatchObject({ match: true, derivedFrom: expect.arrayContaining(["available_bytes@5"]) });
     expect(f["pool-init(target).c128_state_pool_size"]).toMatchObject({ logged: "1280", match: true });
     expect(f["pool-init(draft).c4_size"]).toMatchObject({ logged: "0", match: true });
@@ -63,7 +67,11 @@ describe("the LECYWZA GB10 TP3 DSpark sizing lines", () => {
     const c = reconcile(LECYWZA, {}, text);
     expect(differing(c).map((f) => [f.name, f.logged, f.computed])).toEqual([["pools.c4_state", "1665", "1664"]]);
     expect(differing(c)[0]!.cause).toMatchObject({ explained: false, residual: "+1" });
-    const bad = reconcile(LECYWZA, {}, read(LECYWZA).replace("bytes_per_full_token=1670.75", "bytes_per_full_token=1630.00"));
+    const bad = reconcile(
+      LECYWZA,
+      {},
+      read(LECYWZA).replace("bytes_per_full_token=1670.75", "bytes_per_full_token=1630.00"),
+    );
     expect(differing(bad).map((f) => f.name)).toEqual(["bytes_per_full_token"]);
   });
 

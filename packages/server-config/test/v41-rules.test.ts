@@ -28,9 +28,9 @@ describe("the V4.1 rules in the RULES table", () => {
     const report = check();
     expect(report.ok).toBe(true);
     expect(report.errors).toEqual([]);
-    expect(V41CheckReportJsonSchema.safeParse({ schemaVersion: 2, ...JSON.parse(JSON.stringify(report)) }).success).toBe(
-      true,
-    );
+    expect(
+      V41CheckReportJsonSchema.safeParse({ schemaVersion: 2, ...JSON.parse(JSON.stringify(report)) }).success,
+    ).toBe(true);
   });
 });
 
@@ -54,7 +54,11 @@ describe("V41-S1: DSpark is V4.1's only speculative algorithm", () => {
 
 describe("V41-S2: DSpark's block size γ >= 1 and verify width γ + 1", () => {
   it("refuses draft tokens other than γ + 1, naming the width; γ + 1 itself passes", () => {
-    const report = check({ speculativeAlgorithm: "DSPARK", speculativeDsparkBlockSize: 5, speculativeNumDraftTokens: 4 });
+    const report = check({
+      speculativeAlgorithm: "DSPARK",
+      speculativeDsparkBlockSize: 5,
+      speculativeNumDraftTokens: 4,
+    });
     expect(report.errors[0]).toMatchObject({ rule: "V41-S2", field: "speculativeNumDraftTokens", value: 4 });
     expect(report.errors[0]!.message).toMatch(/must equal γ \+ 1 \(= 6 for γ = 5\)/);
     expect(report.sizing).toBeNull();

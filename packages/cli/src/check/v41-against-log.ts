@@ -69,13 +69,14 @@ function runSection(
   const logged = v41LoggedArguments(section.parsed.sizingLines);
   if (values["max-running-requests"] === undefined && logged.maxRunningRequests) {
     values["max-running-requests"] = logged.maxRunningRequests.value;
-    section.summary.push(`max running requests ${logged.maxRunningRequests.value} from line ${logged.maxRunningRequests.line}`);
+    section.summary.push(
+      `max running requests ${logged.maxRunningRequests.value} from line ${logged.maxRunningRequests.line}`,
+    );
   }
   const cap = values["swa-full-tokens-ratio"] === undefined ? logged.swaCapTokens : null;
   if (cap) section.summary.push(`cap-mode SWA: request_cap+headroom ${cap.value} from line ${cap.line}`);
   const report = runV41Check(values, loaded.model, loaded.resolvedAs, { swaCapTokens: cap?.value ?? null });
-  if (report.config === null)
-    return { section, report, comparison: emptyComparison(section, report), ok: false };
+  if (report.config === null) return { section, report, comparison: emptyComparison(section, report), ok: false };
   const comparison = reconcileV41Log(section.parsed, report.config, {
     budgetBytes: budgetGiven ? report.availableBytes : null,
     requestsGiven: merged["max-running-requests"] !== undefined,

@@ -81,14 +81,7 @@ function base(sink: AnySink, spec: { name: string; line: LoggedSizingLine; deriv
 }
 
 /** A logged figure that is listed and not compared: an input, or one with nothing to compute it from. */
-function uncompared(
-  sink: AnySink,
-  line: LoggedSizingLine,
-  key: string,
-  name: string,
-  role: FigureRole,
-  why: string,
-) {
+function uncompared(sink: AnySink, line: LoggedSizingLine, key: string, name: string, role: FigureRole, why: string) {
   const n = loggedNumber(line, key);
   if (!n) return;
   if (n.truncated) {

@@ -290,7 +290,9 @@ function poolSizes(ctx: V41Ctx, line: LoggedSizingLine) {
       compute: () => exact(sizes.swa),
       render: asInt,
     });
-  const swa: Anchor = swaLogged ? { value: swaLogged.value, ref: ref(line, "pools.swa") } : { ...full, value: sizes.swa };
+  const swa: Anchor = swaLogged
+    ? { value: swaLogged.value, ref: ref(line, "pools.swa") }
+    : { ...full, value: sizes.swa };
   const atSwa = v41LoggedPoolSizes({ ...ctx.base.config, swaCapTokens: swa.value }, full.value);
   const derived: [string, number, string[], string][] = [
     ["c4", atSwa.c4, [full.ref], "c4 = full // 4 (logged; no ratio-4 pool is allocated)"],
@@ -299,7 +301,15 @@ function poolSizes(ctx: V41Ctx, line: LoggedSizingLine) {
     ["c128_state", 0, [], "c128_state = 0"],
   ];
   for (const [key, value, from, formula] of derived)
-    compare(ctx, { line, key, name: `pools.${key}`, derivedFrom: from, formula, compute: () => exact(value), render: asInt });
+    compare(ctx, {
+      line,
+      key,
+      name: `pools.${key}`,
+      derivedFrom: from,
+      formula,
+      compute: () => exact(value),
+      render: asInt,
+    });
   ctx.pools = { full, swa };
 }
 

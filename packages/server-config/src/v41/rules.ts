@@ -120,14 +120,9 @@ export function v41FeaturesRule(ctx: V41RuleContext): ConfigIssue[] {
   for (const { feature, field, on, fix } of UNSUPPORTED) {
     const value = on(ctx);
     if (value !== null)
-      add(
-        "error",
-        "UNSUPPORTED_ARGUMENT",
-        field,
-        value,
-        `DeepSeek-V4.1 does not support ${feature} yet: ${fix}`,
-        { feature },
-      );
+      add("error", "UNSUPPORTED_ARGUMENT", field, value, `DeepSeek-V4.1 does not support ${feature} yet: ${fix}`, {
+        feature,
+      });
   }
   return out;
 }
