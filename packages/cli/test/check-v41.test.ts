@@ -73,7 +73,7 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
     expect(r.stdout).toMatch(/Not checked for DeepSeek-V4\.1 yet: the ratio-2 pair-state ring/);
   });
 
-  it("a custom V4.1 folder needs a budget; bad flags are refused; --html is not drawn for V4.1 yet", () => {
+  it("a custom V4.1 folder needs a budget; bad flags are refused; --html under --against-log is refused", () => {
     expect(cli(["check", "--model", fixture("v4.1-like")])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--weights-gib.*is needed: the config of v4\.1-like gives no checkpoint size/),
@@ -93,7 +93,14 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
     ]);
     expect(custom.code, custom.stderr).toBe(0);
     expect(custom.report.model).toMatchObject({ name: "v4.1-like", kvSourceLayerIds: [2, 5], draftLayers: 1 });
-    expect(cli(["check", "--model", "DeepSeek-V4.1-Flash", "--html", "x.html"])).toMatchObject({ code: 2 });
+    // --html draws V4.1 (test/browser/v41-page.test.ts); under --against-log it is refused for V4.1 yet.
+    const logFile = join(import.meta.dirname, "fixtures", "logs", "gen-b-tp8.log");
+    expect(
+      cli(["check", ...["--model", "DeepSeek-V4.1-Flash", "--against-log", logFile, "--html", "x.html"]]),
+    ).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--html.*not yet for its --against-log/),
+    });
     const floor = json(["--model", "DeepSeek-V4.1-Flash", "--swa-full-tokens-ratio", "0.00001"]);
     expect(floor.code).toBe(1);
     expect(floor.report.errors[0]).toMatchObject({ code: "SWA_FLOOR" });

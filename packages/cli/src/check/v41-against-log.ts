@@ -46,6 +46,8 @@ export async function checkV41AgainstLog(
   if (v41 === 0) return null;
   if (v41 < read.length)
     throw new UsageError("--against-log", log.path, "mixes DeepSeek-V4.1 and V4 servers: pick one with --section N");
+  if (flags.html !== undefined)
+    throw new UsageError("--html", flags.html, "is drawn for a DeepSeek-V4.1 check, not yet for its --against-log");
   const runs = sections.map((section, i) => runSection(section, read[i]!.merged, read[i]!.model!));
   writeRuns(runs, io, flags.json === true);
   return runs.every((r) => r.ok) ? 0 : 1;

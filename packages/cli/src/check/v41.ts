@@ -14,6 +14,8 @@ import {
 import { UsageError } from "../commands/args.js";
 import type { CommandIO } from "../commands/registry.js";
 import type { Values } from "./launch.js";
+import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
+import { v41Payload } from "../report-html/v41-payload.js";
 import { loadV41Model } from "./model-source.js";
 
 /**
@@ -30,6 +32,8 @@ export async function checkIfV41(
   const loaded = await loadV41Model(merged.model, spelling.model ?? "--model");
   if (!loaded) return null;
   const report = runV41Check(merged, loaded.model, loaded.resolvedAs);
+  if (typeof merged.html === "string")
+    await writeReportHtml(merged.html, renderReportHtml(v41Payload(report, v41Json(report), loaded.model)));
   io.stdout.write(merged.json === true ? `${JSON.stringify(v41Json(report), null, 2)}\n` : formatV41Report(report));
   return report.ok ? 0 : 1;
 }
@@ -48,7 +52,7 @@ export function runV41Check(
   resolvedAs: string,
   fromLog: Pick<V41CheckInput, "swaCapTokens"> = {},
 ): V41CheckReport {
-  const unsupported = ["html", "model-config", "sizing"].find((f) => values[f] !== undefined);
+  const unsupported = ["model-config", "sizing"].find((f) => values[f] !== undefined);
   if (unsupported)
     throw new UsageError(`--${unsupported}`, values[unsupported], "is not supported for DeepSeek-V4.1 models yet");
   const budgetBytes = num(values, "kv-budget-bytes");
