@@ -1,5 +1,5 @@
 /**
- * DeepSeek-V4.1's start-up rules (docs/reference/startup-rules.md §11): each as SGLang's V4.1 feature gate
+ * DeepSeek-V4.1's start-up rules (docs/reference/startup-rules.md §13): each as SGLang's V4.1 feature gate
  * (`validate_deepseek_v41_features`) and DSpark's argument handling raise them, through `checkV41Deployment`.
  */
 import { describe, expect, it } from "vitest";
