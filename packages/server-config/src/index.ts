@@ -125,5 +125,5 @@ export {
   v41CapsPrintingSwaFixed,
   v41FullTokenRange,
 } from "./v41/reconcile.js";
-export { type V41Rule, type V41RuleContext } from "./v41/rules.js";
+export type { V41Rule, V41RuleContext } from "./v41/rules.js";
 export { type V41RingGroup, v41RingGroups } from "./v41/ring-geometry.js";

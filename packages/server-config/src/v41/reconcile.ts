@@ -359,10 +359,11 @@ function poolInit(ctx: V41Ctx, line: LoggedSizingLine) {
   inputFigure(ctx, line, "max_num_reqs", "pool-init.max_num_reqs", "taken from the log: the request slots");
   const c4 = num(line, "c4_size");
   const anchor = ctx.pools ?? (nth === 0 && c4 && !c4.truncated ? fromInitLine(line, c4) : null);
-  if (!reqs || reqs.truncated || !anchor)
-    return INIT_KEYS.forEach(([key]) =>
-      notComputed(ctx, line, key, `pool-init.${key}`, "no pool sizes logged before it in this rank"),
-    );
+  if (!reqs || reqs.truncated || !anchor) {
+    for (const [key] of INIT_KEYS)
+      notComputed(ctx, line, key, `pool-init.${key}`, "no pool sizes logged before it in this rank");
+    return;
+  }
   const sizes = v41LoggedPoolSizes({ ...ctx.base.config, swaCapTokens: anchor.swa.value }, anchor.full.value);
   const expected = v41PoolInitLines(ctx.base.config, sizes, reqs.value)[nth];
   const worker = expected?.worker ?? `pool ${nth + 1}`;
