@@ -17,6 +17,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { V41_MODEL_PRESETS, v41CapsPrintingSwaFixed, v41FullTokenRange } from "../src/index.js";
 import { loggedGbRange } from "../src/sglang-log/reconcile.js";
+import { v41FlashDsparkConfig } from "../src/testing.js";
 
 const FIXTURES = join(__dirname, "fixtures");
 const read = (file: string) => readFileSync(join(FIXTURES, file), "utf8");
@@ -24,19 +25,7 @@ const flash = V41_MODEL_PRESETS["DeepSeek-V4.1-Flash"]!;
 const GIB = 2 ** 30;
 
 /** V4.1-Flash with DSpark block 5 (6 draft tokens), P = 256. */
-function dspark(over: Partial<V41SizingConfig> = {}): V41SizingConfig {
-  return {
-    model: flash,
-    pageSize: 256,
-    contextLen: flash.contextLen,
-    isSpeculative: true,
-    numDraftTokens: 6,
-    maxRunningRequests: null,
-    swaCapTokens: null,
-    swaFullTokensRatio: 0.1,
-    ...over,
-  };
-}
+const dspark = v41FlashDsparkConfig;
 
 /** Python's `%.2f` of bytes / 2^30 as the configurator prints it. */
 const gb = (bytes: number) => (bytes / GIB).toFixed(2);

@@ -8,21 +8,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V41SizingConfig } from "@dsv4-kv/memory-pool";
 import { describe, expect, it } from "vitest";
-import { V41_MODEL_PRESETS, parseSglangLog, reconcileV41Log, v41LoggedArguments } from "../src/index.js";
+import { parseSglangLog, reconcileV41Log, v41LoggedArguments } from "../src/index.js";
+import { v41FlashDsparkConfig } from "../src/testing.js";
 
 const FIXTURES = join(__dirname, "fixtures");
-const flash = V41_MODEL_PRESETS["DeepSeek-V4.1-Flash"]!;
-const config: V41SizingConfig = {
-  model: flash,
-  pageSize: 256,
-  contextLen: flash.contextLen,
-  isSpeculative: true,
-  numDraftTokens: 6,
-  maxRunningRequests: null,
-  swaCapTokens: null,
-  swaFullTokensRatio: 0.1,
-  maxTotalTokens: null,
-};
+const config = v41FlashDsparkConfig({ maxTotalTokens: null });
 
 function reconcile(file: string, over: Partial<V41SizingConfig> = {}, text = read(file)) {
   const section = parseSglangLog(text).sections[0]!;
