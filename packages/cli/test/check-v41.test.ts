@@ -73,15 +73,16 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
     expect(r.stdout).toMatch(/Not checked for DeepSeek-V4\.1 yet: the ratio-2 pair-state ring/);
   });
 
-  it("a custom V4.1 folder needs a budget; bad flags are refused; --html is not drawn for V4.1 yet", () => {
+  it("a custom V4.1 folder needs a budget; bad flags are refused; --html under --against-log is refused", () => {
     expect(cli(["check", "--model", fixture("v4.1-like")])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--weights-gib.*is needed: the config of v4\.1-like gives no checkpoint size/),
     });
-    expect(cli(["check", "--model", fixture("v4.1-like"), "--kv-budget-bytes", "20000000000"])).toMatchObject({
-      code: 2,
-      stderr: expect.stringMatching(/--speculative-dspark-block-size.*is needed: .* gives no dspark_block_size/),
-    });
+    // No γ in the config and none given: V4.1's rule V41-S2 refuses DSpark (SGLang cannot resolve the width).
+    const noGamma = json(["--model", fixture("v4.1-like"), "--kv-budget-bytes", "20000000000"]);
+    expect(noGamma.code, noGamma.stderr).toBe(1);
+    expect(noGamma.report.errors[0]).toMatchObject({ rule: "V41-S2", field: "speculativeDsparkBlockSize" });
+    expect(noGamma.report.errors[0].message).toMatch(/declares no dspark_block_size/);
     const custom = json([
       "--model",
       fixture("v4.1-like"),
@@ -92,7 +93,14 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
     ]);
     expect(custom.code, custom.stderr).toBe(0);
     expect(custom.report.model).toMatchObject({ name: "v4.1-like", kvSourceLayerIds: [2, 5], draftLayers: 1 });
-    expect(cli(["check", "--model", "DeepSeek-V4.1-Flash", "--html", "x.html"])).toMatchObject({ code: 2 });
+    // --html draws V4.1 (test/browser/v41-page.test.ts); under --against-log it is refused for V4.1 yet.
+    const logFile = join(import.meta.dirname, "fixtures", "logs", "gen-b-tp8.log");
+    expect(
+      cli(["check", ...["--model", "DeepSeek-V4.1-Flash", "--against-log", logFile, "--html", "x.html"]]),
+    ).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--html.*not yet for its --against-log/),
+    });
     const floor = json(["--model", "DeepSeek-V4.1-Flash", "--swa-full-tokens-ratio", "0.00001"]);
     expect(floor.code).toBe(1);
     expect(floor.report.errors[0]).toMatchObject({ code: "SWA_FLOOR" });

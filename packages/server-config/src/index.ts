@@ -60,6 +60,9 @@ export {
 export {
   CHECK_REPORT_SCHEMA_VERSION,
   CheckReportJsonSchema,
+  CheckOutputJsonSchema,
+  V41CheckReportJsonSchema,
+  type V41CheckReportJson,
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,
@@ -116,3 +119,14 @@ export {
   V41_NOT_CHECKED,
   checkV41Deployment,
 } from "./v41/check.js";
+export {
+  type V41Env,
+  type V41ReconcileOptions,
+  type V41LoggedArgument,
+  reconcileV41Log,
+  v41LoggedArguments,
+  v41CapsPrintingSwaFixed,
+  v41FullTokenRange,
+} from "./v41/reconcile.js";
+export type { V41Rule, V41RuleContext } from "./v41/rules.js";
+export { type V41RingGroup, v41RingGroups } from "./v41/ring-geometry.js";

@@ -12,6 +12,7 @@ import { ERROR_CODES, type ErrorCode } from "@dsv4-kv/errors";
 import { z } from "zod";
 import { POOL_NAMES, type PoolId } from "@dsv4-kv/memory-pool";
 import { RULES, type RuleId } from "./rules.js";
+import { v41ReportShape } from "./v41/report-schema.js";
 import { ServerArgsSchema } from "./schema.js";
 
 /** The JSON contract's version: an integer, raised only on a breaking change of the report's shape. */
@@ -305,8 +306,8 @@ export const LogComparisonSchema = z.strictObject({
   lastLine: z.int().positive(),
   startedBy: SectionStartSchema.describe("what started the section"),
   generation: z
-    .enum(["gen-a", "gen-a-pools", "gen-b", "gen-b-cap", "npu", "unknown"])
-    .describe("SGLang's configurator generation"),
+    .enum(["gen-a", "gen-a-pools", "gen-b", "gen-b-cap", "npu", "dev-dsv41", "unknown"])
+    .describe("SGLang's configurator generation (dev-dsv41: a DeepSeek-V4.1 server)"),
   evidence: z.array(z.string()).describe("what in the log decided the generation"),
   platform: z.enum(["cuda", "hip", "npu"]).describe("the platform whose start-up rules and pools apply"),
   platformEvidence: z.array(z.string()).describe("what in the log decided the platform"),
@@ -345,6 +346,31 @@ export const CheckReportJsonSchema = z
 
 export type CheckReportJson = z.output<typeof CheckReportJsonSchema>;
 
+/** A DeepSeek-V4.1 section of a log: its V4.1 check and reconciliation. */
+const V41LogSectionSchema = z.strictObject({
+  section: z.int().positive(),
+  ok: z.boolean().describe("every compared figure matches and no V4.1 start-up rule fails"),
+  report: z.strictObject(v41ReportShape).describe("the V4.1 check of this section's arguments"),
+  logComparison: LogComparisonSchema,
+});
+
+/** What `dsv4-kv check --json` prints for a DeepSeek-V4.1 model (`generation: "V4.1"`). */
+export const V41CheckReportJsonSchema = z
+  .strictObject({
+    schemaVersion: z.literal(CHECK_REPORT_SCHEMA_VERSION).describe("raised only on a breaking change"),
+    ...v41ReportShape,
+    logComparison: LogComparisonSchema.optional().describe("with --against-log: the first section with sizing lines"),
+    sections: z.array(V41LogSectionSchema).optional().describe("with --against-log: every section, checked"),
+  })
+  .meta({ title: "dsv4-kv check --json report (DeepSeek-V4.1)" });
+
+export type V41CheckReportJson = z.output<typeof V41CheckReportJsonSchema>;
+
+/** Everything `dsv4-kv check --json` prints: a V4 report, or a V4.1 one (it carries `generation: "V4.1"`). */
+export const CheckOutputJsonSchema = z
+  .union([CheckReportJsonSchema, V41CheckReportJsonSchema])
+  .meta({ title: "dsv4-kv check --json output" });
+
 /** The report as its JSON contract: `schemaVersion` first, an issue without a value carries null. */
 export function checkReportJson(report: z.output<typeof CheckReportSchema>): CheckReportJson {
   const issue = (i: z.output<typeof ConfigIssueSchema>) => ({ ...i, value: i.value === undefined ? null : i.value });
@@ -356,7 +382,7 @@ export function checkReportJson(report: z.output<typeof CheckReportSchema>): Che
   };
 }
 
-/** The JSON Schema (draft 2020-12) of `dsv4-kv check --json`, generated from `CheckReportJsonSchema`. */
+/** The JSON Schema (draft 2020-12) of `dsv4-kv check --json`, generated from `CheckOutputJsonSchema`. */
 export function checkReportJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(CheckReportJsonSchema, { io: "output", target: "draft-2020-12" }) as Record<string, unknown>;
+  return z.toJSONSchema(CheckOutputJsonSchema, { io: "output", target: "draft-2020-12" }) as Record<string, unknown>;
 }

@@ -15,6 +15,14 @@ import { onlineDraftCountRule, onlineSpeculationRule, onlineVerifyWidthRule } fr
 import { deepepDispatchRule, dpAttentionRequestsRule } from "./rules/parallel.js";
 import { poolShapeRule, ringDraftRule } from "./rules/pools.js";
 import { attentionHeadsRule, dpDividesTpRule, moeSplitRule, tokenIndexRangeRule } from "./rules/tensor-parallel.js";
+import {
+  type V41Rule,
+  type V41RuleContext,
+  v41AlgorithmRule,
+  v41DsparkWidthRule,
+  v41FeaturesRule,
+} from "./v41/rules.js";
+import { v41PdSpeculationRule } from "./v41/rules.js";
 
 export { type ConfigIssue, type IssueData, makeIssue } from "./rules/issue.js";
 export type { ResolveContext, ResolutionFacts, SizedContext } from "./rules/context.js";
@@ -25,7 +33,9 @@ export type Severity = "error" | "warning";
 export type RuleStage =
   | { readonly stage: "resolve"; readonly check: ResolveRule }
   | { readonly stage: "sized"; readonly check: SizedRule }
-  | { readonly stage: "check" };
+  | { readonly stage: "check" }
+  /** A DeepSeek-V4.1 rule, run by `checkV41Deployment` (V4's resolution never runs it). */
+  | { readonly stage: "v41"; readonly check: V41Rule };
 
 export type RuleInfo = RuleStage & {
   /** The severities the rule raises (V-S2 corrects with a warning and refuses with an error, …). */
@@ -40,6 +50,7 @@ function rule<const S extends readonly Severity[]>(severities: S, summary: strin
 const resolve = (check: ResolveRule) => ({ stage: "resolve", check }) as const;
 const sized = (check: SizedRule) => ({ stage: "sized", check }) as const;
 const check = { stage: "check" } as const;
+const v41 = (check: V41Rule) => ({ stage: "v41", check }) as const;
 
 export const RULES = {
   "V-A3": rule(
@@ -127,6 +138,22 @@ export const RULES = {
   ),
   "V-I1": rule(["error"], "the full pool's token indices fit SGLang's int32", sized(tokenIndexRangeRule)),
   R1: rule(["error"], "the ring simulator keeps every committed compress-state position resident", check),
+  "V41-S1": rule(["error"], "DeepSeek-V4.1 speculates only with DSpark (its bundled draft)", v41(v41AlgorithmRule)),
+  "V41-S2": rule(
+    ["error"],
+    "V4.1 DSpark's block size is at least 1 and verifies block size + 1",
+    v41(v41DsparkWidthRule),
+  ),
+  "V41-F1": rule(
+    ["error"],
+    "DeepSeek-V4.1 runs without HiSparse, the trtllm DSv4 backend and pipeline parallelism",
+    v41(v41FeaturesRule),
+  ),
+  "V41-D1": rule(
+    ["error"],
+    "V4.1 DSpark under PD disaggregation runs with DP 1, no attention DP and no context parallelism",
+    v41(v41PdSpeculationRule),
+  ),
 } as const satisfies Record<string, RuleInfo>;
 
 export type RuleId = keyof typeof RULES;
@@ -142,6 +169,11 @@ const TABLE: readonly RuleInfo[] = Object.values(RULES);
 /** Runs the resolution's rules in table order and collects their issues. */
 export function evaluateResolveRules(ctx: ResolveContext): ConfigIssue[] {
   return TABLE.flatMap((info) => (info.stage === "resolve" ? info.check(ctx) : []));
+}
+
+/** Runs the DeepSeek-V4.1 rules in table order. */
+export function evaluateV41Rules(ctx: V41RuleContext): ConfigIssue[] {
+  return TABLE.flatMap((info) => (info.stage === "v41" ? info.check(ctx) : []));
 }
 
 /** Runs the rules that need the sized pools, in table order. */

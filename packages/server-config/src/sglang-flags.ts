@@ -518,6 +518,11 @@ export const SGLANG_FLAGS: readonly SglangFlag[] = [
   f("prefill-delayer-queue-min-ratio", "float", "ignored"),
   f("prefill-delayer-max-delay-ms", "float", "ignored"),
   f("min-free-slots-delay", "int", "ignored"),
+  // DeepSeek-V4.1 (the dsv4.1 branch, lmsysorg/sglang:dev-dsv41): the SWA bounded-replay switches that
+  // validate_deepseek_v41_features gates (docs/reference/deepseek-v4.1.md §6). They change what the decoder
+  // recomputes of the sliding window; its pool sizes and the configurator's draft pricing are not modelled.
+  f("enable-decoder-swa-bounded-replay", "bool", "unmodelled"),
+  f("enable-encoder-swa-bounded-replay", "bool", "unmodelled"),
   f("enable-deterministic-inference", "bool", "ignored"),
   f("rl-on-policy-target", "str", "ignored"),
   f("kv-canary", "str", "ignored"),

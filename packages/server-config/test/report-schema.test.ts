@@ -60,15 +60,18 @@ describe("check report JSON Schema", () => {
   });
 
   it("is draft 2020-12, strict at every level, and carries schemaVersion as an integer constant", () => {
-    const schema = checkReportJsonSchema() as {
-      $schema: string;
-      required: string[];
-      properties: Record<string, { type?: string; const?: unknown }>;
-    };
-    expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+    type ObjectSchema = { required: string[]; properties: Record<string, { type?: string; const?: unknown }> };
+    // One branch per generation (D44): V4's report, then DeepSeek-V4.1's; both carry the version.
+    const union = checkReportJsonSchema() as { $schema: string; anyOf: ObjectSchema[] };
+    expect(union.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+    expect(union.anyOf).toHaveLength(2);
+    const [schema, v41] = union.anyOf as [ObjectSchema, ObjectSchema];
     expect(schema.required).toContain("schemaVersion");
+    expect(v41.required).toEqual(expect.arrayContaining(["schemaVersion", "generation", "sizing"]));
+    expect(v41.properties.generation!.const).toBe("V4.1");
     // 2 since reconciliation anchored on logged figures (docs/decisions.md D31): logComparison's figures gained role, derivedFrom and cause, and `match` may be null.
     expect(schema.properties.schemaVersion!.const).toBe(3);
+    expect(v41.properties.schemaVersion!.const).toBe(3);
     expect(Number.isInteger(CHECK_REPORT_SCHEMA_VERSION)).toBe(true);
     const objects: Array<Record<string, unknown>> = [];
     const walk = (node: unknown): void => {
@@ -77,7 +80,7 @@ describe("check report JSON Schema", () => {
       if (o.type === "object" && o.properties !== undefined) objects.push(o);
       for (const child of Object.values(o)) walk(child);
     };
-    walk(schema);
+    walk(union);
     expect(objects.length).toBeGreaterThan(10);
     for (const o of objects) expect(o.additionalProperties).toBe(false);
   });

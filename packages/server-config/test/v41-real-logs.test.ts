@@ -15,7 +15,9 @@ import {
   v41Pools,
 } from "@dsv4-kv/memory-pool";
 import { describe, expect, it } from "vitest";
-import { V41_MODEL_PRESETS } from "../src/index.js";
+import { V41_MODEL_PRESETS, v41CapsPrintingSwaFixed, v41FullTokenRange } from "../src/index.js";
+import { loggedGbRange } from "../src/sglang-log/reconcile.js";
+import { v41FlashDsparkConfig } from "../src/testing.js";
 
 const FIXTURES = join(__dirname, "fixtures");
 const read = (file: string) => readFileSync(join(FIXTURES, file), "utf8");
@@ -23,19 +25,7 @@ const flash = V41_MODEL_PRESETS["DeepSeek-V4.1-Flash"]!;
 const GIB = 2 ** 30;
 
 /** V4.1-Flash with DSpark block 5 (6 draft tokens), P = 256. */
-function dspark(over: Partial<V41SizingConfig> = {}): V41SizingConfig {
-  return {
-    model: flash,
-    pageSize: 256,
-    contextLen: flash.contextLen,
-    isSpeculative: true,
-    draftTokens: 6,
-    maxRunningRequests: null,
-    swaCapTokens: null,
-    swaFullTokensRatio: 0.1,
-    ...over,
-  };
-}
+const dspark = v41FlashDsparkConfig;
 
 /** Python's `%.2f` of bytes / 2^30 as the configurator prints it. */
 const gb = (bytes: number) => (bytes / GIB).toFixed(2);
@@ -55,22 +45,16 @@ function field(text: string, label: string, key: string, nth = 0): string {
 }
 const num = (s: string) => Number(s);
 
-/** The page-aligned SWA caps whose swa_fixed prints as `logged` (the cap line is not in every log). */
-function capsPrinting(config: V41SizingConfig, logged: string): number[] {
-  const bpst = v41Coefficients(config).bytesPerSwaToken;
-  const [lo, hi] = gbRange(logged);
-  const caps: number[] = [];
-  for (let s = Math.ceil(lo / bpst / 256) * 256; s * bpst <= hi; s += 256) if (gb(s * bpst) === logged) caps.push(s);
-  return caps;
-}
+/** A logged `x.xx GB` figure as the parser reads it. */
+const gbFigure = (text: string) => ({ text, value: Number(text), decimals: 2, unit: "GB" });
 
-/** full_token over every budget and cap the log's rounded figures allow. */
+/** The page-aligned SWA caps whose swa_fixed prints as `logged` (the cap line is not in every log). */
+const capsPrinting = (config: V41SizingConfig, logged: string) => v41CapsPrintingSwaFixed(config, gbFigure(logged));
+
+/** full_token over every budget and cap the log's rounded figures allow (the reconciler's own range). */
 function fullTokenRange(config: V41SizingConfig, available: string, caps: readonly number[]): [number, number] {
-  const [lo, hi] = gbRange(available);
-  const fulls = caps.flatMap((cap) =>
-    [lo, hi].map((a) => sizeV41Configurator({ ...config, swaCapTokens: cap }, a).fullToken),
-  );
-  return [Math.min(...fulls), Math.max(...fulls)];
+  const { lo, hi } = v41FullTokenRange(config, loggedGbRange(gbFigure(available)), caps);
+  return [lo, hi];
 }
 
 describe("LECYWZA 3x GB10 TP3 DSpark run report (lmsysorg/sglang:dev-dsv41)", () => {

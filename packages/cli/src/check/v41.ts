@@ -1,12 +1,21 @@
 /**
  * `dsv4-kv check` for a DeepSeek-V4.1 model: the flags mapped to server-config's `checkV41Deployment` and its report
- * written as text (docs/reference/deepseek-v4.1.md §6). V4's rules, residency check, --html and --against-log are not
- * run for V4.1; the report says so.
+ * written as text (docs/reference/deepseek-v4.1.md §6), V4.1's start-up rules (V41-*) included. V4's rules and
+ * residency check are not run for V4.1; the report says so. --against-log for V4.1 is v41-against-log.ts.
  */
-import { type V41CheckReport, type V41ModelPreset, checkV41Deployment, flagName } from "@dsv4-kv/server-config";
+import {
+  CHECK_REPORT_SCHEMA_VERSION,
+  type V41CheckInput,
+  type V41CheckReport,
+  type V41ModelPreset,
+  checkV41Deployment,
+  flagName,
+} from "@dsv4-kv/server-config";
 import { UsageError } from "../commands/args.js";
 import type { CommandIO } from "../commands/registry.js";
 import type { Values } from "./launch.js";
+import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
+import { v41Payload } from "../report-html/v41-payload.js";
 import { loadV41Model } from "./model-source.js";
 
 /**
@@ -23,20 +32,33 @@ export async function checkIfV41(
   const loaded = await loadV41Model(merged.model, spelling.model ?? "--model");
   if (!loaded) return null;
   const report = runV41Check(merged, loaded.model, loaded.resolvedAs);
-  io.stdout.write(merged.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatV41Report(report));
+  if (typeof merged.html === "string")
+    await writeReportHtml(merged.html, renderReportHtml(v41Payload(report, v41Json(report), loaded.model)));
+  io.stdout.write(merged.json === true ? `${JSON.stringify(v41Json(report), null, 2)}\n` : formatV41Report(report));
   return report.ok ? 0 : 1;
+}
+
+/** The V4.1 report as `--json` prints it: the schema version first (server-config's V41CheckReportJsonSchema). */
+export function v41Json(report: V41CheckReport, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { schemaVersion: CHECK_REPORT_SCHEMA_VERSION, ...report, ...extra };
 }
 
 const num = (values: Values, flag: string) => values[flag] as number | undefined;
 
 /** The V4.1 check of the merged flag values (config file < flags) for `model`. */
-export function runV41Check(values: Values, model: V41ModelPreset, resolvedAs: string): V41CheckReport {
-  const unsupported = ["html", "against-log", "model-config", "sizing"].find((f) => values[f] !== undefined);
+export function runV41Check(
+  values: Values,
+  model: V41ModelPreset,
+  resolvedAs: string,
+  fromLog: Pick<V41CheckInput, "swaCapTokens"> = {},
+): V41CheckReport {
+  const unsupported = ["model-config", "sizing"].find((f) => values[f] !== undefined);
   if (unsupported)
     throw new UsageError(`--${unsupported}`, values[unsupported], "is not supported for DeepSeek-V4.1 models yet");
   const budgetBytes = num(values, "kv-budget-bytes");
   const algorithm = values["speculative-algorithm"];
   return checkV41Deployment({
+    ...fromLog,
     model,
     resolvedAs,
     fieldName: flagName,
@@ -48,6 +70,15 @@ export function runV41Check(values: Values, model: V41ModelPreset, resolvedAs: s
     pageSize: num(values, "page-size"),
     contextLength: num(values, "context-length"),
     maxTotalTokens: num(values, "max-total-tokens") ?? null,
+    rules: {
+      enableHisparse: values["enable-hisparse"] === true,
+      dsv4AttnBackend: typeof values["dsv4-attn-backend"] === "string" ? values["dsv4-attn-backend"] : null,
+      ppSize: num(values, "pp-size") ?? 1,
+      disaggregationMode: (values["disaggregation-mode"] as "null" | "prefill" | "decode" | undefined) ?? "null",
+      dpSize: num(values, "dp-size") ?? 1,
+      enableDpAttention: values["enable-dp-attention"] === true,
+      prefillContextParallel: values["prefill-context-parallel"] === true,
+    },
     budget:
       budgetBytes !== undefined
         ? { kind: "bytes", kvBudgetBytes: budgetBytes }
@@ -74,7 +105,7 @@ export function formatV41Report(r: V41CheckReport): string {
     `KV budget: ${n(r.availableBytes)} B (${gib(r.availableBytes)}, ${r.budget.kind})`,
   ];
   if (r.sizing) out.push(...sizingLines(r.sizing));
-  for (const e of r.errors) out.push(`ERROR ${e.message}`);
+  for (const e of r.errors) out.push(`ERROR ${e.rule ? `[${e.rule}] ` : ""}${e.message}`);
   for (const w of r.warnings) out.push(`warning: ${w}`);
   out.push(`Not checked for DeepSeek-V4.1 yet: ${r.notChecked.join("; ")}.`);
   return `${out.join("\n")}\n`;

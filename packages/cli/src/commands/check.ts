@@ -20,6 +20,7 @@ import { type LogFileInput, type LogInput, readAgainstLog } from "../check/again
 import { loadModel } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkIfV41 } from "../check/v41.js";
+import { checkV41AgainstLog } from "../check/v41-against-log.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
@@ -147,8 +148,11 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
     writeRun(run, io, flags.json === true, null);
     return run.ok ? 0 : 1;
   }
+  const picked = pickSections(log, flags.section);
+  const v41 = await checkV41AgainstLog(flags, input.spelling, log, picked, io);
+  if (v41 !== null) return v41;
   const runs: CheckRun[] = [];
-  for (const section of pickSections(log, flags.section)) runs.push(await runOne(input, section, io));
+  for (const section of picked) runs.push(await runOne(input, section, io));
   // The first section with sizing lines stands for the file at the top level of --json and in --html.
   const primary = runs.find((r) => (r.section?.parsed.sizingLines.length ?? 0) > 0) ?? runs[0]!;
   const sections = runs.map((r) => {

@@ -13,8 +13,9 @@ import type { CheckPayload } from "./check-payload.js";
 import { PAYLOAD_ELEMENT_ID, ROOT_ELEMENT_ID } from "./ids.js";
 import { PAGE_STYLE } from "./page-style.js";
 import type { ResidencyPayload } from "./residency-payload.js";
+import type { V41Payload } from "./v41-payload.js";
 
-export type ReportPayload = CheckPayload | ResidencyPayload;
+export type ReportPayload = CheckPayload | ResidencyPayload | V41Payload;
 
 const BUNDLE_NAME = "report-page.js";
 /** Built: the bundle sits next to the module; under tests (src/report-html/) it is in ../../dist/. */
@@ -74,7 +75,7 @@ export function renderWithBundle(payload: ReportPayload, bundle: string): string
 }
 
 function titleOf(payload: ReportPayload): string {
-  if (payload.kind === "check") return `dsv4-kv check: ${payload.report.model.name}`;
+  if (payload.kind === "check" || payload.kind === "check-v41") return `dsv4-kv check: ${payload.report.model.name}`;
   return "dsv4-kv simulate residency";
 }
 

@@ -4,7 +4,7 @@
  * the log cut it or which alternative arithmetic reproduces it (alternatives.ts).
  */
 import { GIB } from "@dsv4-kv/memory-pool/internal";
-import { type Alternative, type Env, type Recompute, findCause, solvedRatio } from "./alternatives.js";
+import { type Alternative, type Env, findCause, solvedRatio } from "./alternatives.js";
 import type {
   FigureCause,
   FigureComparison,
@@ -19,8 +19,12 @@ export const asInt: Render = (v) => String(v);
 export const asGb: Render = (v, d) => (v / GIB).toFixed(d);
 export const asDecimal: Render = (v, d) => v.toFixed(d);
 
-export interface FigureSink {
-  base: Env;
+/**
+ * Where figures go, under the arithmetic environment `E` their specs compute in: V4's `Env` (whose alternatives can
+ * explain a difference) or another generation's own (DeepSeek-V4.1: every difference carries a named cause).
+ */
+export interface FigureSink<E extends { generation: string } = Env> {
+  base: E;
   /** Alternatives of this log beyond the fixed list (the other models, for a log without server_args). */
   extra: readonly Alternative[];
   /** Causes found in this section, by figure, logged and computed value: ranks that log the same share one. */
@@ -30,7 +34,7 @@ export interface FigureSink {
   truncated: TruncatedFigure[];
 }
 
-export interface FigureSpec {
+export interface FigureSpec<E = Env> {
   line: LoggedSizingLine;
   key: string;
   name: string;
@@ -38,7 +42,7 @@ export interface FigureSpec {
   derivedFrom: string[];
   /** How it is computed, in words. */
   formula: string;
-  compute: Recompute;
+  compute: (env: E) => { lo: number; hi: number } | null;
   render: Render;
   /** A logged value must be a multiple of this (page-aligned token counts). */
   step?: number;
@@ -63,45 +67,44 @@ function shown(v: { lo: number; hi: number }, n: LoggedNumber, render: Render): 
 
 const showRange = (s: { lo: string; hi: string }) => (s.lo === s.hi ? s.lo : `${s.lo}…${s.hi}`);
 
-function accepts(n: LoggedNumber, v: { lo: number; hi: number }, spec: FigureSpec): boolean {
+function accepts(n: LoggedNumber, v: { lo: number; hi: number }, spec: { render: Render; step?: number }): boolean {
   const s = shown(v, n, spec.render);
   if (spec.step && n.value % spec.step !== 0) return false;
   if (s.lo === s.hi) return n.text === s.lo || (n.decimals === 0 && n.value === Number(s.lo));
   return n.value >= Number(s.lo) && n.value <= Number(s.hi);
 }
 
-function base(sink: FigureSink, spec: FigureSpec, n: LoggedNumber) {
+type AnySink = FigureSink<{ generation: string }>;
+
+function base(sink: AnySink, spec: { name: string; line: LoggedSizingLine; derivedFrom: string[] }, n: LoggedNumber) {
   return { name: spec.name, rank: sink.rank, line: spec.line.line, logged: n.text, derivedFrom: spec.derivedFrom };
 }
 
 /** A logged figure that is listed and not compared: an input, or one with nothing to compute it from. */
-function uncompared(
-  sink: FigureSink,
-  line: LoggedSizingLine,
-  key: string,
-  name: string,
-  role: FigureRole,
-  why: string,
-) {
+function uncompared(sink: AnySink, line: LoggedSizingLine, key: string, name: string, role: FigureRole, why: string) {
   const n = loggedNumber(line, key);
   if (!n) return;
   if (n.truncated) {
-    const spec: FigureSpec = { line, key, name, derivedFrom: [], formula: "", compute: () => null, render: asInt };
-    return cutFigure(sink, spec, n, "the line is cut after this value");
+    return cutFigure(sink, { line, name, derivedFrom: [] }, n, "the line is cut after this value");
   }
   const figure = { name, rank: sink.rank, line: line.line, logged: n.text, computed: null, match: null };
   sink.out.push({ ...figure, role, derivedFrom: [], why });
 }
 
 /** A figure taken from the log as an input: listed, not compared. */
-export const inputFigure = (sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) =>
+export const inputFigure = (sink: AnySink, line: LoggedSizingLine, key: string, name: string, why: string) =>
   uncompared(sink, line, key, name, "input", why);
 
 /** A figure with nothing logged to compute it from (or of an unmodelled generation): listed with why. */
-export const notComputed = (sink: FigureSink, line: LoggedSizingLine, key: string, name: string, why: string) =>
+export const notComputed = (sink: AnySink, line: LoggedSizingLine, key: string, name: string, why: string) =>
   uncompared(sink, line, key, name, "not-computed", why);
 
-function cutFigure(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, reason: string) {
+function cutFigure(
+  sink: AnySink,
+  spec: { name: string; line: LoggedSizingLine; derivedFrom: string[] },
+  n: LoggedNumber,
+  reason: string,
+) {
   sink.truncated.push({ line: spec.line.line, name: spec.name, logged: n.text, reason });
   sink.out.push({ ...base(sink, spec, n), computed: null, match: null, role: "truncated", why: reason });
 }
@@ -122,7 +125,10 @@ function cutDigits(n: LoggedNumber, computed: { lo: string; hi: string }): boole
 
 /** Compares one logged figure with ours; a difference gets its cause. Returns the logged number when it is usable
  * as an anchor for other figures (null when absent or cut). */
-export function evaluate(sink: FigureSink, spec: FigureSpec): LoggedNumber | null {
+export function evaluate<E extends { generation: string } = Env>(
+  sink: FigureSink<E>,
+  spec: FigureSpec<E>,
+): LoggedNumber | null {
   const n = loggedNumber(spec.line, spec.key);
   if (!n) return null;
   if (n.truncated) {
@@ -163,10 +169,29 @@ function residual(n: LoggedNumber, s: { lo: string; hi: string }): string {
   return d > 0 ? `+${text}` : text;
 }
 
-function causeOf(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, s: { lo: string; hi: string }): FigureCause {
+/** A V4 sink: its environment carries the sizing config and options the alternatives rewrite. */
+const isV4Sink = (sink: AnySink): sink is FigureSink<Env> => "options" in sink.base && "config" in sink.base;
+
+function causeOf<E extends { generation: string }>(
+  sink: FigureSink<E>,
+  spec: FigureSpec<E>,
+  n: LoggedNumber,
+  s: { lo: string; hi: string },
+): FigureCause {
+  if (spec.noAlternatives || !isV4Sink(sink))
+    return {
+      explained: false,
+      alternatives: [],
+      text: spec.noAlternatives ?? `no alternative arithmetic is modelled for ${sink.base.generation}`,
+      value: null,
+      residual: residual(n, s),
+    };
+  // A V4 sink computes in V4's Env, so its specs do too.
+  return v4Cause(sink, spec as unknown as FigureSpec<Env>, n, s);
+}
+
+function v4Cause(sink: FigureSink, spec: FigureSpec, n: LoggedNumber, s: { lo: string; hi: string }): FigureCause {
   const ours = showRange(s);
-  if (spec.noAlternatives)
-    return { explained: false, alternatives: [], text: spec.noAlternatives, value: null, residual: residual(n, s) };
   const extra = spec.solveRatio ? [...sink.extra, solvedRatio(spec.compute, n.value)] : sink.extra;
   const found = findCause(sink.base, spec.compute, (v) => accepts(n, v, spec), extra);
   if (!found) {

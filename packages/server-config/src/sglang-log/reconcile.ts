@@ -580,7 +580,7 @@ function consistencyOnly(ctx: Ctx, line: LoggedSizingLine, reason: string) {
   for (const key of ["swa", "c4_state", "c128_state"]) notComputed(ctx, line, key, `pools.${key}`, reason);
 }
 
-function byRank(log: ParsedSglangLog): Map<string | null, LoggedSizingLine[]> {
+export function byRank(log: ParsedSglangLog): Map<string | null, LoggedSizingLine[]> {
   const groups = new Map<string | null, LoggedSizingLine[]>();
   for (const line of [...log.sizingLines].sort((a, b) => a.line - b.line)) {
     const key = line.rank?.label ?? null;

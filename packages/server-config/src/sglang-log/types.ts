@@ -154,7 +154,8 @@ export interface LogComparison {
   readonly firstLine: number;
   readonly lastLine: number;
   readonly startedBy: SectionStart;
-  readonly generation: ConfiguratorGeneration;
+  /** V4's configurator generation, or `dev-dsv41`: a DeepSeek-V4.1 server (v41/reconcile.ts). */
+  readonly generation: ConfiguratorGeneration | "dev-dsv41";
   /** The evidence that decided the generation, in words (which lines exist, their fields, the server_args keys). */
   readonly evidence: readonly string[];
   /** The platform whose rules and pools apply, and why. */

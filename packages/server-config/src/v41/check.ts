@@ -14,7 +14,9 @@ import {
 import { DEFAULT_MEM_FRACTION_STATIC } from "../check.js";
 import { DEFAULT_DEPLOYMENT } from "../deployments.js";
 import { ServerConfigError } from "../errors.js";
+import { evaluateV41Rules } from "../rules.js";
 import type { V41ModelPreset } from "./presets.js";
+import type { V41RuleContext } from "./rules.js";
 
 export interface V41CheckInput {
   model: V41ModelPreset;
@@ -28,7 +30,14 @@ export interface V41CheckInput {
   pageSize?: number;
   contextLength?: number;
   maxTotalTokens?: number | null;
+  /**
+   * Cap mode's SWA tokens (SGLang's `request_cap+headroom`), when known (a log prints it); this check does not
+   * compute the cap itself. Null or undefined: ratio mode.
+   */
+  swaCapTokens?: number | null;
   budget: V41BudgetInput;
+  /** The arguments only V4.1's start-up rules read (defaults: off, 1, "null"). */
+  rules?: Partial<Omit<V41RuleContext, "speculativeAlgorithm" | "model" | "checkpointBlockSize">>;
   /** How a refusal names an input field (the CLI renders flags: `weightsGiB` → `--weights-gib`). */
   fieldName?: (field: string) => string;
 }
@@ -58,30 +67,63 @@ export interface V41CheckReport {
   notes: V41CheckNote[];
   availableBytes: number;
   budget: Record<string, unknown>;
-  config: V41SizingConfig;
+  /** What was sized; null when a rule refused the arguments first. */
+  config: V41SizingConfig | null;
   sizing: V41SizingResult | null;
-  errors: { code: string; field: string; message: string }[];
+  /** Sizing refusals (rule null) and the V4.1 start-up rules' errors (rule `V41-…`). */
+  errors: { code: string; rule: string | null; field: string; value?: unknown; message: string }[];
   warnings: string[];
   notChecked: string[];
 }
 
 export const V41_NOT_CHECKED: readonly string[] = [
   "the ratio-2 pair-state ring against the verify width (SGLang has no start-up guard for it either)",
-  "V4's start-up rules (V-*), the ring residency check, --against-log and --html for V4.1",
+  "V4's start-up rules (V-*) and the ring residency check (V4.1's own rules V41-* are run)",
 ];
+
+const NO_ALGORITHM = ["none", "null", ""];
+
+/** The V4.1 rules' view of the input: the algorithm as given, everything else defaulted as SGLang does. */
+function ruleContext(input: V41CheckInput): V41RuleContext {
+  const given = input.speculativeAlgorithm;
+  const r = input.rules ?? {};
+  return {
+    speculativeAlgorithm:
+      given === undefined ? "DSPARK" : given === null || NO_ALGORITHM.includes(given.toLowerCase()) ? null : given,
+    speculativeDsparkBlockSize: input.speculativeDsparkBlockSize ?? null,
+    speculativeNumDraftTokens: input.speculativeNumDraftTokens ?? null,
+    checkpointBlockSize: input.model.dsparkBlockSize,
+    model: input.model.name,
+    enableHisparse: r.enableHisparse ?? false,
+    dsv4AttnBackend: r.dsv4AttnBackend ?? null,
+    ppSize: r.ppSize ?? 1,
+    disaggregationMode: r.disaggregationMode ?? "null",
+    dpSize: r.dpSize ?? 1,
+    enableDpAttention: r.enableDpAttention ?? false,
+    prefillContextParallel: r.prefillContextParallel ?? false,
+  };
+}
 
 export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
   const notes: V41CheckNote[] = [];
   const warnings: string[] = [];
+  const errors: V41CheckReport["errors"] = evaluateV41Rules(ruleContext(input)).map((i) => ({
+    code: i.code,
+    rule: i.rule,
+    field: i.field,
+    value: i.value,
+    message: i.message,
+  }));
   const { availableBytes, budget } = budgetOf(input, notes);
+  // A width V41-S2 refuses cannot be sized.
+  if (errors.some((e) => e.rule === "V41-S2")) return refused(input, notes, errors, { availableBytes, budget });
   const config = sizingConfig(input, notes, warnings);
   let sizing: V41SizingResult | null = null;
-  const errors: V41CheckReport["errors"] = [];
   try {
     sizing = sizeV41(config, availableBytes);
   } catch (error) {
     if (!(error instanceof MemoryPoolError) || !["SWA_FLOOR", "NOT_ENOUGH_MEMORY"].includes(error.code)) throw error;
-    errors.push({ code: error.code, field: error.field, message: error.message });
+    errors.push({ code: error.code, rule: null, field: error.field, message: error.message });
   }
   if (sizing) warnings.push(...sizing.warnings.map((w) => w.message));
   const { name, kvSourceLayerIds, draftLayers } = input.model;
@@ -100,6 +142,28 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
   };
 }
 
+/** The report of a deployment the V4.1 rules refuse before sizing. */
+function refused(
+  input: V41CheckInput,
+  notes: V41CheckNote[],
+  errors: V41CheckReport["errors"],
+  sized: Pick<V41CheckReport, "availableBytes" | "budget">,
+): V41CheckReport {
+  const { name, kvSourceLayerIds, draftLayers } = input.model;
+  return {
+    ok: false,
+    generation: "V4.1",
+    model: { name, resolvedAs: input.resolvedAs, kvSourceLayerIds, draftLayers },
+    notes,
+    ...sized,
+    config: null,
+    sizing: null,
+    errors,
+    warnings: [],
+    notChecked: [...V41_NOT_CHECKED],
+  };
+}
+
 function sizingConfig(input: V41CheckInput, notes: V41CheckNote[], warnings: string[]): V41SizingConfig {
   const { model } = input;
   let algorithm = input.speculativeAlgorithm;
@@ -107,12 +171,8 @@ function sizingConfig(input: V41CheckInput, notes: V41CheckNote[], warnings: str
     algorithm = "DSPARK";
     notes.push({ field: "speculativeAlgorithm", value: "DSPARK", reason: "check's V4.1 default: its bundled draft" });
   }
-  const speculative = algorithm !== null && !["none", "null", ""].includes(algorithm.toLowerCase());
-  if (speculative && algorithm !== "DSPARK")
-    warnings.push(
-      `speculative algorithm ${algorithm}: SGLang's V4.1 recipes serve only DSpark (its bundled draft); sized as ` +
-        "DSpark's pools (not verified against SGLang's code)",
-    );
+  // Another algorithm is refused by V41-S1; the pools are still sized as DSpark's, to show them.
+  const speculative = algorithm !== null && !NO_ALGORITHM.includes(algorithm.toLowerCase());
   const block = input.speculativeDsparkBlockSize ?? model.dsparkBlockSize;
   if (speculative && input.speculativeNumDraftTokens === undefined && !Number.isFinite(block))
     throw new ServerConfigError(
@@ -132,7 +192,8 @@ function sizingConfig(input: V41CheckInput, notes: V41CheckNote[], warnings: str
       reason: `SGLang sets 256 for the dsv4 backend (given ${input.pageSize})`,
     });
   const mrr = input.maxRunningRequests ?? null;
-  if (input.swaFullTokensRatio === undefined && mrr !== null)
+  const swaCapTokens = input.swaCapTokens ?? null;
+  if (input.swaFullTokensRatio === undefined && mrr !== null && swaCapTokens === null)
     warnings.push(
       "no --swa-full-tokens-ratio with --max-running-requests: SGLang sizes SWA in cap mode from its request cap, " +
         "which this check does not compute; sized in ratio mode with SGLang's DSV4 default 0.1 instead",
@@ -144,7 +205,7 @@ function sizingConfig(input: V41CheckInput, notes: V41CheckNote[], warnings: str
     isSpeculative: speculative,
     draftTokens,
     maxRunningRequests: mrr,
-    swaCapTokens: null,
+    swaCapTokens,
     swaFullTokensRatio: input.swaFullTokensRatio ?? 0.1,
     maxTotalTokens: input.maxTotalTokens ?? null,
   };

@@ -7,6 +7,7 @@ import type { ReportPayload } from "../render.js";
 import { mountCheckView } from "./check-view.js";
 import { PAYLOAD_ELEMENT_ID, ROOT_ELEMENT_ID } from "../ids.js";
 import { mountResidencyView } from "./residency-view.js";
+import { mountV41View } from "./v41-view.js";
 
 function start(): void {
   const root = document.getElementById(ROOT_ELEMENT_ID) ?? document.body;
@@ -16,6 +17,7 @@ function start(): void {
     ) as ReportPayload | null;
     if (payload?.kind === "check") mountCheckView(root, payload);
     else if (payload?.kind === "residency") mountResidencyView(root, payload);
+    else if (payload?.kind === "check-v41") mountV41View(root, payload);
     else
       throw new Error(
         `this page holds no dsv4-kv report (payload kind ${String((payload as { kind?: unknown } | null)?.kind)})`,
