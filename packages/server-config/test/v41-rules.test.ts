@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  CHECK_REPORT_SCHEMA_VERSION,
   RULES,
   V41_MODEL_PRESETS,
   type V41CheckInput,
@@ -29,7 +30,7 @@ describe("the V4.1 rules in the RULES table", () => {
     expect(report.ok).toBe(true);
     expect(report.errors).toEqual([]);
     expect(
-      V41CheckReportJsonSchema.safeParse({ schemaVersion: 2, ...JSON.parse(JSON.stringify(report)) }).success,
+      V41CheckReportJsonSchema.safeParse({ schemaVersion: CHECK_REPORT_SCHEMA_VERSION, ...JSON.parse(JSON.stringify(report)) }).success,
     ).toBe(true);
   });
 });
