@@ -93,3 +93,21 @@ export {
   cpuPlanEngine,
   planCase,
 } from "./cases.js";
+export {
+  type LowCompressRatio,
+  type PairStateWriter,
+  LOW_COMPRESS_RATIOS,
+  PAIR_STATE_WRITERS,
+  completesGroup,
+  lowRatioOutLoc,
+  lowRatioStoreSlot,
+  lowRatioVisibleLength,
+  lowRatioRowsPerPage,
+  lowRatioPageRead,
+  pairGroupPosition,
+  pairPartnerPosition,
+  pairStateSlot,
+  pairStateWrittenRows,
+  pairReadsRing,
+  fusedVerifyAccepts,
+} from "./ratio2/addressing.js";
