@@ -67,6 +67,7 @@ export {
 } from "./prove/prove.js";
 export type {
   ResidencyProofOptions,
+  SearchControl,
   ProofProgress,
 } from "./prove/search.js";
 
@@ -111,3 +112,30 @@ export {
   pairReadsRing,
   fusedVerifyAccepts,
 } from "./ratio2/addressing.js";
+export {
+  type PairVerifyWriter,
+  type PairRingConfig,
+  type PairBatch,
+  type PairRingRead,
+  type PairRingWrite,
+  type PairBatchAccess,
+  PAIR_VERIFY_WRITERS,
+  MAX_PAIR_RING_SIZE,
+  pairBatchAccess,
+} from "./ratio2/access.js";
+export {
+  type PairRingScenario,
+  type PairRingReport,
+  PairRingSimulator,
+  runPairRingScenario,
+  replayPairRing,
+} from "./ratio2/simulator.js";
+export {
+  type PairRingProofOptions,
+  type PairRingGuards,
+  type PairRingProof,
+  type PairRingMaxDraftTokens,
+  pairRingServedDraftTokens,
+  provePairRing,
+  findPairRingMaxDraftTokens,
+} from "./ratio2/prove.js";

@@ -121,6 +121,17 @@ export const PLAN_OPTION_KEYS = {
     "onBatch",
     "stop",
   ],
+  "pair-ring-scenario": [
+    "compressRatio",
+    "ringSize",
+    "verifyWriter",
+    "draftTokens",
+    "adaptive",
+    "steps",
+    "seed",
+    "initialPrefill",
+    "mixBatches",
+  ],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Refuses a non-object and any key `kind`'s options do not have (UNKNOWN_KEY, with the closest known key). */

@@ -112,22 +112,41 @@ export function findMaxDraftTokens(
     seconds: elapsed(started),
     complete: failure.complete,
   });
-  let d = Math.max(1, resolvePad(base));
+  const found = scanDraftTokens(Math.max(1, resolvePad(base)), at);
+  return result(found.max, found.proof, found.failure);
+}
+
+/** What a draft-count scan found: the largest D proved, its proof, and the failed proof at the next D. */
+export interface DraftTokenScan<P> {
+  max: number;
+  proof: P | null;
+  failure: P;
+}
+
+/**
+ * Scans draft counts from `start`: up while proved, down while not; the largest D that proves with D + 1 failing.
+ * An incomplete proof ends the scan with what was proved before it (the proof at `start` incomplete: 0).
+ */
+export function scanDraftTokens<P extends { proved: boolean; complete: boolean }>(
+  start: number,
+  at: (draftTokens: number) => P,
+): DraftTokenScan<P> {
+  let d = start;
   let cur = at(d);
-  if (!cur.complete) return result(0, null, cur);
+  if (!cur.complete) return { max: 0, proof: null, failure: cur };
   if (cur.proved) {
     for (;;) {
       const next = at(d + 1);
-      if (!next.proved) return result(d, cur, next);
+      if (!next.proved) return { max: d, proof: cur, failure: next };
       d++;
       cur = next;
     }
   }
   for (;;) {
-    if (d === 1) return result(0, null, cur);
+    if (d === 1) return { max: 0, proof: null, failure: cur };
     const prev = at(d - 1);
-    if (!prev.complete) return result(0, null, prev);
-    if (prev.proved) return result(d - 1, prev, cur);
+    if (!prev.complete) return { max: 0, proof: null, failure: prev };
+    if (prev.proved) return { max: d - 1, proof: prev, failure: cur };
     d--;
     cur = prev;
   }
