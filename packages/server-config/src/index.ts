@@ -113,3 +113,9 @@ export {
   V41_NOT_CHECKED,
   checkV41Deployment,
 } from "./v41/check.js";
+export {
+  type V41PairRingFacts,
+  type V41PairRingStatus,
+  v41PairRingStatus,
+  v41PairRingRule,
+} from "./v41/pair-ring-rule.js";

@@ -127,6 +127,11 @@ export const RULES = {
   ),
   "V-I1": rule(["error"], "the full pool's token indices fit SGLang's int32", sized(tokenIndexRangeRule)),
   R1: rule(["error"], "the ring simulator keeps every committed compress-state position resident", check),
+  "V41-R1": rule(
+    ["error"],
+    "DeepSeek-V4.1: the ratio-2 pair-state ring serves the verify width (R₂ ≥ D; raised by checkV41Deployment)",
+    check,
+  ),
 } as const satisfies Record<string, RuleInfo>;
 
 export type RuleId = keyof typeof RULES;

@@ -14,6 +14,7 @@ import {
 import { DEFAULT_MEM_FRACTION_STATIC } from "../check.js";
 import { DEFAULT_DEPLOYMENT } from "../deployments.js";
 import { ServerConfigError } from "../errors.js";
+import { type V41PairRingFacts, type V41PairRingStatus, v41PairRingRule, v41PairRingStatus } from "./pair-ring-rule.js";
 import type { V41ModelPreset } from "./presets.js";
 
 export interface V41CheckInput {
@@ -60,13 +61,15 @@ export interface V41CheckReport {
   budget: Record<string, unknown>;
   config: V41SizingConfig;
   sizing: V41SizingResult | null;
-  errors: { code: string; field: string; message: string }[];
+  /** The ratio-2 pair-state ring against the widest verify block (V41-R1). */
+  pairRing: V41PairRingStatus;
+  /** Sizing refusals, and the V4.1 rules' errors (with their `rule` id). */
+  errors: { code: string; field: string; message: string; rule?: string }[];
   warnings: string[];
   notChecked: string[];
 }
 
 export const V41_NOT_CHECKED: readonly string[] = [
-  "the ratio-2 pair-state ring against the verify width (SGLang has no start-up guard for it either)",
   "V4's start-up rules (V-*), the ring residency check, --against-log and --html for V4.1",
 ];
 
@@ -76,7 +79,13 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
   const { availableBytes, budget } = budgetOf(input, notes);
   const config = sizingConfig(input, notes, warnings);
   let sizing: V41SizingResult | null = null;
-  const errors: V41CheckReport["errors"] = [];
+  const ring = pairRingFacts(input, config);
+  const errors: V41CheckReport["errors"] = v41PairRingRule(ring).map((i) => ({
+    code: i.code,
+    field: i.field,
+    message: i.message,
+    rule: i.rule,
+  }));
   try {
     sizing = sizeV41(config, availableBytes);
   } catch (error) {
@@ -94,9 +103,33 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
     budget,
     config,
     sizing,
+    pairRing: v41PairRingStatus(ring),
     errors,
     warnings,
     notChecked: [...V41_NOT_CHECKED],
+  };
+}
+
+/** What V41-R1 reads of the sized config: the count SGLang sizes the ring from, and the block DSpark verifies. */
+function pairRingFacts(input: V41CheckInput, config: V41SizingConfig): V41PairRingFacts {
+  const name = input.fieldName ?? String;
+  const block = input.speculativeDsparkBlockSize ?? input.model.dsparkBlockSize;
+  const dspark = (input.speculativeAlgorithm ?? "DSPARK").toUpperCase() === "DSPARK" && Number.isFinite(block);
+  const given = input.speculativeNumDraftTokens;
+  const blockSource =
+    input.speculativeDsparkBlockSize === undefined
+      ? `DSpark block size ${block} (the checkpoint's dspark_block_size)`
+      : `${name("speculativeDsparkBlockSize")} ${block}`;
+  return {
+    isSpeculative: config.isSpeculative,
+    ringDraftTokens: config.numDraftTokens,
+    verifyWidth: dspark ? Math.max(block + 1, config.numDraftTokens) : config.numDraftTokens,
+    ringSource: given === undefined ? "DSpark's block size + 1" : `${name("speculativeNumDraftTokens")} ${given}`,
+    widthSource: dspark ? blockSource : `${name("speculativeNumDraftTokens")} ${config.numDraftTokens}`,
+    field: name("speculativeNumDraftTokens"),
+    fix:
+      `drop ${name("speculativeNumDraftTokens")} (DSpark verifies block size + 1 and the ring is then sized from ` +
+      `it) or raise it to ${dspark ? block + 1 : config.numDraftTokens}`,
   };
 }
 
