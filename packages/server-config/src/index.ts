@@ -116,6 +116,7 @@ export {
 export {
   type V41PairRingFacts,
   type V41PairRingStatus,
+  sglangPairRingSize,
   v41PairRingStatus,
   v41PairRingRule,
 } from "./v41/pair-ring-rule.js";

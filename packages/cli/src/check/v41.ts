@@ -75,7 +75,7 @@ export function formatV41Report(r: V41CheckReport): string {
   ];
   if (r.sizing) out.push(...sizingLines(r.sizing));
   out.push(pairRingLine(r.pairRing));
-  for (const e of r.errors) out.push(`ERROR ${e.message}`);
+  for (const e of r.errors) out.push(`ERROR ${e.rule === undefined ? "" : `${e.rule}: `}${e.message}`);
   for (const w of r.warnings) out.push(`warning: ${w}`);
   out.push(`Not checked for DeepSeek-V4.1 yet: ${r.notChecked.join("; ")}.`);
   return `${out.join("\n")}\n`;

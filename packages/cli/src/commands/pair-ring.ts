@@ -3,7 +3,6 @@
  * (docs/reference/ratio2-pair-ring.md), proved and simulated by the planner's pair-ring model. No SWA page, pad or
  * request-ring flag applies: the ring is request-scoped and has no pad.
  */
-import { compressStateRingSize } from "@dsv4-kv/memory-pool";
 import {
   PAIR_VERIFY_WRITERS,
   type PairRingMaxDraftTokens,
@@ -18,6 +17,7 @@ import {
   runPairRingScenario,
 } from "@dsv4-kv/planner";
 import { describeBatches } from "@dsv4-kv/planner/internal";
+import { sglangPairRingSize } from "@dsv4-kv/server-config";
 import { InputError, UsageError } from "./args.js";
 import { type Paint, paintFor } from "../colour.js";
 import { choice } from "./flags.js";
@@ -94,11 +94,11 @@ function pairProofJson(p: PairRingProof, timeLimit: number) {
 /** Rings SGLang sizes (R₂ = 2 without speculation, else the smallest power of two >= 2 + D), for the table. */
 const TABLE_RINGS = [2, 4, 8, 16, 32, 64];
 
-/** The verify widths SGLang gives ring `ringSize` (`compressStateRingSize(2, …)`), as `a-b`, or none. */
+/** The verify widths SGLang gives ring `ringSize` (`sglangPairRingSize`), as `a-b`, or none. */
 function sglangWidths(ringSize: number): string {
   const ds: number[] = [];
   for (let d = 1; d <= 2 * ringSize; d++) {
-    if (compressStateRingSize(2, { isSpeculative: true, numDraftTokens: d }) === ringSize) ds.push(d);
+    if (sglangPairRingSize(d) === ringSize) ds.push(d);
   }
   const base = ringSize === 2 ? "no speculation" : "";
   if (ds.length === 0) return base || "none";

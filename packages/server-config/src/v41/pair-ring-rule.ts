@@ -40,9 +40,14 @@ export interface V41PairRingStatus {
   counterexample: string[] | null;
 }
 
+/** R₂ as SGLang allocates it for a verify width (null: no speculation), memory-pool's `v41PairRingSize`. */
+export function sglangPairRingSize(draftTokens: number | null): number {
+  return draftTokens === null ? v41PairRingSize(false, 0) : v41PairRingSize(true, draftTokens);
+}
+
 /** The ring R₂ SGLang allocates for these facts and whether it serves the verify width (proved by the planner). */
 export function v41PairRingStatus(f: V41PairRingFacts): V41PairRingStatus {
-  const ringSize = v41PairRingSize(f.isSpeculative, f.isSpeculative ? f.ringDraftTokens : 0);
+  const ringSize = sglangPairRingSize(f.isSpeculative ? f.ringDraftTokens : null);
   const verifyWidth = f.isSpeculative ? f.verifyWidth : 1;
   const servedDraftTokens = pairRingServedDraftTokens(ringSize, "torch");
   if (!f.isSpeculative || verifyWidth <= servedDraftTokens) {
