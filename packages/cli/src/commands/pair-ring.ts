@@ -25,10 +25,13 @@ import { completionJson, partialLine } from "./progress.js";
 import type { CommandIO } from "./registry.js";
 
 /** `--verify-writer`: who writes a verify block's pair state (ratio 2 only). */
-export const VERIFY_WRITER_FLAG = choice(
-  PAIR_VERIFY_WRITERS,
-  "ratio 2: who writes a verify block's pair state: torch (SGLang's routing) | verify-fused (the c2 verify grid)",
-);
+export const VERIFY_WRITER_FLAG = {
+  ...choice(
+    PAIR_VERIFY_WRITERS,
+    "ratio 2: the verify writer: torch (SGLang's routing) or verify-fused (the c2 verify grid)",
+  ),
+  arg: "W",
+};
 
 /** Flags of the c4/c128 ring that a ratio-2 run refuses, and the reason. */
 const NOT_FOR_PAIR_RING: Record<string, string> = {

@@ -50,7 +50,7 @@ const FLAGS = {
     required: true,
     help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
   },
-  ring: { type: "int", min: 1, max: 2 ** 31 - 1, help: "ring size in slots (required, but for --ratio 2 --find-max)" },
+  ring: { type: "int", min: 1, max: 2 ** 31 - 1, help: "ring size in slots (required but with --ratio 2 --find-max)" },
   "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, help: "SWA page size in tokens (required for 4 and 128)" },
   "req-ring": { type: "bool", help: "c4: the request-scoped ring instead of the paged SWA ring" },
   "draft-tokens": {
