@@ -1,4 +1,4 @@
-// V41-R1 (docs/reference/ratio2-pair-ring.md#the-check-rule): a DeepSeek-V4.1 deployment whose ratio-2 pair-state
+// V41-R1 (docs/reference/ratio2-pair-ring.md#5-the-check-rule): a DeepSeek-V4.1 deployment whose ratio-2 pair-state
 // ring, as SGLang sizes it from the draft count, cannot serve the block DSpark verifies is refused with the ring,
 // the proved limit and the fix; every configuration SGLang itself starts passes.
 import { readFileSync } from "node:fs";

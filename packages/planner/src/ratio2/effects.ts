@@ -1,5 +1,5 @@
 /**
- * The pair-state ring as a model of the residency search (docs/reference/ratio2-pair-ring.md#the-proof): states
+ * The pair-state ring as a model of the residency search (docs/reference/ratio2-pair-ring.md#4-the-proof): states
  * reduce to (prefix mod lcm(R₂, 2), whether the last committed position's slot still holds it when the prefix is
  * odd), and each batch's effect comes from `pairBatchAccess`, the rules the simulator runs.
  */

@@ -1,5 +1,5 @@
 /**
- * The residency proof of the ratio-2 pair-state ring (docs/reference/ratio2-pair-ring.md#the-proof): the shared
+ * The residency proof of the ratio-2 pair-state ring (docs/reference/ratio2-pair-ring.md#4-the-proof): the shared
  * breadth-first search over the pair-ring model, every counterexample replayed in the pair-ring simulator, the
  * largest verify width a ring serves, and the bound derived by hand that the proofs are checked against.
  */
