@@ -62,6 +62,7 @@ export {
 export {
   type ResidencyProof,
   type MaxDraftTokens,
+  type ProofCounts,
   proveResidency,
   findMaxDraftTokens,
 } from "./prove/prove.js";

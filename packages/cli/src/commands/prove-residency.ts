@@ -210,8 +210,8 @@ function describeMax(label: string, m: MaxDraftTokens, paint: Paint, timeLimit: 
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>["values"];
 
-/** --ratio 2: the pair-state ring's proof, --find-max, or the table of SGLang's rings. */
-function provePairRing(values: Values, io: CommandIO): number {
+/** --find-max or --draft-tokens: exactly one. */
+function requireFindMaxOrDraftTokens(values: Values): boolean {
   const findMax = values["find-max"] ?? false;
   if (findMax === (values["draft-tokens"] !== undefined)) {
     throw new UsageError(
@@ -220,6 +220,12 @@ function provePairRing(values: Values, io: CommandIO): number {
       findMax ? "cannot be combined with --draft-tokens: give one" : "is required (or --find-max)",
     );
   }
+  return findMax;
+}
+
+/** --ratio 2: the pair-state ring's proof, --find-max, or the table of SGLang's rings. */
+function provePairRing(values: Values, io: CommandIO): number {
+  const findMax = requireFindMaxOrDraftTokens(values);
   const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   return provePairRingRun(
     {
@@ -249,14 +255,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
   const ratio = requireRatio(values.ratio!);
   refusePadWithFormula(values.pad, values["pad-formula"]);
-  const findMax = values["find-max"] ?? false;
-  if (findMax === (values["draft-tokens"] !== undefined)) {
-    throw new UsageError(
-      findMax ? "--find-max" : "--draft-tokens",
-      findMax ? true : undefined,
-      findMax ? "cannot be combined with --draft-tokens: give one" : "is required (or --find-max)",
-    );
-  }
+  const findMax = requireFindMaxOrDraftTokens(values);
   const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   const maxStates = values["max-states"] ?? DEFAULT_MAX_STATES;
   const options: ResidencyProofOptions = {

@@ -5,7 +5,7 @@
  */
 import { writePad } from "../pad.js";
 import { type ResidencyBatch, concretizeOn } from "../prove/replay.js";
-import { scanDraftTokens } from "../prove/prove.js";
+import { type ProofCounts, proofCounts, scanDraftTokens } from "../prove/prove.js";
 import { type SearchControl, searchModel } from "../prove/search.js";
 import type { ResidencyViolation } from "../residency.js";
 import { type PairRingConfig, type PairVerifyWriter, pairRingConfig } from "./access.js";
@@ -25,19 +25,8 @@ export interface PairRingGuards {
   padServes: boolean;
 }
 
-export interface PairRingProof {
-  proved: boolean;
-  /** False when the deadline stopped the search (nothing proved; every sequence of `depth` batches checked). */
-  complete: boolean;
-  depth: number;
-  states: number;
-  transitions: number;
-  seconds: number;
+export interface PairRingProof extends ProofCounts {
   ring: Required<PairRingConfig>;
-  draftTokens: number;
-  adaptive: boolean;
-  /** Extend chunks explored per state: 1..chunkLengths tokens. */
-  chunkLengths: number;
   /** The width the hand-derived bound says this ring serves (`pairRingServedDraftTokens`). */
   derivedMaxDraftTokens: number;
   guards: PairRingGuards;
@@ -72,16 +61,8 @@ export function provePairRing(o: PairRingProofOptions): PairRingProof {
   const r = searchModel(pairRingModel(ring), o);
   const counterexample = r.path === null ? null : concretizeOn(new PairRingSimulator(ring), 0, r.path);
   return {
-    proved: r.proved,
-    complete: r.complete,
-    depth: r.depth,
-    states: r.states,
-    transitions: r.transitions,
-    seconds: (performance.now() - started) / 1000,
+    ...proofCounts(r, o, started),
     ring,
-    draftTokens: o.draftTokens,
-    adaptive: o.adaptive ?? false,
-    chunkLengths: r.chunkLengths,
     derivedMaxDraftTokens: pairRingServedDraftTokens(ring.ringSize, ring.verifyWriter),
     guards: guardsOf(ring.ringSize, o.draftTokens),
     counterexample,
