@@ -70,7 +70,9 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/bytes_per_full_token=4065\.15/);
     expect(r.stdout).toMatch(/Initialize DeepSeekV4TokenToKVPool \(draft\): .* c4_size=0/);
-    expect(r.stdout).toMatch(/Pair-state ring \(V41-R1\): R2 8 serves verify blocks of up to 8 tokens \(proved\); it serves/);
+    expect(r.stdout).toMatch(
+      /Pair-state ring \(V41-R1\): R2 8 serves verify blocks of up to 8 tokens \(proved\); it serves/,
+    );
     expect(r.stdout).not.toMatch(/Not checked for DeepSeek-V4\.1 yet: the ratio-2 pair-state ring/);
   });
 

@@ -186,7 +186,10 @@ describe("refusals", () => {
       expect(f).toThrow(expect.objectContaining({ name: "PlannerError", field }));
     bad(() => new PairRingSimulator({ compressRatio: 4 as 2, ringSize: 8 }), "compressRatio");
     bad(() => new PairRingSimulator({ compressRatio: 2, ringSize: 0 }), "ringSize");
-    bad(() => new PairRingSimulator({ compressRatio: 2, ringSize: 8, verifyWriter: "fused" as "torch" }), "verifyWriter");
+    bad(
+      () => new PairRingSimulator({ compressRatio: 2, ringSize: 8, verifyWriter: "fused" as "torch" }),
+      "verifyWriter",
+    );
     bad(() => pairBatchAccess({ compressRatio: 2, ringSize: 8 }, { kind: "oops" } as never, 0), "batch.kind");
     bad(() => provePairRing({ compressRatio: 2, ringSize: 8, draftTokens: 0 }), "draftTokens");
     bad(() => runPairRingScenario({ compressRatio: 2, ringSize: 8, draftTokens: 2, sead: 1 } as never), "sead");
