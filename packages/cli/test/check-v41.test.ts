@@ -70,7 +70,24 @@ describe("dsv4-kv check --model <DeepSeek-V4.1>", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/bytes_per_full_token=4065\.15/);
     expect(r.stdout).toMatch(/Initialize DeepSeekV4TokenToKVPool \(draft\): .* c4_size=0/);
-    expect(r.stdout).toMatch(/Not checked for DeepSeek-V4\.1 yet: the ratio-2 pair-state ring/);
+    expect(r.stdout).toMatch(
+      /Pair-state ring \(V41-R1\): R2 8 serves verify blocks of up to 8 tokens \(proved\); it serves/,
+    );
+    expect(r.stdout).not.toMatch(/Not checked for DeepSeek-V4\.1 yet: the ratio-2 pair-state ring/);
+  });
+
+  it("V41-R1 refuses a pair-state ring sized from fewer draft tokens than the block DSpark verifies", () => {
+    const flags = ["--speculative-dspark-block-size", "5", "--speculative-num-draft-tokens", "2"];
+    const text = cli(["check", "--model", "DeepSeek-V4.1-Flash", ...flags]);
+    expect(text.code, text.stderr).toBe(1);
+    expect(text.stdout).toMatch(/ERROR V41-R1: the ratio-2 pair-state ring R₂ = 4, .*--speculative-num-draft-tokens 2/);
+    expect(text.stdout).toMatch(/--speculative-dspark-block-size 5 verifies 6/);
+    expect(text.stdout).toMatch(/it does NOT serve the widest block, 6/);
+    const r = json(["--model", "DeepSeek-V4.1-Flash", ...flags]);
+    expect(r.report.ok).toBe(false);
+    expect(r.report.errors).toContainEqual(
+      expect.objectContaining({ rule: "V41-R1", code: "DRAFT_EXCEEDS_RING", field: "--speculative-num-draft-tokens" }),
+    );
   });
 
   it("a custom V4.1 folder needs a budget; bad flags are refused; --html under --against-log is refused", () => {

@@ -62,11 +62,13 @@ export {
 export {
   type ResidencyProof,
   type MaxDraftTokens,
+  type ProofCounts,
   proveResidency,
   findMaxDraftTokens,
 } from "./prove/prove.js";
 export type {
   ResidencyProofOptions,
+  SearchControl,
   ProofProgress,
 } from "./prove/search.js";
 
@@ -93,3 +95,48 @@ export {
   cpuPlanEngine,
   planCase,
 } from "./cases.js";
+export {
+  type LowCompressRatio,
+  type PairStateWriter,
+  LOW_COMPRESS_RATIOS,
+  PAIR_STATE_WRITERS,
+  completesGroup,
+  lowRatioOutLoc,
+  lowRatioStoreSlot,
+  lowRatioVisibleLength,
+  lowRatioRowsPerPage,
+  lowRatioPageRead,
+  pairGroupPosition,
+  pairPartnerPosition,
+  pairStateSlot,
+  pairStateWrittenRows,
+  pairReadsRing,
+  fusedVerifyAccepts,
+} from "./ratio2/addressing.js";
+export {
+  type PairVerifyWriter,
+  type PairRingConfig,
+  type PairBatch,
+  type PairRingRead,
+  type PairRingWrite,
+  type PairBatchAccess,
+  PAIR_VERIFY_WRITERS,
+  MAX_PAIR_RING_SIZE,
+  pairBatchAccess,
+} from "./ratio2/access.js";
+export {
+  type PairRingScenario,
+  type PairRingReport,
+  PairRingSimulator,
+  runPairRingScenario,
+  replayPairRing,
+} from "./ratio2/simulator.js";
+export {
+  type PairRingProofOptions,
+  type PairRingGuards,
+  type PairRingProof,
+  type PairRingMaxDraftTokens,
+  pairRingServedDraftTokens,
+  provePairRing,
+  findPairRingMaxDraftTokens,
+} from "./ratio2/prove.js";

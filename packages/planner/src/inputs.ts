@@ -89,6 +89,8 @@ export function requireOptionsObject(options: unknown): void {
 
 const RING_KEYS = ["compressRatio", "ringSize", "swaPageSize", "useReqRing"] as const;
 const MAP_KEYS = ["reqToToken", "fullToState"] as const;
+/** The keys of a random residency run, whichever ring it runs on. */
+const SCENARIO_KEYS = ["draftTokens", "adaptive", "steps", "seed", "initialPrefill", "mixBatches"] as const;
 
 /** The option keys each public planning function reads; anything else is a typo or a key of another function. */
 export const PLAN_OPTION_KEYS = {
@@ -107,20 +109,8 @@ export const PLAN_OPTION_KEYS = {
   decode: [...RING_KEYS, ...MAP_KEYS, "seqLens", "reqPoolIndices"],
   "prefill-legacy": ["compressRatio", "seqLens", "extendLens", "reqPoolIndices", "numQTokens", "useCudaGraph"],
   "decode-legacy": ["compressRatio", "seqLens", "reqPoolIndices"],
-  "residency-scenario": [
-    ...RING_KEYS,
-    "writePad",
-    "padFormula",
-    "draftTokens",
-    "adaptive",
-    "steps",
-    "seed",
-    "initialPrefill",
-    "mixBatches",
-    "onStep",
-    "onBatch",
-    "stop",
-  ],
+  "residency-scenario": [...RING_KEYS, "writePad", "padFormula", ...SCENARIO_KEYS, "onStep", "onBatch", "stop"],
+  "pair-ring-scenario": ["compressRatio", "ringSize", "verifyWriter", ...SCENARIO_KEYS],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Refuses a non-object and any key `kind`'s options do not have (UNKNOWN_KEY, with the closest known key). */

@@ -68,7 +68,8 @@ interface FrozenTail {
   commits: Array<[number, CommitInfo]>;
 }
 
-export type ViolationKind = "stale-read" | "never-written" | "in-batch-collision";
+/** `read-write-race`: a ratio-2 verify block writes the slot its first row reads, with no order between them. */
+export type ViolationKind = "stale-read" | "never-written" | "in-batch-collision" | "read-write-race";
 
 export interface ResidencyViolation {
   kind: ViolationKind;

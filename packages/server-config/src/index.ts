@@ -130,3 +130,10 @@ export {
 } from "./v41/reconcile.js";
 export type { V41Rule, V41RuleContext } from "./v41/rules.js";
 export { type V41RingGroup, v41RingGroups } from "./v41/ring-geometry.js";
+export {
+  type V41PairRingFacts,
+  type V41PairRingStatus,
+  sglangPairRingSize,
+  v41PairRingStatus,
+  v41PairRingRule,
+} from "./v41/pair-ring-rule.js";

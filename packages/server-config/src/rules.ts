@@ -154,6 +154,11 @@ export const RULES = {
     "V4.1 DSpark under PD disaggregation runs with DP 1, no attention DP and no context parallelism",
     v41(v41PdSpeculationRule),
   ),
+  "V41-R1": rule(
+    ["error"],
+    "DeepSeek-V4.1: the ratio-2 pair-state ring serves the verify width (R₂ ≥ D; raised by checkV41Deployment)",
+    check,
+  ),
 } as const satisfies Record<string, RuleInfo>;
 
 export type RuleId = keyof typeof RULES;

@@ -105,10 +105,21 @@ export function formatV41Report(r: V41CheckReport): string {
     `KV budget: ${n(r.availableBytes)} B (${gib(r.availableBytes)}, ${r.budget.kind})`,
   ];
   if (r.sizing) out.push(...sizingLines(r.sizing));
+  if (r.pairRing) out.push(pairRingLine(r.pairRing));
   for (const e of r.errors) out.push(`ERROR ${e.rule ? `[${e.rule}] ` : ""}${e.message}`);
   for (const w of r.warnings) out.push(`warning: ${w}`);
   out.push(`Not checked for DeepSeek-V4.1 yet: ${r.notChecked.join("; ")}.`);
   return `${out.join("\n")}\n`;
+}
+
+/** V41-R1's verdict in one line: the ring, the widest block it serves (proved), the block the server verifies. */
+function pairRingLine(p: V41CheckReport["pairRing"]): string {
+  const verdict = p.ok ? "serves" : "does NOT serve";
+  if (!p.isSpeculative) return `Pair-state ring (V41-R1): R2 ${p.ringSize}, no speculation: decode and extend only`;
+  return (
+    `Pair-state ring (V41-R1): R2 ${p.ringSize} serves verify blocks of up to ${p.servedDraftTokens} tokens ` +
+    `(proved); it ${verdict} the widest block, ${p.verifyWidth}`
+  );
 }
 
 function sizingLines(s: NonNullable<V41CheckReport["sizing"]>): string[] {

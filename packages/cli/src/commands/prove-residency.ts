@@ -27,6 +27,7 @@ import {
   partialLine,
   timeLimitFlag,
 } from "./progress.js";
+import { VERIFY_WRITER_FLAG, provePairRingRun, refusePairRingFlags } from "./pair-ring.js";
 import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
 
 /** The --max-states default: about 2 GB of states and a few minutes of search on one core. */
@@ -41,9 +42,16 @@ const MAX_MAX_STATES = 1e9;
 export const PLANNED_TOKENS_PER_SECOND = 10_000_000;
 
 const FLAGS = {
-  ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", required: true, help: "compression ratio" },
-  ring: { type: "int", min: 1, max: 2 ** 31 - 1, required: true, help: "ring size in slots" },
-  "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, required: true, help: "SWA page size in tokens" },
+  ratio: {
+    type: "int",
+    min: 1,
+    max: 2 ** 31 - 1,
+    arg: "2|4|128",
+    required: true,
+    help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
+  },
+  ring: { type: "int", min: 1, max: 2 ** 31 - 1, help: "ring size in slots (required but with --ratio 2 --find-max)" },
+  "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, help: "SWA page size in tokens (required for 4 and 128)" },
   "req-ring": { type: "bool", help: "c4: the request-scoped ring instead of the paged SWA ring" },
   "draft-tokens": {
     type: "int",
@@ -53,6 +61,7 @@ const FLAGS = {
     help: "draft tokens per verify (the largest, with --adaptive); or --find-max",
   },
   adaptive: { type: "bool", help: "every draft count 1..D at each verify" },
+  "verify-writer": VERIFY_WRITER_FLAG,
   "find-max": { type: "bool", help: "the largest D that proves, and the counterexample at the next one" },
   pad: { type: "int", min: 0, max: 65535, help: "force the write pad" },
   "pad-formula": PAD_FORMULA_FLAG,
@@ -71,6 +80,7 @@ const FLAGS = {
 export const spec: CommandSpec = {
   usage: [
     "--ratio 4|128 --ring N --swa-page N [--req-ring]\n(--draft-tokens D | --find-max) [--adaptive]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host]\n[--max-states N] [--time-limit SECONDS] [--quiet] [--json]",
+    "--ratio 2 (--ring N (--draft-tokens D | --find-max) | --find-max)\n[--adaptive] [--verify-writer torch|verify-fused] [--time-limit SECONDS] [--json]",
   ],
   description: `Proves, for every batch sequence from an empty ring, that no compression reads a lost committed position
 (invariant R1): prefill chunks, decodes, verifies of D draft tokens with every accept 1..D (with --adaptive,
@@ -85,7 +95,13 @@ pass --max-states (default ${count(DEFAULT_MAX_STATES)}), or whose kept plans pa
 then (WORK_LIMIT), naming the estimate and the flag. While it runs, stderr shows progress with an ETA (a plain
 line every 2 s when it is not a terminal; --quiet for none). At --time-limit (default ${DEFAULT_TIME_LIMIT_SECONDS} s)
 the proof stops with a partial result, marked as such (\`complete: false\` in --json, exit 3): every batch
-sequence up to the depth it reached was checked.`,
+sequence up to the depth it reached was checked.
+
+--ratio 2 proves DeepSeek-V4.1's ratio-2 pair-state ring (docs/reference/ratio2-pair-ring.md) by the same search:
+extend chunks, decode steps and verify blocks of D rows with every accept, each reading and writing the ring as
+SGLang's writers do (--verify-writer: torch, SGLang's routing for target-verify, or verify-fused, the c2 verify
+grid). It prints the bound derived by hand and SGLang's own guards (the verify kernel's ring_size > draft_len,
+the write pad) beside the proof; --find-max without --ring prints which R₂ serves which D for SGLang's rings.`,
   flags: FLAGS,
   exitCodes: [
     [0, "proved"],
@@ -192,11 +208,10 @@ function describeMax(label: string, m: MaxDraftTokens, paint: Paint, timeLimit: 
   return lines.join("\n");
 }
 
-export async function run(argv: string[], io: CommandIO): Promise<number> {
-  const { values, rest } = parseFlags(argv, FLAGS);
-  refuseRest(rest);
-  const ratio = requireRatio(values.ratio!);
-  refusePadWithFormula(values.pad, values["pad-formula"]);
+type Values = ReturnType<typeof parseFlags<typeof FLAGS>>["values"];
+
+/** --find-max or --draft-tokens: exactly one. */
+function requireFindMaxOrDraftTokens(values: Values): boolean {
   const findMax = values["find-max"] ?? false;
   if (findMax === (values["draft-tokens"] !== undefined)) {
     throw new UsageError(
@@ -205,6 +220,42 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       findMax ? "cannot be combined with --draft-tokens: give one" : "is required (or --find-max)",
     );
   }
+  return findMax;
+}
+
+/** --ratio 2: the pair-state ring's proof, --find-max, or the table of SGLang's rings. */
+function provePairRing(values: Values, io: CommandIO): number {
+  const findMax = requireFindMaxOrDraftTokens(values);
+  const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
+  return provePairRingRun(
+    {
+      ring: values.ring,
+      draftTokens: values["draft-tokens"],
+      findMax,
+      adaptive: values.adaptive ?? false,
+      verifyWriter: values["verify-writer"],
+      maxStates: values["max-states"] ?? DEFAULT_MAX_STATES,
+      json: values.json ?? false,
+      timeLimit,
+      deadline: new Deadline(timeLimit).endsAt,
+    },
+    io,
+  );
+}
+
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const { values, rest } = parseFlags(argv, FLAGS);
+  refuseRest(rest);
+  refusePairRingFlags(values, values.ratio);
+  if (values.ratio === 2) return provePairRing(values, io);
+  if (values.ring === undefined || values["swa-page"] === undefined) {
+    const missing = ["ring", "swa-page"].filter((f) => values[f as "ring"] === undefined).map((f) => `--${f}`);
+    const also = missing.length > 1 ? ` (so are ${missing[1]})` : "";
+    throw new UsageError(missing[0]!, undefined, `is required${also}`, { missing });
+  }
+  const ratio = requireRatio(values.ratio!);
+  refusePadWithFormula(values.pad, values["pad-formula"]);
+  const findMax = requireFindMaxOrDraftTokens(values);
   const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
   const maxStates = values["max-states"] ?? DEFAULT_MAX_STATES;
   const options: ResidencyProofOptions = {

@@ -39,10 +39,23 @@ import {
   timeLimitFlag,
 } from "./progress.js";
 import type { CommandIO } from "./registry.js";
+import {
+  VERIFY_WRITER_FLAG,
+  pairReplayRing,
+  refusePairRingFlags,
+  replayPairRingRun,
+  simulatePairRingRun,
+} from "./pair-ring.js";
 import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
 
 const FLAGS = {
-  ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", help: "compression ratio" },
+  ratio: {
+    type: "int",
+    min: 1,
+    max: 2 ** 31 - 1,
+    arg: "2|4|128",
+    help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
+  },
   ring: {
     type: "int",
     min: 1,
@@ -59,6 +72,7 @@ const FLAGS = {
     help: "draft tokens per verify (the maximum, with --adaptive)",
   },
   adaptive: { type: "bool", help: "draw each verify's D from [1, D]" },
+  "verify-writer": VERIFY_WRITER_FLAG,
   steps: { type: "int", min: 0, max: 10_000_000, default: 300, help: "batches after the initial prefill" },
   seed: { type: "int", min: 0, max: 0xffffffff, default: 1, help: "random seed" },
   pad: { type: "int", min: 0, max: 2 ** 31 - 1, help: "force the write pad" },
@@ -77,6 +91,7 @@ const FLAGS = {
 export const spec: CommandSpec = {
   usage: [
     "--ratio 4|128 --ring N --swa-page N --draft-tokens D\n[--req-ring] [--adaptive] [--steps N] [--seed N]\n[--pad N | --pad-formula derived|pre-fix-device|pre-fix-host]\n[--time-limit SECONDS] [--quiet] [--json] [--html FILE]",
+    "--ratio 2 --ring N --draft-tokens D [--adaptive]\n[--verify-writer torch|verify-fused] [--steps N] [--seed N] [--json]",
     "--replay FILE [--time-limit SECONDS] [--quiet] [--json] [--html FILE]",
   ],
   description: `Drives one request's compress-state ring through an initial prefill, then speculative verifies of D draft
@@ -97,7 +112,12 @@ come from the file, which must give each of them: nothing is derived) and explai
 --html FILE also writes one self-contained page (scripts, styles and data inline) for a bug report: the last
 batches before the first violation (prefix, D, accepted tokens, what each wrote), the ring's slots over those
 batches with the committed positions, and the slot at fault, the write that clobbered it and the committed
-position it destroyed; with no violation, the page says so and draws the last batches. Exit codes are unchanged.`,
+position it destroyed; with no violation, the page says so and draws the last batches. Exit codes are unchanged.
+
+--ratio 2 runs DeepSeek-V4.1's ratio-2 pair-state ring (docs/reference/ratio2-pair-ring.md) instead: verifies of D
+rows with random accepts, extend chunks and decode steps, each reading the partner of an odd first row from the
+ring and writing as SGLang's writers do (--verify-writer); every pooled row must find its committed partner.
+--replay also replays a \`prove residency --ratio 2 --json\` counterexample (no --html for it).`,
   flags: FLAGS,
   exitCodes: [
     [0, "no violation"],
@@ -210,6 +230,46 @@ function batchTokens(b: ResidencyBatch): number {
   return b.kind === "decode" ? 1 : 0;
 }
 
+/** A `prove residency --ratio 2 --json` file's pair ring and counterexample, or null for another ratio. */
+function pairReplay(doc: unknown, path: string) {
+  const d = (doc ?? {}) as Record<string, unknown>;
+  const proof = (typeof d.failure === "object" && d.failure !== null ? d.failure : d) as Record<string, unknown>;
+  const ring = proof.ring as Record<string, unknown> | undefined;
+  if (typeof ring !== "object" || ring === null) return null;
+  const pairRing = pairReplayRing(ring, path);
+  if (pairRing === null) return null;
+  const cx = proof.counterexample as Record<string, unknown> | null | undefined;
+  if (typeof cx !== "object" || cx === null) {
+    throw new UsageError("--replay", path, "holds no counterexample (the proof succeeded): nothing to replay");
+  }
+  return {
+    ring: pairRing,
+    batches: replayField(path, "counterexample.batches", cx.batches, "array") as ResidencyBatch[],
+  };
+}
+
+/** --ratio 2 without --replay: a random run on one pair-state ring. */
+function simulatePairRing(values: Values, io: CommandIO): number {
+  const missing = (["ring", "draft-tokens"] as const).filter((f) => values[f] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`--${missing[0]!}`, undefined, "is required with --ratio 2", {
+      missing: missing.map((f) => `--${f}`),
+    });
+  }
+  return simulatePairRingRun(
+    {
+      ring: values.ring!,
+      draftTokens: values["draft-tokens"]!,
+      adaptive: values.adaptive ?? false,
+      verifyWriter: values["verify-writer"],
+      steps: values.steps ?? 300,
+      seed: values.seed ?? 1,
+      json: values.json ?? false,
+    },
+    io,
+  );
+}
+
 /** The batches of a prove residency --json file (a proof or a --find-max failure) and the ring they ran on. */
 function replayInput(doc: unknown, path: string): { config: ResidencyScenario; batches: ResidencyBatch[] } {
   const d = (doc ?? {}) as Record<string, unknown>;
@@ -282,7 +342,13 @@ interface ReplayFlags {
 
 async function replay(path: string, flags: ReplayFlags, argv: readonly string[], io: CommandIO): Promise<number> {
   const { json, html, timeLimit } = flags;
-  const { config, batches: all } = replayInput(await readJsonInput({ field: "--replay", path }, io.stdin), path);
+  const doc = await readJsonInput({ field: "--replay", path }, io.stdin);
+  const pair = pairReplay(doc, path);
+  if (pair !== null) {
+    if (html !== undefined) throw new UsageError("--html", html, "does not apply to a --ratio 2 replay");
+    return replayPairRingRun(pair.ring, pair.batches, json, io);
+  }
+  const { config, batches: all } = replayInput(doc, path);
   const weights = all.map(batchTokens);
   const totalTokens = weights.reduce((a, b) => a + b, 0);
   const { progress, deadline } = startTimedRun(
@@ -423,6 +489,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values, rest } = parseFlags(argv, FLAGS);
   refuseRest(rest);
   const timeLimit = values["time-limit"] ?? DEFAULT_TIME_LIMIT_SECONDS;
+  if (values.replay === undefined) refusePairRingFlags(values, values.ratio);
+  if (values.ratio === 2 && values.replay === undefined) return simulatePairRing(values, io);
   if (values.replay !== undefined) {
     const withReplay = ["replay", "json", "html", "time-limit", "quiet"];
     const other = Object.keys(values).find((k) => !withReplay.includes(k));

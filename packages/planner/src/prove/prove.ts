@@ -7,14 +7,17 @@ import { validateRing } from "../inputs.js";
 import { type ResidencyBatch, concretizePath } from "./replay.js";
 import type { ResidencyViolation } from "../residency.js";
 import {
+  type ModelSearchResult,
   type ProofProgress,
   type ResidencyProofOptions,
+  type SearchControl,
   proofCacheFor,
   resolvePad,
   searchResidency,
 } from "./search.js";
 
-export interface ResidencyProof {
+/** What every proof reports of its search, whichever ring it searched (`proofCounts`). */
+export interface ProofCounts {
   proved: boolean;
   /**
    * False when the options' deadline stopped the search: nothing is proved, but every batch sequence of at most
@@ -28,14 +31,17 @@ export interface ResidencyProof {
   /** Successor computations (one per batch and accept length per state). */
   transitions: number;
   seconds: number;
-  ring: { compressRatio: number; ringSize: number; swaPageSize: number; useReqRing: boolean };
   draftTokens: number;
   adaptive: boolean;
+  /** Prefill chunks explored per state: 1..chunkLengths tokens. */
+  chunkLengths: number;
+}
+
+export interface ResidencyProof extends ProofCounts {
+  ring: { compressRatio: number; ringSize: number; swaPageSize: number; useReqRing: boolean };
   writePad: number;
   /** Where the pad came from: "forced" (an explicit pad) or the pad formula. */
   padSource: string;
-  /** Prefill chunks explored per state: 1..chunkLengths tokens. */
-  chunkLengths: number;
   /** A shortest batch sequence from an empty ring to a violation, and the violation, or null when proved. */
   counterexample: { batches: ResidencyBatch[]; violation: ResidencyViolation } | null;
 }
@@ -52,19 +58,26 @@ export function proveResidency(o: ResidencyProofOptions): ResidencyProof {
   };
   const counterexample = r.path === null ? null : concretizePath({ ...ring, writePad: r.writePad }, r.path);
   return {
+    ...proofCounts(r, o, started),
+    ring,
+    writePad: r.writePad,
+    padSource: o.writePad !== undefined ? "forced" : (o.padFormula ?? "derived"),
+    counterexample,
+  };
+}
+
+/** The counts of a search, for its proof. */
+export function proofCounts(r: ModelSearchResult, o: SearchControl, started: number): ProofCounts {
+  return {
     proved: r.proved,
     complete: r.complete,
     depth: r.depth,
     states: r.states,
     transitions: r.transitions,
     seconds: (performance.now() - started) / 1000,
-    ring,
     draftTokens: o.draftTokens,
     adaptive: o.adaptive ?? false,
-    writePad: r.writePad,
-    padSource: o.writePad !== undefined ? "forced" : (o.padFormula ?? "derived"),
     chunkLengths: r.chunkLengths,
-    counterexample,
   };
 }
 
@@ -112,22 +125,41 @@ export function findMaxDraftTokens(
     seconds: elapsed(started),
     complete: failure.complete,
   });
-  let d = Math.max(1, resolvePad(base));
+  const found = scanDraftTokens(Math.max(1, resolvePad(base)), at);
+  return result(found.max, found.proof, found.failure);
+}
+
+/** What a draft-count scan found: the largest D proved, its proof, and the failed proof at the next D. */
+export interface DraftTokenScan<P> {
+  max: number;
+  proof: P | null;
+  failure: P;
+}
+
+/**
+ * Scans draft counts from `start`: up while proved, down while not; the largest D that proves with D + 1 failing.
+ * An incomplete proof ends the scan with what was proved before it (the proof at `start` incomplete: 0).
+ */
+export function scanDraftTokens<P extends { proved: boolean; complete: boolean }>(
+  start: number,
+  at: (draftTokens: number) => P,
+): DraftTokenScan<P> {
+  let d = start;
   let cur = at(d);
-  if (!cur.complete) return result(0, null, cur);
+  if (!cur.complete) return { max: 0, proof: null, failure: cur };
   if (cur.proved) {
     for (;;) {
       const next = at(d + 1);
-      if (!next.proved) return result(d, cur, next);
+      if (!next.proved) return { max: d, proof: cur, failure: next };
       d++;
       cur = next;
     }
   }
   for (;;) {
-    if (d === 1) return result(0, null, cur);
+    if (d === 1) return { max: 0, proof: null, failure: cur };
     const prev = at(d - 1);
-    if (!prev.complete) return result(0, null, prev);
-    if (prev.proved) return result(d - 1, prev, cur);
+    if (!prev.complete) return { max: 0, proof: null, failure: prev };
+    if (prev.proved) return { max: d - 1, proof: prev, failure: cur };
     d--;
     cur = prev;
   }

@@ -37,7 +37,16 @@ function suggestionOf(given: unknown, known: readonly string[]): { suggestion: s
   return suggestion === null ? undefined : { suggestion };
 }
 
-function runBatch(sim: RingResidencySimulator, b: ResidencyBatch, i: number): void {
+/** What a replay drives: the c4/c128 ring simulator or the ratio-2 pair-ring simulator. */
+export interface BatchSimulator {
+  readonly prefix: number;
+  readonly step: number;
+  readonly violationCount: number;
+  readonly firstViolation: ResidencyViolation | null;
+  run(batch: ResidencyBatch): void;
+}
+
+function runBatch(sim: BatchSimulator, b: ResidencyBatch, i: number): void {
   const kind = (b as { kind?: unknown }).kind;
   // Own keys only: `kind in BATCH_KEYS` would accept "constructor" and read an inherited function.
   if (typeof kind !== "string" || !Object.hasOwn(BATCH_KEYS, kind)) {
@@ -67,9 +76,9 @@ function runBatch(sim: RingResidencySimulator, b: ResidencyBatch, i: number): vo
 }
 
 /** What a long replay is driven by: progress after each batch, and a stop asked before each (a time limit). */
-export interface ReplayControl {
+export interface ReplayControl<S extends BatchSimulator = RingResidencySimulator> {
   /** After each batch: how many ran, of how many, the batch and the simulator after it (to draw the ring). */
-  onBatch?: (done: number, total: number, batch: ResidencyBatch, simulator: RingResidencySimulator) => void;
+  onBatch?: (done: number, total: number, batch: ResidencyBatch, simulator: S) => void;
   stop?: () => boolean;
 }
 
@@ -79,10 +88,18 @@ export function replayResidency(
   batches: readonly ResidencyBatch[],
   control: ReplayControl = {},
 ): ReplayResult {
+  return replayOn(new RingResidencySimulator(config), batches, control);
+}
+
+/** Runs a batch sequence on the simulator given (fresh: an empty ring). */
+export function replayOn<S extends BatchSimulator>(
+  sim: S,
+  batches: readonly ResidencyBatch[],
+  control: ReplayControl<S> = {},
+): ReplayResult {
   if (!Array.isArray(batches)) {
     throw new PlannerError("INVALID_TYPE", "batches", batches, "must be an array of batches");
   }
-  const sim = new RingResidencySimulator(config);
   let complete = true;
   for (const [i, b] of batches.entries()) {
     if (control.stop?.() === true) {
@@ -113,12 +130,21 @@ export function concretizePath(
   path: readonly AbstractStep[],
 ): { batches: ResidencyBatch[]; violation: ResidencyViolation } {
   const sim = new RingResidencySimulator(config);
+  return concretizeOn(sim, sim.swaPageSize, path);
+}
+
+/** `concretizePath` on the simulator given (fresh); `swaPageSize` places the resumes of paged c4. */
+export function concretizeOn(
+  sim: BatchSimulator,
+  swaPageSize: number,
+  path: readonly AbstractStep[],
+): { batches: ResidencyBatch[]; violation: ResidencyViolation } {
   const batches: ResidencyBatch[] = [];
   let prefixBefore = 0;
   path.forEach((s, i) => {
     let b: ResidencyBatch;
     if (s.kind === "radixResume") {
-      b = { kind: "radixResume", prefix: Math.floor(sim.prefix / sim.swaPageSize) * sim.swaPageSize };
+      b = { kind: "radixResume", prefix: Math.floor(sim.prefix / swaPageSize) * swaPageSize };
     } else if (s.kind === "radixResumeTo") {
       b = { kind: "radixResume", prefix: prefixBefore + s.end };
     } else {

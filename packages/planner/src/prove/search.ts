@@ -1,7 +1,8 @@
 /**
  * Breadth-first model checking of ring residency over canonical states (docs/residency-proof.md). Transitions
- * are the batches the residency checker knows, planned by the real planner (see effects.ts); invariant R1 is
- * checked at every compression. Breadth-first order makes the first violation a shortest counterexample.
+ * are the batches the residency checker knows; a `ProofModel` gives their effects: for c4/c128 planned by the real
+ * planner (see effects.ts), for the ratio-2 pair ring by its write rules (ratio2/effects.ts). Invariant R1 is
+ * checked at every ring read. Breadth-first order makes the first violation a shortest counterexample.
  */
 import { PlannerError } from "../errors.js";
 import { optionalBoolean, requireInteger } from "../inputs.js";
@@ -9,15 +10,12 @@ import { padForFormula, type PadFormula } from "../pad.js";
 import { type BatchEffect, WindowSlots, decodeEffect, prefillEffect } from "./effects.js";
 import { type ProofRing, RingGeometry } from "./geometry.js";
 
-export interface ResidencyProofOptions extends ProofRing {
+/** What any search takes besides its ring: the draft counts, and the bounds on its work. */
+export interface SearchControl {
   /** Draft tokens per verify (the largest, with `adaptive`). */
   draftTokens: number;
   /** Every draft count 1..draftTokens at each verify. */
   adaptive?: boolean;
-  /** Explicit pad (wins over `padFormula`). */
-  writePad?: number;
-  /** Default `derived`. */
-  padFormula?: PadFormula;
   /** Refuse to explore more canonical states than this (default 20,000,000). */
   maxStates?: number;
   /** Called every few thousand states (progress bars). */
@@ -27,8 +25,44 @@ export interface ResidencyProofOptions extends ProofRing {
    * with every batch sequence of at most `depth` batches checked.
    */
   deadline?: number;
+}
+
+export interface ResidencyProofOptions extends ProofRing, SearchControl {
+  /** Explicit pad (wins over `padFormula`). */
+  writePad?: number;
+  /** Default `derived`. */
+  padFormula?: PadFormula;
   /** Plan effects to reuse across proofs of the same ring and pad (e.g. several draft counts). */
   cache?: ProofCache;
+}
+
+/** How a ring's states reduce: the part of `RingGeometry` the search itself reads. */
+export interface StateGeometry {
+  readonly cr: number;
+  /** Paged c4: radix resumes at SWA-page boundaries are transitions. */
+  readonly paged: boolean;
+  readonly swaPageSize: number;
+  /** First committed position a batch starting at prefix `p` can read from the ring. */
+  windowStart(p: number): number;
+  /** Canonical index of an absolute prefix (planned at that index as a prefix). */
+  canonical(p: number): number;
+}
+
+/** The batch effects at one canonical prefix. */
+export interface PrefixPlanner {
+  chunk(tokens: number): BatchEffect;
+  verify(draftTokens: number): BatchEffect;
+  decode(): BatchEffect;
+}
+
+/** What the search explores: a ring's reduction, its batches' effects, and the chunk lengths that suffice. */
+export interface ProofModel {
+  /** Names the ring (and pad) that effects cached under it belong to. */
+  readonly key: string;
+  readonly geometry: StateGeometry;
+  /** Prefill chunks 1..maxChunk are explored at every state. */
+  readonly maxChunk: number;
+  at(canonical: number): PrefixPlanner;
 }
 
 /** Plan effects per canonical prefix, reusable by every proof of one ring and pad. */
@@ -72,7 +106,8 @@ export type AbstractStep =
   /** A radix resume to the page end that the previous batch completed `end` positions after its prefix. */
   | { kind: "radixResumeTo"; end: number };
 
-export interface SearchResult {
+/** What a search over any model finds. */
+export interface ModelSearchResult {
   proved: boolean;
   /** False when the deadline stopped the search: `proved` is then false and `path` null. */
   complete: boolean;
@@ -81,8 +116,11 @@ export interface SearchResult {
   depth: number;
   /** Shortest path to a violation: its last step shows it. */
   path: AbstractStep[] | null;
-  writePad: number;
   chunkLengths: number;
+}
+
+export interface SearchResult extends ModelSearchResult {
+  writePad: number;
 }
 
 const TRANSITION_PREFILL = 0;
@@ -92,7 +130,7 @@ const TRANSITION_RESUME = 3;
 
 /** Per canonical prefix: every batch's effect, computed on first use. */
 interface PrefixEffects {
-  window: WindowSlots;
+  planner: PrefixPlanner;
   chunks: BatchEffect[];
   /** By draft count. */
   verifies: Map<number, BatchEffect>;
@@ -144,7 +182,7 @@ function shift(x: bigint, k: number): bigint {
 }
 
 /** The empty ring at prefix 0 (positions below 0 count as valid: nothing reads them). */
-export function initialState(g: RingGeometry): CanonicalState {
+export function initialState(g: StateGeometry): CanonicalState {
   const p = 0;
   return { canonical: 0, bits: low(p - g.windowStart(p)) };
 }
@@ -161,7 +199,7 @@ export function readsHold(s: CanonicalState, eff: BatchEffect): boolean {
  * whose tail is not all valid (a radix resume there would read it).
  */
 export function successor(
-  g: RingGeometry,
+  g: StateGeometry,
   s: CanonicalState,
   eff: BatchEffect,
   accept: number,
@@ -188,7 +226,7 @@ export function successor(
  * previous page's tail: the live window's bits when the tail is still in it, else all valid (a completed tail
  * outside the window was checked when its page was completed).
  */
-export function resumeSuccessor(g: RingGeometry, s: CanonicalState): CanonicalState {
+export function resumeSuccessor(g: StateGeometry, s: CanonicalState): CanonicalState {
   const p = s.canonical;
   const ws = g.windowStart(p);
   const b = Math.floor(p / g.swaPageSize) * g.swaPageSize;
@@ -207,29 +245,52 @@ export function batchEffect(
   return batch.kind === "decode" ? decodeEffect(w) : prefillEffect(w, batch.tokens, pad);
 }
 
-export function searchResidency(o: ResidencyProofOptions): SearchResult {
-  return new ResidencySearch(o).run();
+/** The c4/c128 model: every batch planned by the real planner at the canonical prefix. */
+function plannerModel(g: RingGeometry, pad: number): ProofModel {
+  return {
+    key: cacheKey(g.planOptions(), pad),
+    geometry: g,
+    maxChunk: chunkBound(g, pad),
+    at(canonical) {
+      const w = new WindowSlots(g, canonical);
+      return {
+        chunk: (tokens) => prefillEffect(w, tokens, pad),
+        verify: (draftTokens) => prefillEffect(w, draftTokens, pad),
+        decode: () => decodeEffect(w),
+      };
+    },
+  };
 }
 
-/** The proof's options, checked, and what they fix: the geometry, the pad, the draft counts and the chunk bound. */
-function searchSetup(o: ResidencyProofOptions) {
+export function searchResidency(o: ResidencyProofOptions): SearchResult {
   const g = new RingGeometry(o);
   const pad = resolvePad(o);
+  const model = plannerModel(g, pad);
+  const cache = o.cache ?? sharedCache(model.key);
+  if (cache.key !== model.key) {
+    throw new PlannerError(
+      "INVALID_ARGUMENT",
+      "cache",
+      cache.key,
+      `was built for another ring or pad than ${model.key}`,
+    );
+  }
+  return { ...new ResidencySearch(o, model, cache).run(), writePad: pad };
+}
+
+/** The same breadth-first search over any model (its effects cached for this search only). */
+export function searchModel(model: ProofModel, o: SearchControl): ModelSearchResult {
+  return new ResidencySearch(o, model, new ProofCache(model.key)).run();
+}
+
+/** The search's controls, checked: the draft counts, the state bound, the deadline. */
+function searchSetup(o: SearchControl, model: ProofModel, cache: ProofCache) {
   const draft = requireInteger("draftTokens", o.draftTokens, 1, 65535);
   const maxStates = requireInteger("maxStates", o.maxStates ?? 20_000_000, 1, 1e9);
   const adaptive = optionalBoolean("adaptive", o.adaptive);
   const draftCounts = adaptive ? Array.from({ length: draft }, (_, i) => i + 1) : [draft];
   const deadline = deadlineOf(o.deadline);
-  const cache = o.cache ?? sharedCache(cacheKey(o, pad));
-  if (cache.key !== cacheKey(o, pad)) {
-    throw new PlannerError(
-      "INVALID_ARGUMENT",
-      "cache",
-      cache.key,
-      `was built for another ring or pad than ${cacheKey(o, pad)}`,
-    );
-  }
-  return { g, pad, maxStates, draftCounts, maxChunk: chunkBound(g, pad), deadline, cache };
+  return { g: model.geometry, model, maxStates, draftCounts, maxChunk: model.maxChunk, deadline, cache };
 }
 
 /** The canonical states found so far: each with its parent and the transition that reached it (kind, a, b). */
@@ -291,12 +352,16 @@ class ResidencySearch {
   private violationAt: { state: number; step: AbstractStep } | null = null;
   private tailCandidate: { state: number; step: AbstractStep; end: number } | null = null;
 
-  constructor(private readonly o: ResidencyProofOptions) {
-    this.setup = searchSetup(o);
+  constructor(
+    private readonly o: SearchControl,
+    model: ProofModel,
+    cache: ProofCache,
+  ) {
+    this.setup = searchSetup(o, model, cache);
     this.store = new StateStore(initialState(this.setup.g), this.setup.maxStates);
   }
 
-  run(): SearchResult {
+  run(): ModelSearchResult {
     let complete = true;
     try {
       this.levels();
@@ -314,7 +379,6 @@ class ResidencySearch {
       transitions: this.transitions,
       depth: this.depth,
       path,
-      writePad: this.setup.pad,
       chunkLengths: this.setup.maxChunk,
     };
   }
@@ -393,21 +457,21 @@ class ResidencySearch {
 
   /** The batch effects at canonical prefix `c`, planned on first use (and the verify widths asked for). */
   private effectsOf(c: number): PrefixEffects {
-    const { g, pad, maxChunk, draftCounts, cache } = this.setup;
+    const { model, maxChunk, draftCounts, cache } = this.setup;
     let e = cache.effects[c];
     if (e === undefined) {
-      const w = new WindowSlots(g, c);
+      const planner = model.at(c);
       const chunks: BatchEffect[] = [];
       for (let t = 1; t <= maxChunk; t++) {
         if ((t & 15) === 0 && this.pastDeadline()) throw STOPPED;
-        chunks.push(prefillEffect(w, t, pad));
+        chunks.push(planner.chunk(t));
       }
-      e = { window: w, chunks, verifies: new Map(), decode: decodeEffect(w) };
+      e = { planner, chunks, verifies: new Map(), decode: planner.decode() };
       cache.effects[c] = e;
       this.planned++;
       this.report();
     }
-    for (const d of draftCounts) if (!e.verifies.has(d)) e.verifies.set(d, prefillEffect(e.window, d, pad));
+    for (const d of draftCounts) if (!e.verifies.has(d)) e.verifies.set(d, e.planner.verify(d));
     return e;
   }
 

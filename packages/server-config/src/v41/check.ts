@@ -15,6 +15,7 @@ import { DEFAULT_MEM_FRACTION_STATIC } from "../check.js";
 import { DEFAULT_DEPLOYMENT } from "../deployments.js";
 import { ServerConfigError } from "../errors.js";
 import { evaluateV41Rules } from "../rules.js";
+import { type V41PairRingFacts, type V41PairRingStatus, v41PairRingRule, v41PairRingStatus } from "./pair-ring-rule.js";
 import type { V41ModelPreset } from "./presets.js";
 import type { V41RuleContext } from "./rules.js";
 
@@ -70,6 +71,8 @@ export interface V41CheckReport {
   /** What was sized; null when a rule refused the arguments first. */
   config: V41SizingConfig | null;
   sizing: V41SizingResult | null;
+  /** The ratio-2 pair-state ring against the widest verify block (V41-R1); null when nothing was sized. */
+  pairRing: V41PairRingStatus | null;
   /** Sizing refusals (rule null) and the V4.1 start-up rules' errors (rule `V41-…`). */
   errors: { code: string; rule: string | null; field: string; value?: unknown; message: string }[];
   warnings: string[];
@@ -77,7 +80,6 @@ export interface V41CheckReport {
 }
 
 export const V41_NOT_CHECKED: readonly string[] = [
-  "the ratio-2 pair-state ring against the verify width (SGLang has no start-up guard for it either)",
   "V4's start-up rules (V-*) and the ring residency check (V4.1's own rules V41-* are run)",
 ];
 
@@ -115,10 +117,15 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
     message: i.message,
   }));
   const { availableBytes, budget } = budgetOf(input, notes);
-  // A width V41-S2 refuses cannot be sized.
-  if (errors.some((e) => e.rule === "V41-S2")) return refused(input, notes, errors, { availableBytes, budget });
+  // A block size V41-S2 refuses cannot be sized; a draft count other than γ + 1 can (V41-R1 then says what the
+  // ring sized from that count would lose).
+  const badBlock = errors.some((e) => e.rule === "V41-S2" && e.field === "speculativeDsparkBlockSize");
+  if (badBlock) return refused(input, notes, errors, { availableBytes, budget });
   const config = sizingConfig(input, notes, warnings);
   let sizing: V41SizingResult | null = null;
+  const ring = pairRingFacts(input, config);
+  for (const i of v41PairRingRule(ring))
+    errors.push({ code: i.code, rule: i.rule, field: i.field, value: i.value, message: i.message });
   try {
     sizing = sizeV41(config, availableBytes);
   } catch (error) {
@@ -136,6 +143,7 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
     budget,
     config,
     sizing,
+    pairRing: v41PairRingStatus(ring),
     errors,
     warnings,
     notChecked: [...V41_NOT_CHECKED],
@@ -161,6 +169,30 @@ function refused(
     errors,
     warnings: [],
     notChecked: [...V41_NOT_CHECKED],
+    pairRing: null,
+  };
+}
+
+/** What V41-R1 reads of the sized config: the count SGLang sizes the ring from, and the block DSpark verifies. */
+function pairRingFacts(input: V41CheckInput, config: V41SizingConfig): V41PairRingFacts {
+  const name = input.fieldName ?? String;
+  const block = input.speculativeDsparkBlockSize ?? input.model.dsparkBlockSize;
+  const dspark = (input.speculativeAlgorithm ?? "DSPARK").toUpperCase() === "DSPARK" && Number.isFinite(block);
+  const given = input.speculativeNumDraftTokens;
+  const blockSource =
+    input.speculativeDsparkBlockSize === undefined
+      ? `DSpark block size ${block} (the checkpoint's dspark_block_size)`
+      : `${name("speculativeDsparkBlockSize")} ${block}`;
+  return {
+    isSpeculative: config.isSpeculative,
+    ringDraftTokens: config.draftTokens,
+    verifyWidth: dspark ? Math.max(block + 1, config.draftTokens) : config.draftTokens,
+    ringSource: given === undefined ? "DSpark's block size + 1" : `${name("speculativeNumDraftTokens")} ${given}`,
+    widthSource: dspark ? blockSource : `${name("speculativeNumDraftTokens")} ${config.draftTokens}`,
+    field: name("speculativeNumDraftTokens"),
+    fix:
+      `drop ${name("speculativeNumDraftTokens")} (DSpark verifies block size + 1 and the ring is then sized from ` +
+      `it) or raise it to ${dspark ? block + 1 : config.draftTokens}`,
   };
 }
 

@@ -122,6 +122,17 @@ const V41SizingSchema = z.strictObject({
   ),
 });
 
+const V41PairRingSchema = z
+  .strictObject({
+    isSpeculative: z.boolean(),
+    ringSize: count.describe("R₂ as SGLang allocates it"),
+    verifyWidth: count.describe("the widest block a verify writes (1 without speculation)"),
+    servedDraftTokens: count.describe("the widest verify block R₂ serves on SGLang's target-verify writer"),
+    ok: z.boolean(),
+    counterexample: z.array(z.string()).nullable().describe("a shortest losing batch sequence, when not ok"),
+  })
+  .describe("the ratio-2 pair-state ring against the verify width (V41-R1)");
+
 const V41ErrorSchema = z.strictObject({
   code: z.string().describe("error code (docs/errors.md)"),
   rule: z.string().nullable().describe("the V4.1 start-up rule (V41-…); null for a sizing refusal"),
@@ -147,6 +158,7 @@ export const v41ReportShape = {
   budget: z.record(z.string(), z.unknown()).describe("how the budget was built"),
   config: V41SizingConfigSchema.nullable().describe("null when a start-up rule refused the arguments first"),
   sizing: V41SizingSchema.nullable(),
+  pairRing: V41PairRingSchema.nullable().describe("null when a start-up rule refused the arguments first"),
   errors: z.array(V41ErrorSchema),
   warnings: z.array(z.string()),
   notChecked: z.array(z.string()).describe("what the V4.1 check does not check yet"),
