@@ -45,7 +45,7 @@ describe("V41-R1: the pair-state ring serves the verify width", () => {
     const r = check({ speculativeDsparkBlockSize: 5, speculativeNumDraftTokens: 2 });
     expect(r.ok).toBe(false);
     expect(r.pairRing).toMatchObject({ ringSize: 4, verifyWidth: 6, servedDraftTokens: 4, ok: false });
-    expect(r.pairRing.counterexample).toEqual([
+    expect(r.pairRing!.counterexample).toEqual([
       "prefill of 1 token at prefix 0",
       "verify of D=6 at prefix 1, accept 2",
       "prefill of 1 token at prefix 3",
@@ -73,7 +73,7 @@ describe("V41-R1: the pair-state ring serves the verify width", () => {
 
   it("every block size with SGLang's own width (γ + 1) passes, and so does a ring sized from a larger count", () => {
     for (let gamma = 1; gamma <= 30; gamma++) {
-      expect(check({ speculativeDsparkBlockSize: gamma }).pairRing.ok, `γ ${gamma}`).toBe(true);
+      expect(check({ speculativeDsparkBlockSize: gamma }).pairRing!.ok, `γ ${gamma}`).toBe(true);
     }
     expect(check({ speculativeDsparkBlockSize: 5, speculativeNumDraftTokens: 9 }).pairRing).toMatchObject({
       ringSize: 16,
@@ -85,7 +85,7 @@ describe("V41-R1: the pair-state ring serves the verify width", () => {
   it("refuses exactly when the ring SGLang sizes from D is narrower than the block: D < γ + 1 is not enough", () => {
     // γ 5: D 3..5 still get R₂ 8 >= 6 (served), D 1..2 get R₂ 4 < 6
     const verdicts = [1, 2, 3, 4, 5].map(
-      (d) => check({ speculativeDsparkBlockSize: 5, speculativeNumDraftTokens: d }).pairRing.ok,
+      (d) => check({ speculativeDsparkBlockSize: 5, speculativeNumDraftTokens: d }).pairRing!.ok,
     );
     expect(verdicts).toEqual([false, false, true, true, true]);
   });

@@ -62,7 +62,12 @@ describe("V41-S2: DSpark's block size γ >= 1 and verify width γ + 1", () => {
     });
     expect(report.errors[0]).toMatchObject({ rule: "V41-S2", field: "speculativeNumDraftTokens", value: 4 });
     expect(report.errors[0]!.message).toMatch(/must equal γ \+ 1 \(= 6 for γ = 5\)/);
-    expect(report.sizing).toBeNull();
+    // A draft count is still sized, so V41-R1 can say what a ring sized from it would lose.
+    expect(report.sizing).not.toBeNull();
+    expect(rulesOf({ speculativeDsparkBlockSize: 5, speculativeNumDraftTokens: 2 })).toEqual([
+      "V41-S2:speculativeNumDraftTokens",
+      "V41-R1:speculativeNumDraftTokens",
+    ]);
     expect(rulesOf({ speculativeDsparkBlockSize: 5, speculativeNumDraftTokens: 6 })).toEqual([]);
     // γ from the checkpoint (5) when the flag is absent.
     expect(rulesOf({ speculativeNumDraftTokens: 8 })).toEqual(["V41-S2:speculativeNumDraftTokens"]);

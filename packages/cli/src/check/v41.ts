@@ -113,7 +113,7 @@ export function formatV41Report(r: V41CheckReport): string {
 }
 
 /** V41-R1's verdict in one line: the ring, the widest block it serves (proved), the block the server verifies. */
-function pairRingLine(p: V41CheckReport["pairRing"]): string {
+function pairRingLine(p: NonNullable<V41CheckReport["pairRing"]>): string {
   const verdict = p.ok ? "serves" : "does NOT serve";
   if (!p.isSpeculative) return `Pair-state ring (V41-R1): R2 ${p.ringSize}, no speculation: decode and extend only`;
   return (
