@@ -40,3 +40,4 @@ export {
   describeWrongEntry,
   describeWrongRingRow,
 } from "./scenario/report.js";
+export * from "./v41.js";
