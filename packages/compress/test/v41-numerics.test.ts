@@ -26,7 +26,7 @@ describe("bf16 / e4m3 / e2m1 / ue8m0", () => {
     expect(bf16Round(1 + 2 ** -8)).toBe(1); // tie, even
     expect(bf16Round(1 + 3 * 2 ** -8)).toBe(1 + 2 ** -6); // tie, odd below: up
     expect(bf16Round(1 + 2 ** -8 + 2 ** -20)).toBe(1 + 2 ** -7);
-    expect(bf16Round(-3.14159)).toBe(-3.140625);
+    expect(bf16Round(-1.2345)).toBe(-1.234375);
   });
 
   it("encodes e4m3fn with RNE and saturation, and decodes every finite code back", () => {
@@ -142,6 +142,8 @@ describe("entry layouts", () => {
   it("refuses wrong shapes with typed errors", () => {
     expect(() => encodeEntry("v4", new Float32Array(10))).toThrow(expect.objectContaining({ field: "values.length" }));
     expect(() => decodeEntry("v41", new Uint8Array(584))).toThrow(expect.objectContaining({ field: "bytes.length" }));
-    expect(() => encodeEntry("v5" as never, new Float32Array(512))).toThrow(expect.objectContaining({ field: "layout" }));
+    expect(() => encodeEntry("v5" as never, new Float32Array(512))).toThrow(
+      expect.objectContaining({ field: "layout" }),
+    );
   });
 });

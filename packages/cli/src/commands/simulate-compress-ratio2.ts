@@ -44,13 +44,18 @@ const FLAG_OF: Readonly<Record<string, string>> = {
 /** The ratio-2 options from the parsed flags; refuses the ring scenarios' flags that do not apply. */
 export function ratio2Options(values: Record<string, unknown>): Ratio2ScenarioOptions {
   for (const [flag, why] of Object.entries(NOT_FOR_RATIO_2)) {
-    if (values[flag] !== undefined) throw new UsageError(`--${flag}`, values[flag], `does not apply to --ratio 2: ${why}`);
+    if (values[flag] !== undefined)
+      throw new UsageError(`--${flag}`, values[flag], `does not apply to --ratio 2: ${why}`);
   }
   if (values["head-dim"] !== undefined && values["head-dim"] !== 512) {
     throw new UsageError("--head-dim", values["head-dim"], "must be 512 with --ratio 2 (the V4.1 latent)");
   }
   if (values["state-dtype"] !== undefined && values["state-dtype"] !== "fp32") {
-    throw new UsageError("--state-dtype", values["state-dtype"], "must be fp32 with --ratio 2 (the pair state is fp32)");
+    throw new UsageError(
+      "--state-dtype",
+      values["state-dtype"],
+      "must be fp32 with --ratio 2 (the pair state is fp32)",
+    );
   }
   if (values.backend === "gpu") {
     throw new UsageError("--backend", "gpu", "must be cpu with --ratio 2 (no CUDA kernel of c2 in this package yet)");

@@ -72,7 +72,10 @@ const FLAGS = {
   "req-ring": { type: "bool", help: "c4: use the request ring instead of the paged SWA ring" },
   "head-dim": { type: "int", min: 128, max: 512, choices: [128, 512], arg: "128|512", default: 512, help: "head dim" },
   "state-dtype": choice(["fp32", "bf16"], "fp32 or bf16 ring state", "fp32"),
-  layout: choice(["v4", "v41", "v41-fp4"], "c2: the KV entry layout, v4 (584 B, default), v41 (528 B), v41-fp4 (288 B)"),
+  layout: choice(
+    ["v4", "v41", "v41-fp4"],
+    "c2: the KV entry layout, v4 (584 B, default), v41 (528 B), v41-fp4 (288 B)",
+  ),
   "verify-writer": choice(
     ["torch", "verify-fused"],
     "c2: the pair-state writer of verify batches, torch (SGLang's routing, default) or verify-fused (c2.cuh)",

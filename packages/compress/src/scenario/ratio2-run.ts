@@ -25,12 +25,9 @@ import { type LatentParams, compressRatio2 } from "../v41/latent.js";
 import { oracleRatio2, v41EntryTolerance } from "../v41/oracle.js";
 import { plainRopeTable } from "../v41/rope.js";
 import { bf16Round } from "../v41/numerics.js";
-import {
-  type Ratio2ScenarioOptions,
-  type ResolvedRatio2Options,
-  resolveRatio2Options,
-} from "./ratio2-options.js";
+import { type Ratio2ScenarioOptions, type ResolvedRatio2Options, resolveRatio2Options } from "./ratio2-options.js";
 import type { Ratio2BatchKind, Ratio2ScenarioReport } from "./ratio2-report.js";
+import { randomSubset } from "./subset.js";
 import { type TokenOrigin, fillGarbage, fillTokenRow } from "./tokens.js";
 
 /** A row of `| kv | score |` (fp32, 2 · 512). */
@@ -101,7 +98,12 @@ export class Ratio2ScenarioRun {
     const normWeight = new Float32Array(512);
     fillTokenRow(o.seed, { uid: 0x7ffffffd, position: 0, step: 0 }, normWeight);
     for (let i = 0; i < 512; i++) normWeight[i] = bf16Round(1 + 0.5 * normWeight[i]!);
-    this.params = { normWeight, eps: Math.fround(1e-6), ropeTable: plainRopeTable(reach + 1, ROPE_THETA), layout: o.layout };
+    this.params = {
+      normWeight,
+      eps: Math.fround(1e-6),
+      ropeTable: plainRopeTable(reach + 1, ROPE_THETA),
+      layout: o.layout,
+    };
     this.r = emptyReport(o);
   }
 
@@ -135,10 +137,19 @@ export class Ratio2ScenarioRun {
     if (running.length === 0 || x < extendShare) {
       this.runBatch(step, "extend", this.extendParts(pending, running));
     } else if (x < extendShare + 0.2) {
-      this.runBatch(step, "decode", this.subset(running).map((req) => ({ req, prefix: req.len, extend: 1, accept: 1 })));
+      this.runBatch(
+        step,
+        "decode",
+        randomSubset(this.rng, running).map((req) => ({ req, prefix: req.len, extend: 1, accept: 1 })),
+      );
     } else {
       const d = this.o.adaptive ? this.rng.int(1, this.o.draftTokens) : this.o.draftTokens;
-      const parts = this.subset(running).map((req) => ({ req, prefix: req.len, extend: d, accept: this.rng.int(1, d) }));
+      const parts = randomSubset(this.rng, running).map((req) => ({
+        req,
+        prefix: req.len,
+        extend: d,
+        accept: this.rng.int(1, d),
+      }));
       this.runBatch(step, "verify", parts);
     }
     this.finish();
@@ -176,16 +187,6 @@ export class Ratio2ScenarioRun {
       parts.push({ req, prefix: req.len, extend, accept: extend });
     }
     return parts;
-  }
-
-  private subset(reqs: Req[]): Req[] {
-    const out = reqs.filter(() => this.rng.next() < 0.75);
-    if (out.length === 0) out.push(reqs[this.rng.int(0, reqs.length - 1)]!);
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = this.rng.int(0, i);
-      [out[i], out[j]] = [out[j]!, out[i]!];
-    }
-    return out;
   }
 
   private finish(): void {
@@ -237,7 +238,14 @@ export class Ratio2ScenarioRun {
         if (k >= part.accept) continue; // a rejected draft's entry: nobody attends to it
         const committedPartner = k > 0 ? rows[k - 1]! : req.rows.get(pos - 1)!;
         const from = fromRing ? `pair-state row ${slot}, ${this.describeRow(slot)}` : "the batch's previous row";
-        produced.push({ req, pos, outLoc, partner: committedPartner, own: row, cause: `its partner came from ${from}` });
+        produced.push({
+          req,
+          pos,
+          outLoc,
+          partner: committedPartner,
+          own: row,
+          cause: `its partner came from ${from}`,
+        });
       }
       for (const k of pairStateWrittenRows(writer, prefix, extend, this.o.ringSize)) {
         const origin = { uid: req.uid, position: prefix + k, step };

@@ -92,7 +92,8 @@ export function compressRatio1(kv: Float32Array, position: number, params: Laten
   checkFloat32Array(kv, "kv");
   check(kv.length === D, "BUFFER_SHAPE", "kv.length", kv.length, "must be 512");
   checkFiniteElements(kv, "kv");
-  for (let i = 0; i < D; i++) check(bf16Round(kv[i]!) === kv[i]!, "INVALID_ARGUMENT", `kv[${i}]`, kv[i], "must be bf16");
+  for (let i = 0; i < D; i++)
+    check(bf16Round(kv[i]!) === kv[i]!, "INVALID_ARGUMENT", `kv[${i}]`, kv[i], "must be bf16");
   checkInt(position, 0, positions - 1, "position", `must be a row of ropeTable: [0, ${positions - 1}]`);
   return finishLatent(kv.slice(), position, params);
 }

@@ -61,7 +61,10 @@ export function entryOffsets(layout: V41EntryLayout, pageSize: number, slot: num
   const t = ENTRY_LAYOUT_TRAITS[layout];
   const page = Math.floor(slot / pageSize);
   const o = slot % pageSize;
-  return { data: page * pageBytes + o * t.dataBytes, scale: page * pageBytes + pageSize * t.dataBytes + o * t.scaleBytes };
+  return {
+    data: page * pageBytes + o * t.dataBytes,
+    scale: page * pageBytes + pageSize * t.dataBytes + o * t.scaleBytes,
+  };
 }
 
 function tileAmax(values: Float32Array, from: number, to: number): number {
@@ -120,7 +123,8 @@ export function loadEntry(layout: V41EntryLayout, data: Uint8Array, scale: Uint8
   for (let i = 0; i < quantised; i++) out[i] = e4m3Value(data[i]!) * ue8m0Value(scale[Math.floor(i / t.tile)]!);
   if (layout === "v4") {
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-    for (let i = NOPE; i < V41_LATENT_DIM; i++) out[i] = fp32FromBits(view.getUint16(NOPE + (i - NOPE) * 2, true) << 16);
+    for (let i = NOPE; i < V41_LATENT_DIM; i++)
+      out[i] = fp32FromBits(view.getUint16(NOPE + (i - NOPE) * 2, true) << 16);
   }
   return out;
 }

@@ -1,8 +1,8 @@
 /**
- * The number formats of DeepSeek-V4.1's compressed entries, bit-exact on the CPU (docs/reference/deepseek-v4.1.md
- * §10): bf16 (round to nearest even), e4m3fn (OCP fp8, RNE, saturating at ±448, as CUDA's `cvt.rn.satfinite`), e2m1
- * (fp4: RNE onto {0, 0.5, 1, 1.5, 2, 3, 4, 6}, saturating at ±6, the sign kept) and ue8m0 (a biased power-of-two
- * exponent). Values in and out are numbers holding fp32 values.
+ * The number formats of DeepSeek-V4.1's compressed entries, bit-exact on the CPU
+ * (docs/reference/deepseek-v4.1.md §10.2): bf16 (round to nearest even), e4m3fn (OCP fp8, RNE, saturating at ±448,
+ * as CUDA's `cvt.rn.satfinite`), e2m1 (fp4: RNE onto {0, 0.5, 1, 1.5, 2, 3, 4, 6}, saturating at ±6, the sign kept)
+ * and ue8m0 (a biased power-of-two exponent). Values in and out are numbers holding fp32 values.
  */
 const f = Math.fround;
 const f32 = new Float32Array(1);
