@@ -40,3 +40,19 @@ export {
   describeWrongEntry,
   describeWrongRingRow,
 } from "./scenario/report.js";
+export * from "./v41.js";
+export {
+  type Ratio2ScenarioOptions,
+  type Ratio2VerifyWriter,
+  MAX_RATIO2_DRAFT_TOKENS,
+  MAX_RATIO2_RING_SIZE,
+} from "./scenario/ratio2-options.js";
+export { ratio2StateRows, runRatio2Scenario } from "./scenario/ratio2-run.js";
+export {
+  type Ratio2BatchKind,
+  type Ratio2WrongEntry,
+  type Ratio2WrongRingRow,
+  type Ratio2ScenarioReport,
+  describeRatio2WrongEntry,
+  describeRatio2WrongRingRow,
+} from "./scenario/ratio2-report.js";

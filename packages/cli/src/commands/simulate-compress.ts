@@ -25,6 +25,7 @@ import {
   timeLimitFlag,
 } from "./progress.js";
 import { finiteOrName } from "./simulate-online-mtp.js";
+import { RATIO_2_ONLY, runRatio2 } from "./simulate-compress-ratio2.js";
 
 /** The --max-memory-gib default: what a 4 GB address limit, or a small CI machine, leaves a run. */
 export const DEFAULT_MAX_MEMORY_GIB = 4;
@@ -32,7 +33,14 @@ export const DEFAULT_MAX_MEMORY_GIB = 4;
 const MAX_TYPED_ARRAY_ELEMENTS = 2 ** 32 - 1;
 
 const FLAGS = {
-  ratio: { type: "int", min: 1, max: 2 ** 31 - 1, arg: "4|128", required: true, help: "compression ratio" },
+  ratio: {
+    type: "int",
+    min: 1,
+    max: 2 ** 31 - 1,
+    arg: "2|4|128",
+    required: true,
+    help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
+  },
   online: { type: "bool", help: "c128: also run the online c128 driver and compare its entries with the ring's" },
   "draft-tokens": {
     type: "int",
@@ -49,7 +57,12 @@ const FLAGS = {
   steps: { type: "int", min: 0, max: 1_000_000, default: 40, help: "batches" },
   seed: { type: "int", min: 0, max: 0xffffffff, default: 1, help: "random seed" },
   requests: { type: "int", min: 1, max: 64, default: 4, help: "most concurrent requests (slots are reused)" },
-  "ring-size": { type: "int", min: 1, max: 65536, help: "ring size in slots (default c4 16, c128 256)" },
+  "ring-size": {
+    type: "int",
+    min: 1,
+    max: 65536,
+    help: "ring size in slots (default c4 16, c128 256; c2: the pair-state ring R₂, default the least power of 2 >= D + 2)",
+  },
   "swa-page-size": {
     type: "int",
     min: 1,
@@ -59,6 +72,14 @@ const FLAGS = {
   "req-ring": { type: "bool", help: "c4: use the request ring instead of the paged SWA ring" },
   "head-dim": { type: "int", min: 128, max: 512, choices: [128, 512], arg: "128|512", default: 512, help: "head dim" },
   "state-dtype": choice(["fp32", "bf16"], "fp32 or bf16 ring state", "fp32"),
+  layout: choice(
+    ["v4", "v41", "v41-fp4"],
+    "c2: the KV entry layout, v4 (584 B, default), v41 (528 B), v41-fp4 (288 B)",
+  ),
+  "verify-writer": choice(
+    ["torch", "verify-fused"],
+    "c2: the pair-state writer of verify batches, torch (SGLang's routing, default) or verify-fused (c2.cuh)",
+  ),
   "max-memory-gib": {
     type: "number",
     min: 0,
@@ -79,6 +100,7 @@ const FLAGS = {
 export const spec: CommandSpec = {
   usage: [
     "--ratio 4|128 --draft-tokens D [--online] [--adaptive] [--backend cpu|gpu]\n[--pad-formula derived|pre-fix-device|pre-fix-host | --pad N]\n[--steps N] [--seed N] [--requests N] [--ring-size N] [--swa-page-size N]\n[--req-ring] [--head-dim 128|512] [--state-dtype fp32|bf16]\n[--max-memory-gib GIB] [--time-limit SECONDS] [--quiet] [--json]",
+    "--ratio 2 --draft-tokens D [--ring-size R] [--layout v4|v41|v41-fp4]\n[--verify-writer torch|verify-fused] [--adaptive] [--steps N] [--seed N]\n[--requests N] [--max-memory-gib GIB] [--time-limit SECONDS] [--quiet] [--json]",
   ],
   description: `Proves the compress path on data. A seeded scenario of up to --requests concurrent requests (arriving,
 finishing, their slots reused) runs one batch per step: chunked prefills (some longer than a window, some
@@ -91,6 +113,15 @@ bitwise. Token rows differ per attempt, so a rejected draft left in the ring sho
 --pad-formula pre-fix-device or pre-fix-host this is the upstream bug on data. --online (c128) runs the same
 tokens through the online c128 driver and requires the same entries. The first wrong entry is explained: which
 window positions the ring did not hold, and what it held instead.
+
+--ratio 2 runs DeepSeek-V4.1's ratio-2 compression instead: no plans, a pair-state ring of R₂ slots per request
+(slot req·R₂ + pos mod R₂) written by SGLang's rules (decode: an even position parks its state, an odd one pools
+with pos − 1; extend and verify, the torch writer: reads first, then the last R₂ rows of each request;
+--verify-writer verify-fused: c2.cuh's verify grid, even rows write). Every committed entry (pair softmax
+pooling, RMSNorm, RoPE at pos − 1, the --layout quantisation) must equal byte for byte the offline
+compression of its committed pair and lie within the derived bound of the float64 oracle; every ring row a
+next position pairs with must hold its committed token. A ring narrower than D (--ring-size) shows wrong
+entries. --online, --pad-formula, --pad, --swa-page-size, --req-ring and --backend gpu do not apply to it.
 
 Before it starts, the memory the run needs (its state pool: state rows × row elements, and the host buffer that
 fills it) is checked against --max-memory-gib (default ${DEFAULT_MAX_MEMORY_GIB}): a larger run is refused (WORK_LIMIT) naming the
@@ -196,6 +227,16 @@ function asUsage(err: unknown): unknown {
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values, rest } = parseFlags(argv, FLAGS);
   refuseRest(rest);
+  if (values.ratio !== 2 && values.ratio !== 4 && values.ratio !== 128) {
+    throw new UsageError("--ratio", values.ratio, "must be 2, 4 or 128");
+  }
+  if (values.ratio === 2) {
+    const limits = { backend: "cpu", maxGib: values["max-memory-gib"], hostFill: false, requests: values.requests };
+    return runRatio2(values, io, (stateRows, rowElems) => checkMemory({ stateRows, rowElems }, limits));
+  }
+  for (const flag of RATIO_2_ONLY) {
+    if (values[flag] !== undefined) throw new UsageError(`--${flag}`, values[flag], "applies to --ratio 2 only");
+  }
   const options = scenarioOptions(values);
   const compress = await import("@dsv4-kv/compress");
   const { CompressScenarioRun } = await import("@dsv4-kv/compress/internal");
@@ -206,7 +247,16 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     throw asUsage(err);
   }
   const rowElems = compress.rowBlocks(options.compressRatio) * (options.headDim ?? 512);
-  const memory = checkMemory(options, { stateRows, rowElems }, values.backend ?? "cpu", values["max-memory-gib"]);
+  const memory = checkMemory(
+    { stateRows, rowElems },
+    {
+      backend: values.backend ?? "cpu",
+      maxGib: values["max-memory-gib"],
+      bf16: options.stateDtype === "bf16",
+      hostFill: true,
+      requests: options.requests,
+    },
+  );
   const backends =
     values.backend === "gpu" ? await gpuBackends(options, stateRows) : await cpuBackends(options, stateRows);
   if (typeof backends === "string") {
@@ -253,20 +303,28 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   return complete ? 0 : EXIT_PARTIAL;
 }
 
+/** What sizes a run's memory besides its pool: where it lives, the limit, its element type, its host fill. */
+interface MemoryLimits {
+  backend: string;
+  maxGib: number | undefined;
+  bf16?: boolean;
+  /** A host buffer of garbage as large as the pool fills it (the ring backends); ratio 2 fills its pool in place. */
+  hostFill: boolean;
+  requests: number | undefined;
+}
+
 /**
  * Bytes the run allocates before its first batch: the state pool (fp32 4 B, bf16 2 B an element; on the device
  * for gpu) and the fp32 host buffer of garbage that fills it. Refused past --max-memory-gib, or past the longest
  * typed array, naming the flags that size the pool. Returns the host and device bytes together.
  */
 function checkMemory(
-  options: CompressScenarioOptions,
   { stateRows, rowElems }: { stateRows: number; rowElems: number },
-  backend: string,
-  maxGib?: number,
+  { backend, maxGib, bf16, hostFill, requests }: MemoryLimits,
 ): number {
   const elements = stateRows * rowElems;
-  const stateBytes = elements * (options.stateDtype === "bf16" ? 2 : 4);
-  const bytes = stateBytes + elements * 4;
+  const stateBytes = elements * (bf16 ? 2 : 4);
+  const bytes = stateBytes + (hostFill ? elements * 4 : 0);
   const limitGib = maxGib ?? DEFAULT_MAX_MEMORY_GIB;
   const sizing = "--requests, --ring-size, --swa-page-size, --head-dim";
   const params = { stateRows, rowElements: rowElems, stateBytes, bytes, maxMemoryGib: limitGib, backend };
@@ -275,15 +333,15 @@ function checkMemory(
       "--max-memory-gib",
       limitGib,
       `is less than the run needs: ${count(bytes)} bytes (${(bytes / 2 ** 30).toFixed(1)} GiB: ${count(stateRows)} ` +
-        `state rows × ${rowElems} elements, the pool${backend === "gpu" ? " on the device" : ""} and its fp32 fill on ` +
-        `the host); lower ${sizing}, or raise --max-memory-gib`,
+        `state rows × ${rowElems} elements, the pool${backend === "gpu" ? " on the device" : ""}` +
+        `${hostFill ? " and its fp32 fill on the host" : ""}); lower ${sizing}, or raise --max-memory-gib`,
       params,
     );
   }
   if (elements > MAX_TYPED_ARRAY_ELEMENTS) {
     throw new LimitError(
       "--requests",
-      options.requests ?? 4,
+      requests ?? 4,
       `with these ${sizing}, the state pool has ${count(elements)} elements (${count(stateRows)} rows × ${rowElems}), ` +
         `more than the ${count(MAX_TYPED_ARRAY_ELEMENTS)} one buffer holds (${count(bytes)} bytes in all); lower ${sizing}`,
       params,

@@ -31,6 +31,7 @@ import { type CompressScenarioOptions, type ResolvedScenarioOptions, resolveScen
 import type { CompressScenarioReport, ScenarioBatchKind } from "./report.js";
 import { type BatchEntry, ScenarioChecks } from "./checks.js";
 import { ShadowRing } from "./shadow.js";
+import { randomSubset } from "./subset.js";
 import { type TokenOrigin, fillGarbage, fillTokenRow, scenarioApe } from "./tokens.js";
 
 /** One request's share of a batch. */
@@ -250,10 +251,10 @@ export class CompressScenarioRun {
     if (running.length === 0 || x < prefill) {
       this.runExtend(step, "prefill", this.prefillParts(pending, running));
     } else if (x < prefill + 0.2) {
-      this.runDecode(step, this.subset(running));
+      this.runDecode(step, randomSubset(this.rng, running));
     } else {
       const d = this.o.adaptive ? this.rng.int(1, this.o.draftTokens) : this.o.draftTokens;
-      const parts = this.subset(running).map((req) => ({ req, extend: d, accept: this.rng.int(1, d) }));
+      const parts = randomSubset(this.rng, running).map((req) => ({ req, extend: d, accept: this.rng.int(1, d) }));
       this.runExtend(step, "verify", parts);
     }
     this.finish();
@@ -339,17 +340,6 @@ export class CompressScenarioRun {
       if (extend > 0) parts.push({ req, extend, accept: extend });
     }
     return parts;
-  }
-
-  /** A random non-empty subset, in random order (a batch's order is the scheduler's, not the slots'). */
-  private subset(reqs: ScenarioRequest[]): ScenarioRequest[] {
-    const out = reqs.filter(() => this.rng.next() < 0.75);
-    if (out.length === 0) out.push(reqs[this.rng.int(0, reqs.length - 1)]!);
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = this.rng.int(0, i);
-      [out[i], out[j]] = [out[j]!, out[i]!];
-    }
-    return out;
   }
 
   private finish(): void {
