@@ -82,7 +82,21 @@ export type {
 export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglang-log/platform.js";
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
 export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";
-export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";
+export {
+  type VllmKvInput,
+  type VllmKvPlan,
+  planVllmKvCache,
+  type VllmCheckBudget,
+  type VllmCheckInput,
+  type VllmCheckReport,
+  type VllmIssue,
+  type VllmRuleId,
+  type VllmVersionBehaviour,
+  DEFAULT_VLLM_VERSION,
+  VLLM_RULES,
+  VLLM_VERSION_BEHAVIOURS,
+  checkVllmDeployment,
+} from "./vllm/index.js";
 export {
   ENV_SWITCHES,
   type FlagTouches,

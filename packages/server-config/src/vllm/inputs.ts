@@ -29,6 +29,11 @@ export interface VllmKvInput {
   modelRunnerV2?: boolean;
   /** `--speculative-config` method and `num_speculative_tokens`, or null (default). */
   speculative?: { method: VllmSpeculativeMethod; numSpeculativeTokens: number } | null;
+  /**
+   * Which tokens in flight every sliding group reserves (vllm/versions.ts): `concurrentBatches` (default, 0.27 and
+   * later) or `batchedTokens` (the older sizing: max_num_batched_tokens alone).
+   */
+  inFlightRule?: "concurrentBatches" | "batchedTokens";
   /** `--num-gpu-blocks-override`, default null. */
   numGpuBlocksOverride?: number | null;
   budget: VllmBudgetInput;
@@ -42,6 +47,7 @@ export const VLLM_DEFAULTS = {
   asyncScheduling: true,
   pipelineParallelSize: 1,
   modelRunnerV2: false,
+  inFlightRule: "concurrentBatches",
 } as const;
 
 const KEYS = [
@@ -55,6 +61,7 @@ const KEYS = [
   "pipelineParallelSize",
   "modelRunnerV2",
   "speculative",
+  "inFlightRule",
   "numGpuBlocksOverride",
   "budget",
 ] as const;
@@ -152,6 +159,7 @@ export function resolveVllmKvInput(input: unknown): Required<VllmKvInput> {
   checkInt(v.pipelineParallelSize, 1, 64, "pipelineParallelSize");
   checkBoolean(v.modelRunnerV2, "modelRunnerV2");
   checkSpeculative(v.speculative, v.model.mtpLayers);
+  checkOneOf(v.inFlightRule, ["concurrentBatches", "batchedTokens"] as const, "inFlightRule");
   if (v.numGpuBlocksOverride !== null) checkInt(v.numGpuBlocksOverride, 1, MAX_TOKENS, "numGpuBlocksOverride");
   checkBudget(v.budget);
   return v;
