@@ -47,7 +47,6 @@ export const VLLM_DEFAULTS = {
   asyncScheduling: true,
   pipelineParallelSize: 1,
   modelRunnerV2: false,
-  inFlightRule: "concurrentBatches",
 } as const;
 
 const KEYS = [
@@ -149,7 +148,14 @@ export function resolveVllmKvInput(input: unknown): Required<VllmKvInput> {
   checkModel(input.model);
   // An explicit `undefined` takes the default, as an absent key does.
   const given = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  const v = { ...VLLM_DEFAULTS, speculative: null, numGpuBlocksOverride: null, ...given } as Required<VllmKvInput>;
+  // inFlightRule's default is the current vLLM's (0.27 and later); older sizing is chosen by version (versions.ts).
+  const v = {
+    ...VLLM_DEFAULTS,
+    inFlightRule: "concurrentBatches",
+    speculative: null,
+    numGpuBlocksOverride: null,
+    ...given,
+  } as Required<VllmKvInput>;
   checkInt(v.maxModelLen, 1, MAX_TOKENS, "maxModelLen");
   checkOneOf(v.blockSize, [128, 256, 512], "blockSize");
   checkOneOf(v.kvCacheDtype, ["fp8", "fp8_e4m3", "fp8_ds_mla"], "kvCacheDtype");
