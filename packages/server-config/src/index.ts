@@ -60,6 +60,8 @@ export {
 export {
   CHECK_REPORT_SCHEMA_VERSION,
   CheckReportJsonSchema,
+  VllmCheckReportJsonSchema,
+  type VllmCheckReportJson,
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,
@@ -97,6 +99,12 @@ export {
   VLLM_VERSION_BEHAVIOURS,
   checkVllmDeployment,
 } from "./vllm/index.js";
+export {
+  type VllmReportExtras,
+  type VllmReportPart,
+  VllmReportPartSchema,
+  vllmReportJson,
+} from "./vllm/report-schema.js";
 export {
   ENV_SWITCHES,
   type FlagTouches,

@@ -88,6 +88,9 @@ export function readFp4IndexerCache(raw: unknown, field = "attentionConfig"): bo
   const config = parseJsonArg(field, raw);
   const v = config?.use_fp4_indexer_cache;
   if (v === undefined) return false;
+  // vLLM validates the config with pydantic, whose booleans also take these words (`=True` from a dotted flag).
+  if (typeof v === "string" && /^(true|1|yes|on)$/i.test(v)) return true;
+  if (typeof v === "string" && /^(false|0|no|off)$/i.test(v)) return false;
   if (typeof v !== "boolean")
     throw new ServerConfigError("INVALID_TYPE", `${field}.use_fp4_indexer_cache`, v, "must be true or false");
   return v;

@@ -69,7 +69,7 @@ function budgetOf(input: VllmCheckInput, resolved: VllmResolvedArgs): VllmBudget
   const assumption =
     b.weightsGiB !== undefined
       ? "given (--weights-gib)"
-      : `the checkpoint's ${input.model.checkpointGiB} GiB / ${ranks} ranks`;
+      : `the checkpoint's ${input.model.checkpointGiB.toFixed(2)} GiB / ${ranks} ranks`;
   return {
     input: {
       kind: "gpu",
