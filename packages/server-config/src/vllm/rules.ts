@@ -88,6 +88,7 @@ function tokensWith(plan: VllmKvPlan, bpr: number): number {
 
 function inFlightSlack(ctx: VllmRuleContext): Finding | null {
   const plan = ctx.plan!;
+  if (plan.numGpuBlocks === 0) return null;
   const bare = blocksPerRequest(plan.grouping.groups, { ...plan.request, inFlightTokens: 0 }).total;
   const slack = plan.blocksPerRequest.total - bare;
   const context = plan.blocksPerRequest.perGroup[0] ?? 0;
