@@ -34,7 +34,7 @@ const VllmIssueSchema = z.strictObject({
 const VllmArgSchema = z.strictObject({
   field: z.string().describe("dsv4-kv's field (camelCase of vLLM's key)"),
   dest: z.string().describe("vLLM's key (EngineArgs field, as `non-default args` prints it), or the env variable"),
-  value: z.union([z.string(), z.number(), z.boolean()]).nullable(),
+  value: z.unknown().describe("a string, number or boolean as read; null when unset"),
   source: z
     .enum(["given", "default", "model", "engine"])
     .describe("given, the table's default, the model, vLLM's pick"),
