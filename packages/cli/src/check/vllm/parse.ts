@@ -16,7 +16,7 @@ import {
 import { UsageError } from "../../commands/args.js";
 import { flagValueFromText } from "../../commands/flags.js";
 import { normaliseWords } from "../invisible.js";
-import { type IgnoredSetting, tokenizeCommand } from "../launch.js";
+import { type IgnoredSetting, launchWords } from "../launch.js";
 import { VLLM_ALL_FLAGS, VLLM_OPTIONS, vllmFlagSpec } from "./flags.js";
 
 export type VllmValue = string | number | boolean;
@@ -196,22 +196,12 @@ export interface VllmLaunch {
   serverWords: string[];
 }
 
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
 const PYTHON = /^python[0-9.]*$/;
 
 export function splitVllmLaunch(rest: readonly string[]): VllmLaunch | null {
-  const words =
-    rest.length === 1 && /[\s\u00a0]/.test(rest[0]!)
-      ? tokenizeCommand(rest[0]!)
-      : normaliseWords("launch command", rest);
-  if (words.length === 0 || isOptionWord(words[0]!)) return null;
-  const env: Record<string, string> = {};
-  let at = 0;
-  for (; at < words.length; at++) {
-    const m = ASSIGNMENT.exec(words[at]!);
-    if (!m) break;
-    env[m[1]!] = m[2]!;
-  }
+  const split = launchWords(rest, isOptionWord);
+  if (split === null) return null;
+  const { env, words, at } = split;
   const head = words[at];
   if (head !== undefined && head.split("/").pop() === "vllm" && words[at + 1] === "serve")
     return { env, program: "vllm serve", serverWords: words.slice(at + 2) };
