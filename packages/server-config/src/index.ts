@@ -63,6 +63,8 @@ export {
   CheckOutputJsonSchema,
   V41CheckReportJsonSchema,
   type V41CheckReportJson,
+  VllmCheckReportJsonSchema,
+  type VllmCheckReportJson,
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,
@@ -85,7 +87,27 @@ export type {
 export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglang-log/platform.js";
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
 export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";
-export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";
+export {
+  type VllmKvInput,
+  type VllmKvPlan,
+  planVllmKvCache,
+  type VllmCheckBudget,
+  type VllmCheckInput,
+  type VllmCheckReport,
+  type VllmIssue,
+  type VllmRuleId,
+  type VllmVersionBehaviour,
+  DEFAULT_VLLM_VERSION,
+  VLLM_RULES,
+  VLLM_VERSION_BEHAVIOURS,
+  checkVllmDeployment,
+} from "./vllm/index.js";
+export {
+  type VllmReportExtras,
+  type VllmReportPart,
+  VllmReportPartSchema,
+  vllmReportJson,
+} from "./vllm/report-schema.js";
 export {
   ENV_SWITCHES,
   FLAG_HELP_GROUPS,
@@ -99,6 +121,21 @@ export {
   type ServerFlag,
   serverFlagName,
 } from "./server-flags.js";
+export {
+  type VllmArgField,
+  type VllmFlagEffect,
+  type VllmFlagLookup,
+  type VllmOtherFlag,
+  type VllmServerFlag,
+  type VllmValueForm,
+  VLLM_ARG_ENTRIES,
+  VLLM_ENV_SWITCHES,
+  VLLM_FLAG_SPELLINGS,
+  VLLM_OTHER_FLAGS,
+  VLLM_SERVER_ARGS,
+  vllmFlag,
+  vllmFlagByPrefix,
+} from "./vllm-flags.js";
 export { type ShellWordsResult, shellWords } from "./shell-words.js";
 // DeepSeek-V4.1 (docs/reference/deepseek-v4.1.md): presets, names and config reading, apart from the V4 registry.
 export { type V41ModelPreset, V41_MODEL_PRESETS } from "./v41/presets.js";

@@ -14,6 +14,7 @@ import { POOL_NAMES, type PoolId } from "@dsv4-kv/memory-pool";
 import { RULES, type RuleId } from "./rules.js";
 import { v41ReportShape } from "./v41/report-schema.js";
 import { ServerArgsSchema } from "./schema.js";
+import { VllmReportPartSchema } from "./vllm/report-schema.js";
 
 /** The JSON contract's version: an integer, raised only on a breaking change of the report's shape. */
 export const CHECK_REPORT_SCHEMA_VERSION = 3;
@@ -341,10 +342,28 @@ export const CheckReportJsonSchema = z
       .array(LogSectionSchema)
       .optional()
       .describe("with --against-log: every section of the log (one per server start), each checked and reconciled"),
+    vllm: VllmReportPartSchema.optional().describe(
+      "check --engine vllm: vLLM's KV cache (its --json prints schemaVersion, engine, ok and this part alone)",
+    ),
   })
   .meta({ title: "dsv4-kv check --json report" });
 
 export type CheckReportJson = z.output<typeof CheckReportJsonSchema>;
+
+/**
+ * What `dsv4-kv check --engine vllm --json` prints: the version, the engine, the verdict and the vLLM part (the root
+ * schema's `vllm` property).
+ */
+export const VllmCheckReportJsonSchema = z
+  .strictObject({
+    schemaVersion: z.literal(CHECK_REPORT_SCHEMA_VERSION).describe("raised only on a breaking change"),
+    engine: z.literal("vllm"),
+    ok: z.boolean().describe("no vLLM rule fails (warnings allowed)"),
+    vllm: VllmReportPartSchema,
+  })
+  .meta({ title: "dsv4-kv check --engine vllm --json report" });
+
+export type VllmCheckReportJson = z.output<typeof VllmCheckReportJsonSchema>;
 
 /** A DeepSeek-V4.1 section of a log: its V4.1 check and reconciliation. */
 const V41LogSectionSchema = z.strictObject({
@@ -366,9 +385,12 @@ export const V41CheckReportJsonSchema = z
 
 export type V41CheckReportJson = z.output<typeof V41CheckReportJsonSchema>;
 
-/** Everything `dsv4-kv check --json` prints: a V4 report, or a V4.1 one (it carries `generation: "V4.1"`). */
+/**
+ * Everything `dsv4-kv check --json` prints: a V4 report, a V4.1 one (it carries `generation: "V4.1"`), or a vLLM one
+ * (`engine: "vllm"`).
+ */
 export const CheckOutputJsonSchema = z
-  .union([CheckReportJsonSchema, V41CheckReportJsonSchema])
+  .union([CheckReportJsonSchema, V41CheckReportJsonSchema, VllmCheckReportJsonSchema])
   .meta({ title: "dsv4-kv check --json output" });
 
 /** The report as its JSON contract: `schemaVersion` first, an issue without a value carries null. */

@@ -61,10 +61,10 @@ describe("check report JSON Schema", () => {
 
   it("is draft 2020-12, strict at every level, and carries schemaVersion as an integer constant", () => {
     type ObjectSchema = { required: string[]; properties: Record<string, { type?: string; const?: unknown }> };
-    // One branch per generation (D44): V4's report, then DeepSeek-V4.1's; both carry the version.
+    // One branch per generation (D44), then the vLLM report (D39); each carries the version.
     const union = checkReportJsonSchema() as { $schema: string; anyOf: ObjectSchema[] };
     expect(union.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
-    expect(union.anyOf).toHaveLength(2);
+    expect(union.anyOf).toHaveLength(3);
     const [schema, v41] = union.anyOf as [ObjectSchema, ObjectSchema];
     expect(schema.required).toContain("schemaVersion");
     expect(v41.required).toEqual(expect.arrayContaining(["schemaVersion", "generation", "sizing"]));

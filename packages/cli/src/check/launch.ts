@@ -159,16 +159,9 @@ const PYTHON = /^python[0-9.]*$/;
  * holding blanks is a pasted command and is tokenised here.
  */
 export function splitLaunchCommand(rest: readonly string[]): LaunchCommand | null {
-  const words =
-    rest.length === 1 && /[\s\u00a0]/.test(rest[0]!) ? tokenizeCommand(rest[0]!) : normaliseWords(FIELD, rest);
-  if (words.length === 0 || isFlagWord(words[0]!)) return null;
-  const env: Record<string, string> = {};
-  let i = 0;
-  for (; i < words.length; i++) {
-    const m = ASSIGNMENT.exec(words[i]!);
-    if (!m) break;
-    env[m[1]!] = m[2]!;
-  }
+  const split = launchWords(rest, isFlagWord);
+  if (split === null) return null;
+  const { env, words, at: i } = split;
   const head = words[i];
   let program: string | null = null;
   if (head === "sglang" && words[i + 1] === "serve") program = "sglang serve";
@@ -185,6 +178,27 @@ export function splitLaunchCommand(rest: readonly string[]): LaunchCommand | nul
   }
   const skip = program === "sglang serve" ? 2 : 3;
   return { env, program, serverWords: words.slice(i + skip) };
+}
+
+/**
+ * The words after `--` as a command: one word holding blanks is a paste, split as a shell splits it; leading
+ * `NAME=value` words are its environment, and `at` is the program's word. Null when it starts with a flag.
+ */
+export function launchWords(
+  rest: readonly string[],
+  isFlag: (word: string) => boolean,
+): { env: Record<string, string>; words: string[]; at: number } | null {
+  const words =
+    rest.length === 1 && /[\s\u00a0]/.test(rest[0]!) ? tokenizeCommand(rest[0]!) : normaliseWords(FIELD, rest);
+  if (words.length === 0 || isFlag(words[0]!)) return null;
+  const env: Record<string, string> = {};
+  let at = 0;
+  for (; at < words.length; at++) {
+    const m = ASSIGNMENT.exec(words[at]!);
+    if (!m) break;
+    env[m[1]!] = m[2]!;
+  }
+  return { env, words, at };
 }
 
 /** The environment assignments of a launch command: the switches check models, and the rest as ignored. */
