@@ -14,7 +14,8 @@ import type { ParsedVllmLog, VllmLoggedLine, VllmLoggedNumber, VllmSkippedLine }
 
 export const MAX_VLLM_LOG_CHARS = 256 * 1024 * 1024;
 
-const DSV4 = /DeepseekV4|DeepSeekV4|DeepSeek-V4|DeepSeek V4|deepseek_v4|DEEPSEEK_SPARSE_SWA|(?:fp8|nvfp4)_ds_mla/i;
+/** A line naming DeepSeek-V4 (the ds_mla layouts alone do not: GLM-5.3 uses them too). */
+const DSV4 = /DeepseekV4|DeepSeekV4|DeepSeek-V4|DeepSeek V4|deepseek_v4|DEEPSEEK_SPARSE_SWA/i;
 const FP4_LAYOUT = /\bn?v?fp4_ds_mla\b/;
 const NON_DEFAULT = /non-default args: (\{.*)$/;
 const VERSION = [
@@ -22,6 +23,7 @@ const VERSION = [
   /vLLM API server version v?(\d+\.\d+\.\d+[\w.+-]*)/,
   /Initializing a V1 LLM engine \(v(\d+\.\d+\.\d+[\w.+-]*)\)/,
   /^vllm:\s*v?(\d+\.\d+\.\d+[\w.+-]*)\s*$/i,
+  /vLLM banner, `?version v?(\d+\.\d+\.\d+[\w.+-]*)/,
 ];
 const MODEL = [/█\s+model\s+(\S+)/, /Starting to load model (\S+?)(?:\.\.\.)?$/];
 /** `vllm serve` (any path to the binary, after a prompt, env assignments or exec) or the module form. */
@@ -50,8 +52,13 @@ interface State {
   layoutMentions: { layout: string; line: number }[];
 }
 
+export interface ParseVllmLogOptions {
+  /** The caller says which DeepSeek-V4 model served the log (a `--model` flag): a log that names none is read. */
+  statedModel?: string;
+}
+
 /** Reads a vLLM start-up log; refuses only text with no vLLM DeepSeek-V4 start-up material. */
-export function parseVllmLog(text: string): ParsedVllmLog {
+export function parseVllmLog(text: string, options: ParseVllmLogOptions = {}): ParsedVllmLog {
   if (typeof text !== "string") refuse(text, "must be the log's text");
   if (text.length > MAX_VLLM_LOG_CHARS) refuse(`${text.length} characters`, `must be at most ${MAX_VLLM_LOG_CHARS}`);
   if (text.includes("\0")) refuse("NUL byte", "is not text (binary data)");
@@ -71,16 +78,21 @@ export function parseVllmLog(text: string): ParsedVllmLog {
   };
   for (let i = 0; i < lines.length; i++) i = readLine(s, i);
   const material = s.figures.length > 0 || s.args !== null || s.launchWords !== null;
-  if (!material || s.dsv4Lines.length === 0) {
-    const what = material ? "no line names DeepSeek-V4 (its architecture, model, backend or fp8_ds_mla)" : "no vLLM KV";
+  if (!material)
     refuse(
       `${lines.length} lines`,
-      `holds no vLLM DeepSeek-V4 start-up material (${what}: no \`Available KV cache memory\`, \`GPU KV cache ` +
-        "size`, `Maximum concurrency` or refusal line, no `non-default args`, no `vllm serve` command)",
+      "holds no vLLM start-up material (no `Available KV cache memory`, `GPU KV cache size`, `Maximum concurrency` " +
+        "or refusal line, no `non-default args`, no `vllm serve` command)",
       { lines: lines.length },
     );
-  }
-  return { lines: lines.length, ...pick(s), evidence: evidenceOf(s) };
+  if (s.dsv4Lines.length === 0 && options.statedModel === undefined)
+    refuse(
+      `${lines.length} lines`,
+      "is a vLLM log that names no DeepSeek-V4 model, architecture or backend (another model's?); pass --model to " +
+        "say which DeepSeek-V4 checkpoint it served",
+      { lines: lines.length },
+    );
+  return { lines: lines.length, ...pick(s), evidence: evidenceOf(s, options.statedModel) };
 }
 
 function pick(s: State) {
@@ -88,9 +100,10 @@ function pick(s: State) {
   return { version, args, argsSource, launchWords, modelName, figures, skipped, layoutMentions };
 }
 
-function evidenceOf(s: State): string[] {
+function evidenceOf(s: State, statedModel: string | undefined): string[] {
   const kinds = [...new Set(s.figures.map((f) => f.kind))];
-  const out = [`line ${s.dsv4Lines[0]} names DeepSeek-V4`];
+  const out =
+    s.dsv4Lines.length > 0 ? [`line ${s.dsv4Lines[0]} names DeepSeek-V4`] : [`the caller states the model: ${statedModel}`];
   if (kinds.length > 0) out.push(`vLLM lines read: ${kinds.join(", ")}`);
   if (s.argsSource) out.push(`arguments from the ${s.argsSource.kind} (line ${s.argsSource.line})`);
   if (s.version) out.push(`vLLM ${s.version.text} (line ${s.version.line})`);
@@ -122,7 +135,21 @@ function readLine(s: State, i: number): number {
   }
   const before = s.figures.length;
   readMessages(s, message, c.source, c.process, lineNo);
-  return s.figures.length > before ? last : i;
+  if (c.source === "quoted" && i + 1 < s.lines.length) readStraddling(s, message, i);
+  return s.figures.length > before && last > i ? last : i;
+}
+
+/** Prose wrapped mid-message ("GPU KV cache\nsize: N tokens"): a message that starts on this line, ends on the next. */
+function readStraddling(s: State, message: string, i: number): void {
+  const next = classifyVllmLine(s.lines[i + 1]!).message;
+  if (next === "") return;
+  const joined = `${message} ${next}`;
+  const found: State = { ...s, figures: [] };
+  readMessages(found, joined, "quoted", null, i + 1);
+  for (const f of found.figures) {
+    const m = MESSAGES.find((p) => p.kind === f.kind)!.pattern.exec(joined)!;
+    if (m.index < message.length && m.index + m[0].length > message.length + 1) s.figures.push(f);
+  }
 }
 
 function firstMatch(patterns: readonly RegExp[], text: string, line: number): { text: string; line: number } | null {
