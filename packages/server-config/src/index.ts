@@ -93,6 +93,21 @@ export {
   type ServerFlag,
   serverFlagName,
 } from "./server-flags.js";
+export {
+  type VllmArgField,
+  type VllmFlagEffect,
+  type VllmFlagLookup,
+  type VllmOtherFlag,
+  type VllmServerFlag,
+  type VllmValueForm,
+  VLLM_ARG_ENTRIES,
+  VLLM_ENV_SWITCHES,
+  VLLM_FLAG_SPELLINGS,
+  VLLM_OTHER_FLAGS,
+  VLLM_SERVER_ARGS,
+  vllmFlag,
+  vllmFlagByPrefix,
+} from "./vllm-flags.js";
 export { type ShellWordsResult, shellWords } from "./shell-words.js";
 // DeepSeek-V4.1 (docs/reference/deepseek-v4.1.md): presets, names and config reading, apart from the V4 registry.
 export { type V41ModelPreset, V41_MODEL_PRESETS } from "./v41/presets.js";

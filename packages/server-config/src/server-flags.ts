@@ -110,6 +110,12 @@ function bool(facts: Facts) {
   return entry<boolean>({ type: "bool" }, false, facts, z.boolean().default(false));
 }
 
+/** A switch whose unset state means something of its own (vLLM's `None`: "let the engine decide"). */
+function optBool<const D extends boolean | null>(dflt: D, facts: Facts) {
+  const schema = dflt === null ? z.boolean().nullable().default(null) : z.boolean().default(dflt);
+  return entry<D extends null ? boolean | null : boolean>({ type: "bool" }, dflt, facts, schema);
+}
+
 function intList(min: number, max: number, facts: Facts) {
   const schema = z
     .array(intSchema(min, max, undefined))
@@ -282,6 +288,9 @@ export const SGLANG_SERVER_ARGS = {
 } as const;
 
 export type ServerArgField = keyof typeof SGLANG_SERVER_ARGS;
+
+/** The entry builders, for another engine's table (vllm-flags.ts) to share the entry type and its schemas. */
+export const FLAG_ENTRY = { int, num, str, choice, bool, optBool, intList } as const;
 
 /** `pageSize` → `page-size`: a field's flag name (the CLI's, and SGLang's where SGLang has the flag). */
 export function serverFlagName(field: string): string {
