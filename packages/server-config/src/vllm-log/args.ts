@@ -6,6 +6,7 @@
  */
 import type { VllmKvInput, VllmSpeculativeMethod } from "../vllm/inputs.js";
 import { VLLM_DEFAULTS } from "../vllm/inputs.js";
+import { type VllmArgField, VLLM_SERVER_ARGS } from "../vllm-flags.js";
 import { launchArgs } from "./launch-args.js";
 import type { ParsedVllmLog, VllmInputSource, VllmLoggedLine } from "./types.js";
 
@@ -32,18 +33,29 @@ export interface ReadInputs {
 
 type Key = keyof ReadInputs["values"];
 
-/** Reads one dest key's value; null when the value is not one the model takes (listed as not modelled). */
-const READERS: Readonly<Record<string, { key: Key; read: (v: unknown) => unknown }>> = {
-  max_model_len: { key: "maxModelLen", read: (v) => posInt(v) },
-  block_size: { key: "blockSize", read: (v) => posInt(v) },
-  kv_cache_dtype: { key: "kvCacheDtype", read: (v) => (typeof v === "string" ? v : null) },
-  max_num_batched_tokens: { key: "maxNumBatchedTokens", read: (v) => posInt(v) },
-  async_scheduling: { key: "asyncScheduling", read: (v) => (typeof v === "boolean" ? v : null) },
-  pipeline_parallel_size: { key: "pipelineParallelSize", read: (v) => posInt(v) },
-  num_gpu_blocks_override: { key: "numGpuBlocksOverride", read: (v) => posInt(v) },
-  kv_cache_memory_bytes: { key: "kvCacheMemoryBytes", read: (v) => posInt(v) },
-  speculative_config: { key: "speculative", read: speculativeOf },
-  attention_config: { key: "fp4IndexerCache", read: (v) => fp4Of(v) },
+/** The table's fields the model takes, and how each value is read (null: a value the model does not take). */
+const READERS: Readonly<Partial<Record<VllmArgField, { key: Key; read: (v: unknown) => unknown }>>> = {
+  maxModelLen: { key: "maxModelLen", read: (v) => posInt(v) },
+  blockSize: { key: "blockSize", read: (v) => posInt(v) },
+  kvCacheDtype: { key: "kvCacheDtype", read: (v) => (typeof v === "string" ? v : null) },
+  maxNumBatchedTokens: { key: "maxNumBatchedTokens", read: (v) => posInt(v) },
+  asyncScheduling: { key: "asyncScheduling", read: (v) => (typeof v === "boolean" ? v : null) },
+  pipelineParallelSize: { key: "pipelineParallelSize", read: (v) => posInt(v) },
+  numGpuBlocksOverride: { key: "numGpuBlocksOverride", read: (v) => posInt(v) },
+  kvCacheMemoryBytes: { key: "kvCacheMemoryBytes", read: (v) => posInt(v) },
+  speculativeConfig: { key: "speculative", read: speculativeOf },
+  attentionConfig: { key: "fp4IndexerCache", read: (v) => fp4Of(v) },
+};
+
+/** vLLM's dest key → the table's field, for the fields read here. */
+const FIELD_OF_DEST: ReadonlyMap<string, VllmArgField> = new Map(
+  (Object.keys(READERS) as VllmArgField[]).map((field) => [VLLM_SERVER_ARGS[field].dest, field]),
+);
+
+/** vLLM's dest key of an input, for the report (`maxNumBatchedTokens` → `max_num_batched_tokens`). */
+export const destOf = (key: Key): string => {
+  const field = (Object.keys(READERS) as VllmArgField[]).find((f) => READERS[f]!.key === key);
+  return field ? VLLM_SERVER_ARGS[field].dest : key;
 };
 
 function posInt(v: unknown): number | null {
@@ -77,23 +89,25 @@ const show = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 /** What the log's arguments (non-default args, else the launch command) state. */
 function fromArgs(parsed: ParsedVllmLog, out: ReadInputs): void {
-  const args = parsed.args ?? (parsed.launchWords ? launchArgs(parsed.launchWords) : null);
+  const launch = parsed.args === null && parsed.launchWords ? launchArgs(parsed.launchWords) : null;
+  const args = parsed.args ?? launch?.args ?? null;
   if (args === null) return;
   const line = parsed.argsSource?.line ?? null;
   for (const [dest, raw] of Object.entries(args)) {
-    const reader = READERS[dest];
-    if (!reader || raw === null || raw === undefined) continue;
+    const field = FIELD_OF_DEST.get(dest);
+    if (!field || raw === null || raw === undefined) continue;
+    const reader = READERS[field]!;
     const value = reader.read(raw);
     if (value === null) {
-      if (dest !== "attention_config") out.notModelled.push({ name: dest, value: show(raw), line });
+      if (field !== "attentionConfig") out.notModelled.push({ name: dest, value: show(raw), line });
       continue;
     }
-    if (dest === "kv_cache_dtype" && !/^fp8/.test(value as string)) {
+    if (field === "kvCacheDtype" && !/^fp8/.test(value as string)) {
       out.notModelled.push({ name: dest, value: value as string, line });
       continue;
     }
     (out.values as Record<string, unknown>)[reader.key] = value;
-    out.sources.push({ name: dest, value: show(raw), from: "log-args", line });
+    out.sources.push({ name: dest, field: reader.key, value: show(raw), from: "log-args", line });
   }
 }
 
@@ -101,21 +115,21 @@ const firstOf = (parsed: ParsedVllmLog, kind: VllmLoggedLine["kind"]) => parsed.
 
 /** What the log's lines state about inputs its arguments left out. */
 function fromLines(parsed: ParsedVllmLog, out: ReadInputs): void {
-  const set = (key: Key, name: string, value: unknown, line: VllmLoggedLine) => {
+  const set = (key: Key, value: unknown, line: VllmLoggedLine) => {
     if (out.values[key] !== undefined) return;
     (out.values as Record<string, unknown>)[key] = value;
-    out.sources.push({ name, value: show(value), from: "log-line", line: line.line });
+    out.sources.push({ name: destOf(key), field: key, value: show(value), from: "log-line", line: line.line });
   };
   const len = firstOf(parsed, "max-model-len") ?? firstOf(parsed, "max-concurrency") ?? firstOf(parsed, "refusal");
-  if (len) set("maxModelLen", "max_model_len", len.numbers.maxModelLen!.value, len);
+  if (len) set("maxModelLen", len.numbers.maxModelLen!.value, len);
   const block = firstOf(parsed, "block-size");
-  if (block) set("blockSize", "block_size", block.numbers.blockSize!.value, block);
+  if (block) set("blockSize", block.numbers.blockSize!.value, block);
   const indexer = firstOf(parsed, "indexer-cache");
-  if (indexer) set("fp4IndexerCache", "use_fp4_indexer_cache", /FP4/i.test(indexer.text.indexer!), indexer);
+  if (indexer) set("fp4IndexerCache", /FP4/i.test(indexer.text.indexer!), indexer);
   const async = firstOf(parsed, "async-scheduling");
-  if (async) set("asyncScheduling", "async_scheduling", async.text.state === "enabled", async);
+  if (async) set("asyncScheduling", async.text.state === "enabled", async);
   const chunk = firstOf(parsed, "chunked-prefill");
-  if (chunk) set("maxNumBatchedTokens", "max_num_batched_tokens", chunk.numbers.maxNumBatchedTokens!.value, chunk);
+  if (chunk) set("maxNumBatchedTokens", chunk.numbers.maxNumBatchedTokens!.value, chunk);
   const layout = firstOf(parsed, "kv-format");
   if (layout && layout.text.layout !== "fp8_ds_mla")
     out.notModelled.push({ name: "kv cache format", value: layout.text.layout!, line: layout.line });
@@ -141,18 +155,13 @@ export function readLogInputs(parsed: ParsedVllmLog, overrides: VllmLogOverrides
       out.notModelled.push({ name: "kv_cache_dtype", value: String(value), line: null });
       continue;
     }
-    out.sources = out.sources.filter((s) => keyOfSource(s.name) !== key);
+    out.sources = out.sources.filter((s) => s.field !== key);
     (out.values as Record<string, unknown>)[key] = value;
-    out.sources.push({ name: key, value: show(value), from: "flag", line: null });
+    out.sources.push({ name: destOf(key as Key), field: key, value: show(value), from: "flag", line: null });
   }
   for (const [key, value] of Object.entries(VLLM_DEFAULTS)) {
     if ((out.values as Record<string, unknown>)[key] !== undefined) continue;
-    out.sources.push({ name: key, value: show(value), from: "default", line: null });
+    out.sources.push({ name: destOf(key as Key), field: key, value: show(value), from: "default", line: null });
   }
   return out;
-}
-
-function keyOfSource(name: string): string {
-  if (name === "use_fp4_indexer_cache" || name === "attention_config") return "fp4IndexerCache";
-  return READERS[name]?.key ?? name;
 }

@@ -23,17 +23,7 @@ export interface CauseEnv {
 const BATCHED_TOKEN_TIERS = [2048, 4096, 8192, 16384, 32768];
 
 const stated = (read: ReadInputs, key: keyof ReadInputs["values"]) =>
-  read.sources.some((s) => s.from !== "default" && keyName(s.name) === key);
-
-function keyName(name: string): string {
-  const map: Record<string, string> = {
-    max_num_batched_tokens: "maxNumBatchedTokens",
-    async_scheduling: "asyncScheduling",
-    use_fp4_indexer_cache: "fp4IndexerCache",
-    attention_config: "fp4IndexerCache",
-  };
-  return map[name] ?? name;
-}
+  read.sources.some((s) => s.from !== "default" && s.field === key);
 
 /** Alternatives for the inputs the log leaves unstated, single changes first, then pairs. */
 export function alternatives(base: CauseEnv, read: ReadInputs): CauseEnv[] {

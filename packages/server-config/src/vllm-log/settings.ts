@@ -5,7 +5,7 @@
  * input the recomputation used.
  */
 import type { VllmKvInput } from "../vllm/inputs.js";
-import type { ReadInputs } from "./args.js";
+import { type ReadInputs, destOf } from "./args.js";
 import type { ParsedVllmLog, VllmFigureComparison, VllmLoggedLine } from "./types.js";
 
 interface SettingsCtx {
@@ -57,18 +57,18 @@ function settingOf(line: VllmLoggedLine, base: Omit<VllmKvInput, "budget">) {
   const n = line.numbers;
   switch (line.kind) {
     case "block-size":
-      return { name: "block_size", logged: String(n.blockSize!.value), ours: String(base.blockSize ?? 256) };
+      return { field: "blockSize", name: destOf("blockSize"), logged: String(n.blockSize!.value), ours: String(base.blockSize ?? 256) };
     case "kv-format":
-      return { name: "kv cache format", logged: line.text.layout!, ours: "fp8_ds_mla" };
+      return { field: "kvCacheDtype", name: "kv cache format", logged: line.text.layout!, ours: "fp8_ds_mla" };
     case "indexer-cache":
-      return { name: "use_fp4_indexer_cache", logged: line.text.indexer!, ours: base.fp4IndexerCache ? "FP4" : "FP8" };
+      return { field: "fp4IndexerCache", name: "use_fp4_indexer_cache", logged: line.text.indexer!, ours: base.fp4IndexerCache ? "FP4" : "FP8" };
     case "async-scheduling":
-      return { name: "async_scheduling", logged: line.text.state!, ours: base.asyncScheduling === false ? "disabled" : "enabled" };
+      return { field: "asyncScheduling", name: destOf("asyncScheduling"), logged: line.text.state!, ours: base.asyncScheduling === false ? "disabled" : "enabled" };
     case "chunked-prefill":
-      return { name: "max_num_batched_tokens", logged: String(n.maxNumBatchedTokens!.value), ours: String(base.maxNumBatchedTokens ?? 8192) };
+      return { field: "maxNumBatchedTokens", name: destOf("maxNumBatchedTokens"), logged: String(n.maxNumBatchedTokens!.value), ours: String(base.maxNumBatchedTokens ?? 8192) };
     case "max-model-len":
     case "max-concurrency":
-      return { name: "max_model_len", logged: String(n.maxModelLen!.value), ours: String(base.maxModelLen) };
+      return { field: "maxModelLen", name: destOf("maxModelLen"), logged: String(n.maxModelLen!.value), ours: String(base.maxModelLen) };
     default:
       return null;
   }
@@ -79,7 +79,7 @@ export function settingFigures(ctx: SettingsCtx): void {
     const s = settingOf(line, ctx.base.input);
     if (s === null) continue;
     const name = line.kind === "max-concurrency" ? "maxConcurrency.maxModelLen" : s.name;
-    const fromLine = ctx.read.sources.some((src) => src.from === "log-line" && src.line === line.line && src.name === s.name);
+    const fromLine = ctx.read.sources.some((src) => src.from === "log-line" && src.line === line.line && src.field === s.field);
     if (fromLine) {
       input(ctx, line, name, s.logged, "read from this line: the arguments do not state it");
       continue;

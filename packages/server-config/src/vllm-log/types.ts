@@ -101,7 +101,10 @@ export interface VllmFigureComparison {
 
 /** One input of the recomputation and where it came from. */
 export interface VllmInputSource {
+  /** vLLM's dest key (`max_num_batched_tokens`). */
   readonly name: string;
+  /** The model's input it sets (`maxNumBatchedTokens`). */
+  readonly field: string;
   readonly value: string;
   readonly from: "log-args" | "log-line" | "flag" | "default" | "not-modelled";
   /** The log line, when read from the log. */
