@@ -63,6 +63,8 @@ export {
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,
+  VllmLogCheckJsonSchema,
+  VllmLogComparisonSchema,
 } from "./report-schema.js";
 export type {
   ConfiguratorGeneration,
@@ -83,6 +85,25 @@ export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglan
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
 export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";
 export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";
+export {
+  type ParsedVllmLog,
+  type ParseVllmLogOptions,
+  type VllmFigureCause,
+  type VllmFigureComparison,
+  type VllmInputSource,
+  type VllmLogComparison,
+  type VllmLogOverrides,
+  type VllmLoggedLine,
+  type VllmReconcileOptions,
+  type VllmVerdict,
+  MAX_VLLM_LOG_CHARS,
+  MODELLED_FROM_VERSION,
+  inputsFromArgs,
+  launchArgs,
+  parseVllmLog,
+  readLogInputs,
+  reconcileVllmLog,
+} from "./vllm-log/index.js";
 export {
   ENV_SWITCHES,
   type FlagTouches,

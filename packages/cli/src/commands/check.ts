@@ -20,6 +20,7 @@ import { type LogFileInput, type LogInput, readAgainstLog } from "../check/again
 import { loadModel } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkIfV41 } from "../check/v41.js";
+import { isVllmAgainstLog, runVllmAgainstLog } from "../check/vllm/against-log.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
@@ -95,6 +96,8 @@ interface CheckInput {
 }
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
+  // A vLLM log takes vLLM's flags, not SGLang's: its own path (check/vllm/against-log.ts).
+  if (isVllmAgainstLog(argv)) return runVllmAgainstLog(argv, io);
   const dash = argv.indexOf("--");
   const options = parseCheckWords(dash < 0 ? argv : argv.slice(0, dash));
   const input: CheckInput = { flags: {}, env: {}, ignored: [], spelling: {} };

@@ -91,8 +91,10 @@ const show = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 function fromArgs(parsed: ParsedVllmLog, out: ReadInputs): void {
   const launch = parsed.args === null && parsed.launchWords ? launchArgs(parsed.launchWords) : null;
   const args = parsed.args ?? launch?.args ?? null;
-  if (args === null) return;
-  const line = parsed.argsSource?.line ?? null;
+  if (args !== null) readArgs(args, parsed.argsSource?.line ?? null, "log-args", out);
+}
+
+function readArgs(args: Readonly<Record<string, unknown>>, line: number | null, from: "log-args" | "flag", out: ReadInputs) {
   for (const [dest, raw] of Object.entries(args)) {
     const field = FIELD_OF_DEST.get(dest);
     if (!field || raw === null || raw === undefined) continue;
@@ -107,8 +109,21 @@ function fromArgs(parsed: ParsedVllmLog, out: ReadInputs): void {
       continue;
     }
     (out.values as Record<string, unknown>)[reader.key] = value;
-    out.sources.push({ name: dest, field: reader.key, value: show(raw), from: "log-args", line });
+    out.sources.push({ name: dest, field: reader.key, value: show(raw), from, line });
   }
+}
+
+/**
+ * The inputs a dict of vLLM dest keys states (a command line's flags through `launchArgs`): the overrides a caller
+ * passes to `readLogInputs`, and the values it leaves out because the model does not take them.
+ */
+export function inputsFromArgs(args: Readonly<Record<string, unknown>>): {
+  overrides: VllmLogOverrides;
+  notModelled: ReadInputs["notModelled"];
+} {
+  const out: ReadInputs = { values: {}, sources: [], notModelled: [] };
+  readArgs(args, null, "flag", out);
+  return { overrides: out.values, notModelled: out.notModelled };
 }
 
 const firstOf = (parsed: ParsedVllmLog, kind: VllmLoggedLine["kind"]) => parsed.figures.find((f) => f.kind === kind);

@@ -8,7 +8,7 @@
  * or the reason nothing here sizes it (a layout or draft the model leaves out, a vLLM version before the modelled one).
  */
 import type { VllmKvInput } from "../vllm/inputs.js";
-import { type ReadInputs, type VllmLogOverrides, readLogInputs } from "./args.js";
+import { type ReadInputs, type VllmLogOverrides, inputsFromArgs, readLogInputs } from "./args.js";
 import { type CauseEnv, findCause } from "./causes.js";
 import { type Anchor, type Recomputed, gibRange, recompute, recomputeRefusal } from "./recompute.js";
 import { inputFigures, settingFigures } from "./settings.js";
@@ -24,8 +24,10 @@ export interface VllmReconcileOptions {
   /** The model the log served (a ModelPreset fits) and its name for the report. */
   model: VllmKvInput["model"] & { contextLen?: number };
   modelName: string;
-  /** Inputs the caller states (the CLI's flags): they win over the log's. */
+  /** Inputs the caller states: they win over the log's. */
   overrides?: VllmLogOverrides;
+  /** The caller's flags as vLLM's dest keys (`launchArgs` of a command line): read as `overrides` are. */
+  flagArgs?: Readonly<Record<string, unknown>>;
 }
 
 type Env = CauseEnv;
@@ -150,7 +152,9 @@ const reproduces = (figs: KvFigure[]) =>
   figs.length > 0 && figs.every((f) => verdict(f.logged, f.values, f.range) !== "different");
 
 export function reconcileVllmLog(parsed: ParsedVllmLog, options: VllmReconcileOptions): VllmLogComparison {
-  const read = readLogInputs(parsed, options.overrides);
+  const flags = options.flagArgs ? inputsFromArgs(options.flagArgs) : null;
+  const read = readLogInputs(parsed, { ...flags?.overrides, ...options.overrides });
+  if (flags) read.notModelled.push(...flags.notModelled);
   const { anchor, line: anchorLine } = anchorOf(parsed, read);
   const base: Env = { id: "base", text: "", input: baseInput(read, options), stride: "packed" };
   const ctx: Ctx = { parsed, read, base, anchor, anchorLine, out: [] };
