@@ -323,7 +323,9 @@ export const LogComparisonSchema = z.strictObject({
 /** `check --engine vllm --against-log FILE`: a vLLM log's figures against ours (VllmLogComparison, vllm-log/types.ts). */
 const VllmLineSourceSchema = z
   .enum(["log", "quoted"])
-  .describe("log: vLLM wrote the line (a prefix, or the message starts it); quoted: prose, a table or a note quotes it");
+  .describe(
+    "log: vLLM wrote the line (a prefix, or the message starts it); quoted: prose, a table or a note quotes it",
+  );
 
 export const VllmLogComparisonSchema = z.strictObject({
   engine: z.literal("vllm"),

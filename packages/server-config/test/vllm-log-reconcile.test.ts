@@ -26,13 +26,17 @@ function reconcile(file: string, flags: readonly string[]): VllmLogComparison {
   delete args.model;
   const parsed = parseVllmLog(text(file), stated ? { statedModel: stated } : {});
   const logged = stated ?? (parsed.args?.model as string | undefined) ?? "DeepSeek-V4-Flash";
-  const name = logged.split("/").filter(Boolean).reverse().find((p) => {
-    try {
-      return resolveModelName(p, "model") !== null;
-    } catch {
-      return false;
-    }
-  });
+  const name = logged
+    .split("/")
+    .filter(Boolean)
+    .reverse()
+    .find((p) => {
+      try {
+        return resolveModelName(p, "model") !== null;
+      } catch {
+        return false;
+      }
+    });
   const preset = resolveModelName(name ?? "DeepSeek-V4-Flash", "model").preset;
   return reconcileVllmLog(parsed, { model: preset, modelName: preset.name, flagArgs: args });
 }
@@ -101,7 +105,12 @@ describe("what the reconciliation shows", () => {
   });
 
   test("the flag --kv-cache-dtype nvfp4_ds_mla: the figures are not computed, with the layout named", () => {
-    const c = reconcile("flycockpit-3x-spark-nvfp4.txt", ["--model", "DeepSeek-V4-Flash-0731", "--kv-cache-dtype", "nvfp4_ds_mla"]);
+    const c = reconcile("flycockpit-3x-spark-nvfp4.txt", [
+      "--model",
+      "DeepSeek-V4-Flash-0731",
+      "--kv-cache-dtype",
+      "nvfp4_ds_mla",
+    ]);
     expect(c.nothingCompared).toContain("nvfp4_ds_mla");
     expect(c.figures.filter((f) => f.role === "not-computed").map((f) => f.cause?.id)).toEqual([
       "layout-not-modelled",
@@ -146,7 +155,10 @@ describe("reading pasted vLLM logs", () => {
 
   test("prose wrapped mid-message is read across the break (the 0.30.0 note)", () => {
     const p = read(text("b300-tp2-v0300-vision-exp.txt"));
-    expect(p.figures.filter((f) => f.source === "quoted").map((f) => f.kind)).toEqual(["kv-cache-tokens", "max-concurrency"]);
+    expect(p.figures.filter((f) => f.source === "quoted").map((f) => f.kind)).toEqual([
+      "kv-cache-tokens",
+      "max-concurrency",
+    ]);
   });
 
   test("non-default args cut mid-way are listed as skipped, not guessed", () => {

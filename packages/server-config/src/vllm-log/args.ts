@@ -94,7 +94,12 @@ function fromArgs(parsed: ParsedVllmLog, out: ReadInputs): void {
   if (args !== null) readArgs(args, parsed.argsSource?.line ?? null, "log-args", out);
 }
 
-function readArgs(args: Readonly<Record<string, unknown>>, line: number | null, from: "log-args" | "flag", out: ReadInputs) {
+function readArgs(
+  args: Readonly<Record<string, unknown>>,
+  line: number | null,
+  from: "log-args" | "flag",
+  out: ReadInputs,
+) {
   for (const [dest, raw] of Object.entries(args)) {
     const field = FIELD_OF_DEST.get(dest);
     if (!field || raw === null || raw === undefined) continue;

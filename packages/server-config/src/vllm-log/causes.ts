@@ -62,13 +62,22 @@ export function alternatives(base: CauseEnv, read: ReadInputs): CauseEnv[] {
   const pairs: CauseEnv[] = [];
   for (const a of singles.filter((s) => s.id === "unlogged-batched-tokens"))
     for (const b of singles.filter((s) => s.id !== "unlogged-batched-tokens"))
-      pairs.push({ id: `${a.id}+${b.id}`, text: `${a.text}; and ${b.text}`, input: { ...a.input, ...pick(b, a) }, stride: b.stride });
+      pairs.push({
+        id: `${a.id}+${b.id}`,
+        text: `${a.text}; and ${b.text}`,
+        input: { ...a.input, ...pick(b, a) },
+        stride: b.stride,
+      });
   return [...singles, ...pairs];
 }
 
 /** What `b` changes relative to the base, laid over `a`'s input. */
 function pick(b: CauseEnv, a: CauseEnv): Partial<CauseEnv["input"]> {
-  return { asyncScheduling: b.input.asyncScheduling, fp4IndexerCache: b.input.fp4IndexerCache, maxNumBatchedTokens: a.input.maxNumBatchedTokens };
+  return {
+    asyncScheduling: b.input.asyncScheduling,
+    fp4IndexerCache: b.input.fp4IndexerCache,
+    maxNumBatchedTokens: a.input.maxNumBatchedTokens,
+  };
 }
 
 /** The cause of a difference: the first alternative that reproduces every figure, else a named reason. */

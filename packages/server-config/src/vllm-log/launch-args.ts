@@ -6,7 +6,7 @@
  */
 import { vllmFlagByPrefix } from "../vllm-flags.js";
 
-function valueOf(text: string, form: string): unknown {
+function typedValue(text: string, form: string): unknown {
   if ((form === "int" || form === "humanInt") && /^\d+$/.test(text)) return Number(text);
   if (form === "float" && /^\d*\.?\d+$/.test(text)) return Number(text);
   if (form === "bool" && /^(?:true|false)$/i.test(text)) return /^true$/i.test(text);
@@ -56,15 +56,18 @@ export function launchArgs(words: readonly string[]): LaunchArgs {
     const { dest, form } = found.entry;
     if (form === "bool" && dot < 0) {
       const text = eq >= 0 ? word.slice(eq + 1) : null;
-      args[dest] = negated ? false : text === null ? true : valueOf(text, "bool");
+      args[dest] = negated ? false : text === null ? true : typedValue(text, "bool");
       continue;
     }
     const text = eq >= 0 ? word.slice(eq + 1) : takes ? words[++i]! : "";
     if (dot >= 0) {
-      const group = (typeof args[dest] === "object" && args[dest] !== null ? args[dest] : {}) as Record<string, unknown>;
+      const group = (typeof args[dest] === "object" && args[dest] !== null ? args[dest] : {}) as Record<
+        string,
+        unknown
+      >;
       group[name.slice(dot + 1).replaceAll("-", "_")] = scalar(text);
       args[dest] = group;
-    } else args[dest] = valueOf(text, form);
+    } else args[dest] = typedValue(text, form);
   }
   return { args, unknown };
 }

@@ -27,7 +27,8 @@ const VERSION = [
 ];
 const MODEL = [/█\s+model\s+(\S+)/, /Starting to load model (\S+?)(?:\.\.\.)?$/];
 /** `vllm serve` (any path to the binary, after a prompt, env assignments or exec) or the module form. */
-const LAUNCH = /(?:^|[\s`$>#])(?:exec\s+)?(?:\S*\/)?(?:vllm\s+serve|python[0-9.]*\s+-m\s+vllm\.entrypoints\.openai\.api_server)(?=\s|$)/;
+const LAUNCH =
+  /(?:^|[\s`$>#])(?:exec\s+)?(?:\S*\/)?(?:vllm\s+serve|python[0-9.]*\s+-m\s+vllm\.entrypoints\.openai\.api_server)(?=\s|$)/;
 
 function refuse(value: unknown, rule: string, params?: Record<string, number>): never {
   throw new ServerConfigError("VLLM_LOG", "log", value, rule, params);
@@ -103,7 +104,9 @@ function pick(s: State) {
 function evidenceOf(s: State, statedModel: string | undefined): string[] {
   const kinds = [...new Set(s.figures.map((f) => f.kind))];
   const out =
-    s.dsv4Lines.length > 0 ? [`line ${s.dsv4Lines[0]} names DeepSeek-V4`] : [`the caller states the model: ${statedModel}`];
+    s.dsv4Lines.length > 0
+      ? [`line ${s.dsv4Lines[0]} names DeepSeek-V4`]
+      : [`the caller states the model: ${statedModel}`];
   if (kinds.length > 0) out.push(`vLLM lines read: ${kinds.join(", ")}`);
   if (s.argsSource) out.push(`arguments from the ${s.argsSource.kind} (line ${s.argsSource.line})`);
   if (s.version) out.push(`vLLM ${s.version.text} (line ${s.version.line})`);
@@ -122,13 +125,20 @@ function readLine(s: State, i: number): number {
   s.version ??= firstMatch(VERSION, c.message, lineNo);
   s.modelName ??= firstMatch(MODEL, c.message, lineNo);
   const args = NON_DEFAULT.exec(c.message);
-  if (args) return readArgs(s, args[1]!, raw, lineNo), i;
+  if (args) {
+    readArgs(s, args[1]!, raw, lineNo);
+    return i;
+  }
   if (LAUNCH.test(c.message)) return readLaunch(s, i);
   let message = c.message;
   let last = i;
   if (REFUSAL_START.test(message) && !/GiB\)\./.test(message)) {
     // A refusal a person wrapped: join up to three following lines.
-    for (let j = i + 1; j < Math.min(s.lines.length, i + 4) && !/estimated maximum model length is \d+/.test(message); j++) {
+    for (
+      let j = i + 1;
+      j < Math.min(s.lines.length, i + 4) && !/estimated maximum model length is \d+/.test(message);
+      j++
+    ) {
       message = `${message} ${classifyVllmLine(s.lines[j]!).message}`;
       last = j;
     }

@@ -12,13 +12,7 @@ import { type ReadInputs, type VllmLogOverrides, inputsFromArgs, readLogInputs }
 import { type CauseEnv, findCause } from "./causes.js";
 import { type Anchor, type Recomputed, gibRange, recompute, recomputeRefusal } from "./recompute.js";
 import { inputFigures, settingFigures } from "./settings.js";
-import type {
-  ParsedVllmLog,
-  VllmFigureComparison,
-  VllmLogComparison,
-  VllmLoggedLine,
-  VllmVerdict,
-} from "./types.js";
+import type { ParsedVllmLog, VllmFigureComparison, VllmLogComparison, VllmLoggedLine, VllmVerdict } from "./types.js";
 
 export interface VllmReconcileOptions {
   /** The model the log served (a ModelPreset fits) and its name for the report. */
@@ -126,7 +120,13 @@ function kvFigures(ctx: Ctx, env: Env): KvFigure[] {
 function pushPrinted(ctx: Ctx, r: Recomputed, out: KvFigure[]) {
   const per = `${r.strideBytes.toLocaleString("en-US")} B per block, ${r.blocksPerRequest} blocks per request`;
   for (const line of figuresOf(ctx.parsed, "num-gpu-blocks"))
-    out.push({ line, name: "numGpuBlocks", logged: String(line.numbers.numGpuBlocks!.value), values: r.blocks, why: per });
+    out.push({
+      line,
+      name: "numGpuBlocks",
+      logged: String(line.numbers.numGpuBlocks!.value),
+      values: r.blocks,
+      why: per,
+    });
   for (const line of figuresOf(ctx.parsed, "kv-cache-tokens")) {
     if (ctx.anchor?.kind === "tokens" && line === ctx.anchorLine) continue;
     const logged = String(line.numbers.kvCacheTokens!.value);
@@ -135,7 +135,13 @@ function pushPrinted(ctx: Ctx, r: Recomputed, out: KvFigure[]) {
   for (const line of figuresOf(ctx.parsed, "max-concurrency")) {
     const logged = line.numbers.maxConcurrency!.text;
     const values = r.blocks.length === 0 ? [null] : r.concurrency;
-    out.push({ line, name: "maxConcurrency", logged, values, why: `blocks / blocks per request, two decimals; ${per}` });
+    out.push({
+      line,
+      name: "maxConcurrency",
+      logged,
+      values,
+      why: `blocks / blocks per request, two decimals; ${per}`,
+    });
   }
   if (r.availableText !== null)
     for (const line of figuresOf(ctx.parsed, "available-kv-gib"))
@@ -183,7 +189,9 @@ export function reconcileVllmLog(parsed: ParsedVllmLog, options: VllmReconcileOp
 function compareKv(ctx: Ctx): void {
   const figs = kvFigures(ctx, ctx.base);
   const differs = figs.some((f) => verdict(f.logged, f.values, f.range) === "different");
-  const cause = differs ? findCause(ctx.base, ctx.read, ctx.parsed, (env) => reproduces(kvFigures(ctx, env))) : undefined;
+  const cause = differs
+    ? findCause(ctx.base, ctx.read, ctx.parsed, (env) => reproduces(kvFigures(ctx, env)))
+    : undefined;
   for (const f of figs) {
     const v = verdict(f.logged, f.values, f.range);
     ctx.out.push({
@@ -207,7 +215,9 @@ function notComputed(ctx: Ctx, layout: { name: string; value: string }): void {
       name: line.kind,
       line: line.line,
       source: line.source,
-      logged: Object.values(line.numbers).map((n) => n.text).join(" / "),
+      logged: Object.values(line.numbers)
+        .map((n) => n.text)
+        .join(" / "),
       computed: null,
       role: "not-computed",
       verdict: null,

@@ -17,7 +17,16 @@ interface SettingsCtx {
 }
 
 function input(ctx: SettingsCtx, line: VllmLoggedLine, name: string, logged: string, why: string) {
-  ctx.out.push({ name, line: line.line, source: line.source, logged, computed: null, role: "input", verdict: null, why });
+  ctx.out.push({
+    name,
+    line: line.line,
+    source: line.source,
+    logged,
+    computed: null,
+    role: "input",
+    verdict: null,
+    why,
+  });
 }
 
 export function inputFigures(ctx: SettingsCtx): void {
@@ -35,7 +44,13 @@ export function inputFigures(ctx: SettingsCtx): void {
     else if (line.kind === "cuda-graph-estimate")
       input(ctx, line, "cudaGraphGiB", n.cudaGraphGiB!.text, "not used: already subtracted in the available memory");
     else if (line.kind === "kv-cache-tokens" && line === ctx.anchorLine)
-      input(ctx, line, "kvCacheTokens", n.kvCacheTokens!.text, "the anchor: no budget is logged, so the blocks are solved from it");
+      input(
+        ctx,
+        line,
+        "kvCacheTokens",
+        n.kvCacheTokens!.text,
+        "the anchor: no budget is logged, so the blocks are solved from it",
+      );
     else if (line.kind === "refusal" && line === ctx.anchorLine)
       input(ctx, line, "refusal.availableKvGiB", n.availableKvGiB!.text, "the budget the refusal names");
     else if (line.kind === "independent-draft-groups")
@@ -57,18 +72,43 @@ function settingOf(line: VllmLoggedLine, base: Omit<VllmKvInput, "budget">) {
   const n = line.numbers;
   switch (line.kind) {
     case "block-size":
-      return { field: "blockSize", name: destOf("blockSize"), logged: String(n.blockSize!.value), ours: String(base.blockSize ?? 256) };
+      return {
+        field: "blockSize",
+        name: destOf("blockSize"),
+        logged: String(n.blockSize!.value),
+        ours: String(base.blockSize ?? 256),
+      };
     case "kv-format":
       return { field: "kvCacheDtype", name: "kv cache format", logged: line.text.layout!, ours: "fp8_ds_mla" };
     case "indexer-cache":
-      return { field: "fp4IndexerCache", name: "use_fp4_indexer_cache", logged: line.text.indexer!, ours: base.fp4IndexerCache ? "FP4" : "FP8" };
+      return {
+        field: "fp4IndexerCache",
+        name: "use_fp4_indexer_cache",
+        logged: line.text.indexer!,
+        ours: base.fp4IndexerCache ? "FP4" : "FP8",
+      };
     case "async-scheduling":
-      return { field: "asyncScheduling", name: destOf("asyncScheduling"), logged: line.text.state!, ours: base.asyncScheduling === false ? "disabled" : "enabled" };
+      return {
+        field: "asyncScheduling",
+        name: destOf("asyncScheduling"),
+        logged: line.text.state!,
+        ours: base.asyncScheduling === false ? "disabled" : "enabled",
+      };
     case "chunked-prefill":
-      return { field: "maxNumBatchedTokens", name: destOf("maxNumBatchedTokens"), logged: String(n.maxNumBatchedTokens!.value), ours: String(base.maxNumBatchedTokens ?? 8192) };
+      return {
+        field: "maxNumBatchedTokens",
+        name: destOf("maxNumBatchedTokens"),
+        logged: String(n.maxNumBatchedTokens!.value),
+        ours: String(base.maxNumBatchedTokens ?? 8192),
+      };
     case "max-model-len":
     case "max-concurrency":
-      return { field: "maxModelLen", name: destOf("maxModelLen"), logged: String(n.maxModelLen!.value), ours: String(base.maxModelLen) };
+      return {
+        field: "maxModelLen",
+        name: destOf("maxModelLen"),
+        logged: String(n.maxModelLen!.value),
+        ours: String(base.maxModelLen),
+      };
     default:
       return null;
   }
@@ -79,12 +119,16 @@ export function settingFigures(ctx: SettingsCtx): void {
     const s = settingOf(line, ctx.base.input);
     if (s === null) continue;
     const name = line.kind === "max-concurrency" ? "maxConcurrency.maxModelLen" : s.name;
-    const fromLine = ctx.read.sources.some((src) => src.from === "log-line" && src.line === line.line && src.field === s.field);
+    const fromLine = ctx.read.sources.some(
+      (src) => src.from === "log-line" && src.line === line.line && src.field === s.field,
+    );
     if (fromLine) {
       input(ctx, line, name, s.logged, "read from this line: the arguments do not state it");
       continue;
     }
-    const same = s.logged.toLowerCase() === s.ours.toLowerCase() || (s.name === "use_fp4_indexer_cache" && /FP4/i.test(s.logged) === /FP4/i.test(s.ours));
+    const same =
+      s.logged.toLowerCase() === s.ours.toLowerCase() ||
+      (s.name === "use_fp4_indexer_cache" && /FP4/i.test(s.logged) === /FP4/i.test(s.ours));
     ctx.out.push({
       name,
       line: line.line,

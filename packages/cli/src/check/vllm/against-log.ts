@@ -77,7 +77,11 @@ function modelOf(stated: unknown, logged: string | null): { preset: ModelPreset;
     return { preset: m.preset, how: `${m.preset.name} (--model ${stated})` };
   }
   if (logged !== null) {
-    const parts = logged.replace(/models--[^/]*?--/g, "").split(/[/\\]/).filter((p) => p !== "").reverse();
+    const parts = logged
+      .replace(/models--[^/]*?--/g, "")
+      .split(/[/\\]/)
+      .filter((p) => p !== "")
+      .reverse();
     for (const part of parts) {
       try {
         const m = resolveModelName(part, "model");
@@ -98,12 +102,20 @@ export function vllmLogOk(c: VllmLogComparison): boolean {
 }
 
 export async function runVllmAgainstLog(argv: readonly string[], io: CommandIO): Promise<number> {
-  const withoutEngine = argv.filter((w, i) => !(argv[i - 1] === "--engine" || w === "--engine" || w.startsWith("--engine=")));
+  const withoutEngine = argv.filter(
+    (w, i) => !(argv[i - 1] === "--engine" || w === "--engine" || w.startsWith("--engine=")),
+  );
   const options = splitOptions(withoutEngine);
   const flags = launchArgs(options.serveWords);
   if (flags.unknown.length > 0)
-    throw new UsageError(flags.unknown[0]!, null, "is neither a check option nor a `vllm serve` flag in dsv4-kv's vLLM table");
-  const bare = options.serveWords.find((w, i) => !w.startsWith("-") && (i === 0 || !options.serveWords[i - 1]!.startsWith("-")));
+    throw new UsageError(
+      flags.unknown[0]!,
+      null,
+      "is neither a check option nor a `vllm serve` flag in dsv4-kv's vLLM table",
+    );
+  const bare = options.serveWords.find(
+    (w, i) => !w.startsWith("-") && (i === 0 || !options.serveWords[i - 1]!.startsWith("-")),
+  );
   if (bare !== undefined) throw new UsageError(bare, bare, "is not a flag: give the model as --model NAME");
   const stated = flags.args.model;
   delete flags.args.model;

@@ -26,7 +26,8 @@ function figureRows(c: VllmLogComparison): string[] {
     return `  ${where}  ${f.name.padEnd(28)} ${f.logged.padStart(12)}  ${ours.padStart(21)}  ${verdictText(f)}`;
   });
   const causes = new Map<string, string>();
-  for (const f of c.figures) if (f.cause) causes.set(f.cause.id, `${f.cause.explained ? "explained" : "not explained"}: ${f.cause.text}`);
+  for (const f of c.figures)
+    if (f.cause) causes.set(f.cause.id, `${f.cause.explained ? "explained" : "not explained"}: ${f.cause.text}`);
   return [
     "  line  figure                             logged                   ours  verdict",
     ...rows,
@@ -42,7 +43,9 @@ export function formatVllmLogComparison(c: VllmLogComparison, path: string, line
     ...c.evidence.map((e) => `  evidence: ${e}`),
     "",
     "Inputs (where each came from):",
-    ...c.inputs.map((i) => `  ${i.name.padEnd(26)} ${i.value.padEnd(14)} ${FROM[i.from]}${i.line ? ` (line ${i.line})` : ""}`),
+    ...c.inputs.map(
+      (i) => `  ${i.name.padEnd(26)} ${i.value.padEnd(14)} ${FROM[i.from]}${i.line ? ` (line ${i.line})` : ""}`,
+    ),
     "",
     "Figures (line: q = quoted in prose or a table; ours at the log's precision):",
     ...figureRows(c),
