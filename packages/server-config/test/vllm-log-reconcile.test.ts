@@ -137,7 +137,7 @@ describe("reading pasted vLLM logs", () => {
         "vllm-1  | (EngineCore_DP0 pid=9) INFO 08-18 22:22:23 [kv_cache_utils.py:2033] GPU KV cache size: 1,249,001 tokens, Maximum concurrency for 1,048,576 tokens per request: 1.19x",
       ].join("\n"),
     );
-    expect(p.figures.map((f) => [f.kind, f.source, f.process])).toEqual([
+    expect(p.figures.map((f) => [f.kind, f.source, f.processLabel])).toEqual([
       ["available-kv-gib", "log", "Worker_TP0"],
       ["kv-cache-tokens", "log", "EngineCore_DP0"],
       ["max-concurrency", "log", "EngineCore_DP0"],

@@ -5,7 +5,7 @@
  * layer-tuple stride some builds used. Then, when none does, the reason nothing here sizes the log: a draft or
  * layout the model leaves out, a vLLM version older than the modelled sizing, or no known cause (with the residual).
  */
-import type { VllmKvInput } from "../vllm/inputs.js";
+import { VLLM_DEFAULTS, type VllmKvInput } from "../vllm/inputs.js";
 import type { ReadInputs } from "./args.js";
 import type { StrideMode } from "./recompute.js";
 import { MODELLED_FROM_VERSION } from "./version.js";
@@ -28,8 +28,8 @@ const stated = (read: ReadInputs, key: keyof ReadInputs["values"]) =>
 /** Alternatives for the inputs the log leaves unstated, single changes first, then pairs. */
 export function alternatives(base: CauseEnv, read: ReadInputs): CauseEnv[] {
   const input = base.input;
-  const t = input.maxNumBatchedTokens ?? 8192;
-  const async = input.asyncScheduling ?? true;
+  const t = input.maxNumBatchedTokens ?? VLLM_DEFAULTS.maxNumBatchedTokens;
+  const async = input.asyncScheduling ?? VLLM_DEFAULTS.asyncScheduling;
   const singles: CauseEnv[] = [];
   const tiers = stated(read, "maxNumBatchedTokens") ? [] : BATCHED_TOKEN_TIERS.filter((x) => x !== t);
   for (const tier of tiers)

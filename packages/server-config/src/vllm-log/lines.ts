@@ -103,7 +103,7 @@ const OUTER = [/^[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [\w.-]+\[\d+\]: /, /^[\w.-]+\s+\|
 export interface ClassifiedVllmLine {
   /** "log": vLLM wrote the line (a prefix, or the message starts it); "quoted": prose, a table, a note. */
   source: "log" | "quoted";
-  process: string | null;
+  processLabel: string | null;
   /** The text after the prefixes (the whole line for a quote). */
   message: string;
 }
@@ -115,12 +115,12 @@ export function classifyVllmLine(raw: string): ClassifiedVllmLine {
   const level = LEVEL.exec(rest);
   if (proc?.index === 0 || level?.index === 0 || (proc && level && level.index === proc.index + proc[0].length)) {
     const after = level ? rest.slice(level.index + level[0].length) : rest.slice((proc as RegExpExecArray)[0].length);
-    return { source: "log", process: proc ? proc[1]! : null, message: after };
+    return { source: "log", processLabel: proc ? proc[1]! : null, message: after };
   }
   const trimmed = rest.trim();
   // A bare message (a log pasted without its prefix, in a code block): it starts with one of vLLM's messages.
   const bare = MESSAGES.some((m) => m.pattern.exec(trimmed)?.index === 0) || REFUSAL_START.exec(trimmed)?.index === 0;
-  return { source: bare ? "log" : "quoted", process: null, message: trimmed };
+  return { source: bare ? "log" : "quoted", processLabel: null, message: trimmed };
 }
 
 export const excerpt = (raw: string): string => raw.replace(ANSI, "").trim().slice(0, 80);

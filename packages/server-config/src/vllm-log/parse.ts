@@ -144,7 +144,7 @@ function readLine(s: State, i: number): number {
     }
   }
   const before = s.figures.length;
-  readMessages(s, message, c.source, c.process, lineNo);
+  readMessages(s, message, c.source, c.processLabel, lineNo);
   if (c.source === "quoted" && i + 1 < s.lines.length) readStraddling(s, message, i);
   return s.figures.length > before && last > i ? last : i;
 }
@@ -170,7 +170,7 @@ function firstMatch(patterns: readonly RegExp[], text: string, line: number): { 
   return null;
 }
 
-function readMessages(s: State, message: string, source: "log" | "quoted", process: string | null, line: number) {
+function readMessages(s: State, message: string, source: "log" | "quoted", proc: string | null, line: number) {
   for (const m of MESSAGES) {
     const hit = m.pattern.exec(message);
     if (!hit) continue;
@@ -182,7 +182,7 @@ function readMessages(s: State, message: string, source: "log" | "quoted", proce
       const t = m.texts?.[k];
       if (t && g !== undefined) text[t] = g;
     });
-    s.figures.push({ kind: m.kind, line, source, process, numbers, text });
+    s.figures.push({ kind: m.kind, line, source, processLabel: proc, numbers, text });
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The figures vLLM prints, recomputed from an anchor under one set of inputs: the block counts the anchor allows
  * (a logged "X GiB" is a range of bytes, so a range of blocks), and for each the tokens and concurrency vLLM would
- * print; the refusal's needed GiB and estimate. `stride` "packed" is vLLM's layout (docs/reference/vllm-kv-cache.md
- * §3); "layer-tuple" prices a block at tuples × tuple bytes, as the start-up check does and a layer-tuple planner did.
+ * print; the refusal's needed GiB and estimate. `stride` "packed" is vLLM's layout (docs/reference/vllm-kv-cache.md,
+ * "Groups and the page stride"); "layer-tuple" prices a block at tuples × tuple bytes, as the start-up check does and
+ * a layer-tuple planner did.
  */
 import { admissionBytesNeeded, admissionBytesPerBlock, estimatedMaxModelLen } from "../vllm/admission.js";
 import type { VllmKvInput } from "../vllm/inputs.js";

@@ -16,7 +16,7 @@ import type { ParsedVllmLog, VllmFigureComparison, VllmLogComparison, VllmLogged
 
 export interface VllmReconcileOptions {
   /** The model the log served (a ModelPreset fits) and its name for the report. */
-  model: VllmKvInput["model"] & { contextLen?: number };
+  model: VllmKvInput["model"] & { contextLen: number };
   modelName: string;
   /** Inputs the caller states: they win over the log's. */
   overrides?: VllmLogOverrides;
@@ -39,7 +39,8 @@ const figuresOf = (p: ParsedVllmLog, kind: VllmLoggedLine["kind"]) => p.figures.
 
 function baseInput(read: ReadInputs, options: VllmReconcileOptions): Omit<VllmKvInput, "budget"> {
   const { kvCacheMemoryBytes: _, ...values } = read.values;
-  const len = values.maxModelLen ?? options.model.contextLen ?? 1_048_576;
+  // Without a stated length vLLM takes the model's (its max_position_embeddings, the preset's context).
+  const len = values.maxModelLen ?? options.model.contextLen;
   return { model: options.model, ...values, maxModelLen: len };
 }
 

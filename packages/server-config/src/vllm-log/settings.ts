@@ -4,7 +4,7 @@
  * budget, the max model len), each an input when the log's arguments left it to that line, else compared with the
  * input the recomputation used.
  */
-import type { VllmKvInput } from "../vllm/inputs.js";
+import { VLLM_DEFAULTS, type VllmKvInput } from "../vllm/inputs.js";
 import { type ReadInputs, destOf } from "./args.js";
 import type { ParsedVllmLog, VllmFigureComparison, VllmLoggedLine } from "./types.js";
 
@@ -67,48 +67,39 @@ export function inputFigures(ctx: SettingsCtx): void {
   }
 }
 
-/** The input a setting line echoes, as the model holds it, and the source name that marks it read from that line. */
+type Field =
+  | "blockSize"
+  | "kvCacheDtype"
+  | "fp4IndexerCache"
+  | "asyncScheduling"
+  | "maxNumBatchedTokens"
+  | "maxModelLen";
+
+const setting = (field: Field, logged: string, ours: string, name: string = destOf(field)) => ({
+  field,
+  name,
+  logged,
+  ours,
+});
+
+/** The input a setting line echoes, as the model holds it (vLLM's default when no input states it). */
 function settingOf(line: VllmLoggedLine, base: Omit<VllmKvInput, "budget">) {
   const n = line.numbers;
+  const v = { ...VLLM_DEFAULTS, ...Object.fromEntries(Object.entries(base).filter(([, x]) => x !== undefined)) };
   switch (line.kind) {
     case "block-size":
-      return {
-        field: "blockSize",
-        name: destOf("blockSize"),
-        logged: String(n.blockSize!.value),
-        ours: String(base.blockSize ?? 256),
-      };
+      return setting("blockSize", String(n.blockSize!.value), String(v.blockSize));
     case "kv-format":
-      return { field: "kvCacheDtype", name: "kv cache format", logged: line.text.layout!, ours: "fp8_ds_mla" };
+      return setting("kvCacheDtype", line.text.layout!, "fp8_ds_mla", "kv cache format");
     case "indexer-cache":
-      return {
-        field: "fp4IndexerCache",
-        name: "use_fp4_indexer_cache",
-        logged: line.text.indexer!,
-        ours: base.fp4IndexerCache ? "FP4" : "FP8",
-      };
+      return setting("fp4IndexerCache", line.text.indexer!, v.fp4IndexerCache ? "FP4" : "FP8", "use_fp4_indexer_cache");
     case "async-scheduling":
-      return {
-        field: "asyncScheduling",
-        name: destOf("asyncScheduling"),
-        logged: line.text.state!,
-        ours: base.asyncScheduling === false ? "disabled" : "enabled",
-      };
+      return setting("asyncScheduling", line.text.state!, v.asyncScheduling ? "enabled" : "disabled");
     case "chunked-prefill":
-      return {
-        field: "maxNumBatchedTokens",
-        name: destOf("maxNumBatchedTokens"),
-        logged: String(n.maxNumBatchedTokens!.value),
-        ours: String(base.maxNumBatchedTokens ?? 8192),
-      };
+      return setting("maxNumBatchedTokens", String(n.maxNumBatchedTokens!.value), String(v.maxNumBatchedTokens));
     case "max-model-len":
     case "max-concurrency":
-      return {
-        field: "maxModelLen",
-        name: destOf("maxModelLen"),
-        logged: String(n.maxModelLen!.value),
-        ours: String(base.maxModelLen),
-      };
+      return setting("maxModelLen", String(n.maxModelLen!.value), String(base.maxModelLen));
     default:
       return null;
   }

@@ -39,7 +39,7 @@ export interface VllmLoggedLine {
   readonly line: number;
   readonly source: VllmLineSource;
   /** The process prefix (`Worker_TP0`, `EngineCore_DP0`, `APIServer`), or null. */
-  readonly process: string | null;
+  readonly processLabel: string | null;
   readonly numbers: Readonly<Record<string, VllmLoggedNumber>>;
   readonly text: Readonly<Record<string, string>>;
 }
