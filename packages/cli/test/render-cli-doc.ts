@@ -2,6 +2,7 @@
 import { type CommandSpec, exitCodesText, usageLines } from "../src/commands/help.js";
 import { type FlagSpec, defaultHint, flagSynopsis, rangeHint, typeText } from "../src/commands/flags.js";
 import { COMMANDS, DEFAULT_COMMAND, GROUPS } from "../src/commands/registry.js";
+import { vllmSpec } from "../src/check/vllm/run.js";
 
 const cell = (text: string): string => text.replace(/\|/g, "\\|");
 const code = (text: string): string => (text === "" ? "" : `\`${cell(text)}\``);
@@ -78,5 +79,14 @@ export async function renderCliDoc(): Promise<string> {
     "counterexample, a violation), 2 unusable input or a usage error.",
     "",
   ].join("\n");
-  return [head, ...specs.map((s) => commandSection(s.path, s.spec))].join("\n");
+  // `check --engine vllm` has its own flag table (vLLM's spellings): its section follows check's.
+  const sections = specs.flatMap((s) =>
+    s.path.join(" ") === "check"
+      ? [
+          commandSection(s.path, s.spec),
+          commandSection(s.path, vllmSpec).replace("## `dsv4-kv check`", "## `dsv4-kv check --engine vllm`"),
+        ]
+      : [commandSection(s.path, s.spec)],
+  );
+  return [head, ...sections].join("\n");
 }

@@ -60,6 +60,8 @@ export {
 export {
   CHECK_REPORT_SCHEMA_VERSION,
   CheckReportJsonSchema,
+  VllmCheckReportJsonSchema,
+  type VllmCheckReportJson,
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,
@@ -84,7 +86,27 @@ export type {
 export { detectPlatform, type DetectedPlatform, type LogPlatform } from "./sglang-log/platform.js";
 export { MAX_LOG_CHARS, parseSglangLog } from "./sglang-log/parse.js";
 export { reconcileSglangLog, type ReconcileOptions } from "./sglang-log/reconcile.js";
-export { type VllmKvInput, type VllmKvPlan, planVllmKvCache } from "./vllm/index.js";
+export {
+  type VllmKvInput,
+  type VllmKvPlan,
+  planVllmKvCache,
+  type VllmCheckBudget,
+  type VllmCheckInput,
+  type VllmCheckReport,
+  type VllmIssue,
+  type VllmRuleId,
+  type VllmVersionBehaviour,
+  DEFAULT_VLLM_VERSION,
+  VLLM_RULES,
+  VLLM_VERSION_BEHAVIOURS,
+  checkVllmDeployment,
+} from "./vllm/index.js";
+export {
+  type VllmReportExtras,
+  type VllmReportPart,
+  VllmReportPartSchema,
+  vllmReportJson,
+} from "./vllm/report-schema.js";
 export {
   type ParsedVllmLog,
   type ParseVllmLogOptions,

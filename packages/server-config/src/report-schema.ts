@@ -13,6 +13,7 @@ import { z } from "zod";
 import { POOL_NAMES, type PoolId } from "@dsv4-kv/memory-pool";
 import { RULES, type RuleId } from "./rules.js";
 import { ServerArgsSchema } from "./schema.js";
+import { VllmReportPartSchema } from "./vllm/report-schema.js";
 
 /** The JSON contract's version: an integer, raised only on a breaking change of the report's shape. */
 export const CHECK_REPORT_SCHEMA_VERSION = 2;
@@ -410,10 +411,28 @@ export const CheckReportJsonSchema = z
       .array(LogSectionSchema)
       .optional()
       .describe("with --against-log: every section of the log (one per server start), each checked and reconciled"),
+    vllm: VllmReportPartSchema.optional().describe(
+      "check --engine vllm: vLLM's KV cache (its --json prints schemaVersion, engine, ok and this part alone)",
+    ),
   })
   .meta({ title: "dsv4-kv check --json report" });
 
 export type CheckReportJson = z.output<typeof CheckReportJsonSchema>;
+
+/**
+ * What `dsv4-kv check --engine vllm --json` prints: the version, the engine, the verdict and the vLLM part (the root
+ * schema's `vllm` property).
+ */
+export const VllmCheckReportJsonSchema = z
+  .strictObject({
+    schemaVersion: z.literal(CHECK_REPORT_SCHEMA_VERSION).describe("raised only on a breaking change"),
+    engine: z.literal("vllm"),
+    ok: z.boolean().describe("no vLLM rule fails (warnings allowed)"),
+    vllm: VllmReportPartSchema,
+  })
+  .meta({ title: "dsv4-kv check --engine vllm --json report" });
+
+export type VllmCheckReportJson = z.output<typeof VllmCheckReportJsonSchema>;
 
 /** The report as its JSON contract: `schemaVersion` first, an issue without a value carries null. */
 export function checkReportJson(report: z.output<typeof CheckReportSchema>): CheckReportJson {

@@ -363,6 +363,15 @@ export const VLLM_OTHER_FLAGS: readonly VllmOtherFlag[] = [
   o("enable_request_id_headers", "bool"),
   o("max_log_len", "int"),
   o("config", "str", "unmodelled"),
+  // Multi-node and backend flags seen in DeepSeek-V4 recipes (packages/cli/test/fixtures/vllm-launch).
+  o("nnodes", "int"),
+  o("node_rank", "int"),
+  o("master_addr", "str"),
+  o("master_port", "int"),
+  o("enable_flashinfer_autotune", "bool"),
+  o("enable_ep_weight_filter", "bool"),
+  o("gdn_prefill_backend", "str"),
+  o("reasoning_config", "json"),
 ];
 
 /** Every vLLM spelling dsv4-kv knows → its entry: a KV field's, or another flag's. */

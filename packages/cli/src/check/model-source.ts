@@ -12,11 +12,14 @@ import {
   isV41Config,
   modelFromConfigJson,
   modelV41FromConfigJson,
+  parseCustomModel,
   resolveModelName,
   resolveV41ModelName,
 } from "@dsv4-kv/server-config";
 import { InputError } from "../commands/args.js";
+import { readTextInput } from "../commands/input.js";
 import { parseJsonFile } from "../commands/json-keys.js";
+import type { CommandIO } from "../commands/registry.js";
 import { STDIN_PATH, readInputBytes } from "../commands/read-input.js";
 
 export interface ModelSource {
@@ -111,4 +114,16 @@ async function readConfigText(path: string, flag: string): Promise<string> {
 
 function parseJson(text: string, path: string, flag: string): unknown {
   return parseJsonFile(flag, path, text);
+}
+
+/** `--model-config FILE`: a custom model JSON (preset fields, or HF config.json keys), `-` for standard input. */
+export async function readModelFile(path: string, stdin: CommandIO["stdin"]): Promise<ModelPreset> {
+  const text = await readTextInput("--model-config", path, stdin);
+  const result = parseCustomModel(parseJsonFile("--model-config", path, text));
+  if (!result.ok) {
+    throw new InputError("--model-config", path, `is not a model config: ${result.issues.join("; ").slice(0, 500)}`, {
+      issues: [...result.issues],
+    });
+  }
+  return result.model;
 }

@@ -8,7 +8,6 @@ import {
   type LogComparison,
   type ModelPreset,
   type OverriddenSetting,
-  parseCustomModel,
   reconcileSglangLog,
 } from "@dsv4-kv/server-config";
 import { DEFAULT_MODEL } from "@dsv4-kv/server-config/internal";
@@ -17,15 +16,14 @@ import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
 import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";
 import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
 import { type LogFileInput, type LogInput, readAgainstLog } from "../check/against-log.js";
-import { loadModel } from "../check/model-source.js";
+import { loadModel, readModelFile } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkIfV41 } from "../check/v41.js";
-import { isVllmAgainstLog, runVllmAgainstLog } from "../check/vllm/against-log.js";
+import { hasAgainstLog, runVllmAgainstLog } from "../check/vllm/against-log.js";
+import { runVllmCheck } from "../check/vllm/run.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
-import { readTextInput } from "./input.js";
-import { parseJsonFile } from "./json-keys.js";
 import { STDIN_PATH } from "./read-input.js";
 import { paintFor } from "../colour.js";
 import { type CommandSpec, renderHelp } from "./help.js";
@@ -95,10 +93,13 @@ interface CheckInput {
   spelling: Record<string, string>;
 }
 
-export async function run(argv: string[], io: CommandIO): Promise<number> {
-  // A vLLM log takes vLLM's flags, not SGLang's: its own path (check/vllm/against-log.ts).
-  if (isVllmAgainstLog(argv)) return runVllmAgainstLog(argv, io);
+export async function run(given: string[], io: CommandIO): Promise<number> {
+  const { engine, argv } = splitEngine(given);
+  // A vLLM log is reconciled on its own path (check/vllm/against-log.ts), with vLLM's flags as overrides.
+  if (engine === "vllm" && hasAgainstLog(argv)) return runVllmAgainstLog(argv, io);
   const dash = argv.indexOf("--");
+  if (engine === "vllm")
+    return runVllmCheck(dash < 0 ? argv : argv.slice(0, dash), dash < 0 ? null : argv.slice(dash + 1), io);
   const options = parseCheckWords(dash < 0 ? argv : argv.slice(0, dash));
   const input: CheckInput = { flags: {}, env: {}, ignored: [], spelling: {} };
   if (dash >= 0) {
@@ -120,6 +121,22 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     return 0;
   }
   return check(input, io);
+}
+
+/** `--engine sglang|vllm` before any `--` (default sglang): the engine, and the words without it. */
+function splitEngine(words: readonly string[]): { engine: string; argv: string[] } {
+  const end = words.indexOf("--");
+  const options = end < 0 ? words.length : end;
+  for (let i = 0; i < options; i++) {
+    const w = words[i]!;
+    if (w !== "--engine" && !w.startsWith("--engine=")) continue;
+    const inline = w.startsWith("--engine=");
+    const engine = inline ? w.slice("--engine=".length) : words[i + 1];
+    if (engine !== "sglang" && engine !== "vllm")
+      throw new UsageError("--engine", engine, "must be sglang or vllm", { choices: ["sglang", "vllm"] });
+    return { engine, argv: [...words.slice(0, i), ...words.slice(i + (inline ? 1 : 2))] };
+  }
+  return { engine: "sglang", argv: [...words] };
 }
 
 /** One check: its report, and under --against-log the section it came from and the reconciliation. */
@@ -382,17 +399,6 @@ function overriddenSection(overridden: readonly OverriddenSetting[]): string {
     (o) => `  ${o.flag}: ${place(o.won)} wins over ${o.lost.map(place).join(", ")}: ${WHY[o.rule]}`,
   );
   return `\nGiven more than once (the one SGLang takes wins):\n${lines.join("\n")}\n`;
-}
-
-async function readModelFile(path: string, stdin: CommandIO["stdin"]): Promise<ModelPreset> {
-  const text = await readTextInput("--model-config", path, stdin);
-  const result = parseCustomModel(parseJsonFile("--model-config", path, text));
-  if (!result.ok) {
-    throw new InputError("--model-config", path, `is not a model config: ${result.issues.join("; ").slice(0, 500)}`, {
-      issues: [...result.issues],
-    });
-  }
-  return result.model;
 }
 
 /** Standard input can be read once: at most one file flag may be `-`. */

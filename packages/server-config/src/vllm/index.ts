@@ -8,3 +8,36 @@ export { admissionBytesPerBlock, admissionBytesNeeded, estimatedMaxModelLen } fr
 export { type VllmPrintedFigures, printedFigures, pythonFixed2, pythonRound2, thousands } from "./printed.js";
 export { type VllmKvInput, type VllmSpeculativeMethod, VLLM_DEFAULTS, resolveVllmKvInput } from "./inputs.js";
 export { type VllmKvPlan, maxConcurrentBatches, planVllmKvCache } from "./model.js";
+export {
+  type VllmArgSource,
+  type VllmArgValues,
+  type VllmResolvedArg,
+  type VllmResolvedArgs,
+  type VllmSpeculative,
+  readFp4IndexerCache,
+  readSpeculativeConfig,
+  resolveVllmArgs,
+} from "./args.js";
+export {
+  type VllmInFlightRule,
+  type VllmVersionBehaviour,
+  DEFAULT_VLLM_VERSION,
+  VLLM_VERSION_BEHAVIOURS,
+  vllmVersionBehaviour,
+} from "./versions.js";
+export {
+  type VllmCost,
+  type VllmIssue,
+  type VllmRuleContext,
+  type VllmRuleId,
+  VLLM_RULES,
+  vllmIssues,
+} from "./rules.js";
+export {
+  type VllmBudgetReport,
+  type VllmCheckBudget,
+  type VllmCheckInput,
+  type VllmCheckReport,
+  H200_TOTAL_BYTES,
+  checkVllmDeployment,
+} from "./check.js";

@@ -29,6 +29,11 @@ export interface VllmKvInput {
   modelRunnerV2?: boolean;
   /** `--speculative-config` method and `num_speculative_tokens`, or null (default). */
   speculative?: { method: VllmSpeculativeMethod; numSpeculativeTokens: number } | null;
+  /**
+   * Which tokens in flight every sliding group reserves (vllm/versions.ts): `concurrentBatches` (default, 0.27 and
+   * later) or `batchedTokens` (the older sizing: max_num_batched_tokens alone).
+   */
+  inFlightRule?: "concurrentBatches" | "batchedTokens";
   /** `--num-gpu-blocks-override`, default null. */
   numGpuBlocksOverride?: number | null;
   budget: VllmBudgetInput;
@@ -55,6 +60,7 @@ const KEYS = [
   "pipelineParallelSize",
   "modelRunnerV2",
   "speculative",
+  "inFlightRule",
   "numGpuBlocksOverride",
   "budget",
 ] as const;
@@ -142,7 +148,14 @@ export function resolveVllmKvInput(input: unknown): Required<VllmKvInput> {
   checkModel(input.model);
   // An explicit `undefined` takes the default, as an absent key does.
   const given = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  const v = { ...VLLM_DEFAULTS, speculative: null, numGpuBlocksOverride: null, ...given } as Required<VllmKvInput>;
+  // inFlightRule's default is the current vLLM's (0.27 and later); older sizing is chosen by version (versions.ts).
+  const v = {
+    ...VLLM_DEFAULTS,
+    inFlightRule: "concurrentBatches",
+    speculative: null,
+    numGpuBlocksOverride: null,
+    ...given,
+  } as Required<VllmKvInput>;
   checkInt(v.maxModelLen, 1, MAX_TOKENS, "maxModelLen");
   checkOneOf(v.blockSize, [128, 256, 512], "blockSize");
   checkOneOf(v.kvCacheDtype, ["fp8", "fp8_e4m3", "fp8_ds_mla"], "kvCacheDtype");
@@ -152,6 +165,7 @@ export function resolveVllmKvInput(input: unknown): Required<VllmKvInput> {
   checkInt(v.pipelineParallelSize, 1, 64, "pipelineParallelSize");
   checkBoolean(v.modelRunnerV2, "modelRunnerV2");
   checkSpeculative(v.speculative, v.model.mtpLayers);
+  checkOneOf(v.inFlightRule, ["concurrentBatches", "batchedTokens"] as const, "inFlightRule");
   if (v.numGpuBlocksOverride !== null) checkInt(v.numGpuBlocksOverride, 1, MAX_TOKENS, "numGpuBlocksOverride");
   checkBudget(v.budget);
   return v;

@@ -56,7 +56,7 @@ function requestShape(input: Required<VllmKvInput>, draftLayers: number): VllmRe
   const extraRetainedTokens = draftLayers > 1 ? k - 1 : 0;
   return {
     maxModelLen: input.maxModelLen,
-    inFlightTokens: batches * input.maxNumBatchedTokens,
+    inFlightTokens: (input.inFlightRule === "batchedTokens" ? 1 : batches) * input.maxNumBatchedTokens,
     extraRetainedTokens,
   };
 }

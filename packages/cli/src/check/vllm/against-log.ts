@@ -24,20 +24,11 @@ import { formatVllmLogComparison } from "./format-log.js";
 const FLAG = "--against-log";
 const DEFAULT_MODEL = "DeepSeek-V4-Flash";
 /** check's own options on this path; every other word is a `vllm serve` flag. */
-const OWN = new Set(["--engine", "--against-log", "--json", "--help"]);
+const OWN = new Set(["--against-log", "--json", "--help"]);
 
-/** True when argv asks for this path: `--engine vllm` together with `--against-log`. */
-export function isVllmAgainstLog(argv: readonly string[]): boolean {
-  const engine = optionValue(argv, "--engine");
-  return engine === "vllm" && argv.some((w) => w === FLAG || w.startsWith(`${FLAG}=`));
-}
-
-function optionValue(argv: readonly string[], name: string): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === name) return argv[i + 1];
-    if (argv[i]!.startsWith(`${name}=`)) return argv[i]!.slice(name.length + 1);
-  }
-  return undefined;
+/** True when the words (after `--engine vllm` was taken off) give `--against-log`. */
+export function hasAgainstLog(argv: readonly string[]): boolean {
+  return argv.some((w) => w === FLAG || w.startsWith(`${FLAG}=`));
 }
 
 interface VllmOptions {
@@ -102,10 +93,7 @@ export function vllmLogOk(c: VllmLogComparison): boolean {
 }
 
 export async function runVllmAgainstLog(argv: readonly string[], io: CommandIO): Promise<number> {
-  const withoutEngine = argv.filter(
-    (w, i) => !(argv[i - 1] === "--engine" || w === "--engine" || w.startsWith("--engine=")),
-  );
-  const options = splitOptions(withoutEngine);
+  const options = splitOptions(argv);
   const flags = launchArgs(options.serveWords);
   if (flags.unknown.length > 0)
     throw new UsageError(

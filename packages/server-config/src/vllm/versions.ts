@@ -1,0 +1,89 @@
+/**
+ * What changed between the vLLM versions dsv4-kv models, for DeepSeek-V4's KV cache (docs/reference/vllm-kv-cache.md
+ * §1 "Versions"): which tokens in flight each sliding group reserves, and how the two sizing figures print. A version
+ * is named as vLLM prints it (`0.27.1`, `0.31.1rc1.dev50+g554340f3d`) or `main` (the snapshot at 0484480b).
+ */
+import { ServerConfigError } from "../errors.js";
+
+/** Tokens in flight per sliding group: `concurrentBatches` × max_num_batched_tokens, or the batched tokens alone. */
+export type VllmInFlightRule = "concurrentBatches" | "batchedTokens";
+
+export interface VllmVersionBehaviour {
+  /** The behaviour's name: the first release it describes (`0.27`), or `main`. */
+  id: "0.23" | "0.27" | "0.31" | "main";
+  inFlight: VllmInFlightRule;
+  /** "two-lines": "GPU KV cache size: …" then "Maximum concurrency …"; "one-line": both, joined by ", ". */
+  printFormat: "two-lines" | "one-line";
+  /** How sure: log-confirmed, or what is assumed. */
+  evidence: string;
+  /** False when no public log of this behaviour reproduces (the report then says so, rule VL-V1). */
+  confirmed: boolean;
+}
+
+export const VLLM_VERSION_BEHAVIOURS: readonly VllmVersionBehaviour[] = [
+  {
+    id: "0.23",
+    inFlight: "batchedTokens",
+    printFormat: "two-lines",
+    evidence:
+      "the older sliding sizing (max_num_batched_tokens alone); the one 0.23.0 log does not reproduce with any " +
+      "in-flight count, so this version's sizing is not confirmed",
+    confirmed: false,
+  },
+  {
+    id: "0.27",
+    inFlight: "concurrentBatches",
+    printFormat: "two-lines",
+    evidence: "the 0.27.1 log (nepenth, GB10 TP 2) reproduces every printed figure",
+    confirmed: true,
+  },
+  {
+    id: "0.31",
+    inFlight: "concurrentBatches",
+    printFormat: "two-lines",
+    evidence:
+      "the 0.31.1rc1 log (tant2tls, H100 TP 8) reproduces its token figure; it does not show the print layout, " +
+      "assumed as 0.27's",
+    confirmed: true,
+  },
+  {
+    id: "main",
+    inFlight: "concurrentBatches",
+    printFormat: "one-line",
+    evidence: "the code at 0484480b (main branch): the same sizing, both figures on one line",
+    confirmed: true,
+  },
+];
+
+/** The default `--vllm-version`: the newest release a public log confirms. */
+export const DEFAULT_VLLM_VERSION = "0.31.1";
+
+const RELEASE = /^v?(\d+)\.(\d+)(?:\.(\d+))?([A-Za-z0-9.+-]*)$/;
+
+/** The behaviour of `version`, refused (ServerConfigError naming `field`) when it is not one dsv4-kv models. */
+export function vllmVersionBehaviour(version: string, field = "vllmVersion"): VllmVersionBehaviour {
+  const byId = (id: VllmVersionBehaviour["id"]) => VLLM_VERSION_BEHAVIOURS.find((b) => b.id === id)!;
+  if (version === "main" || version === "0484480b") return byId("main");
+  const m = RELEASE.exec(version);
+  if (!m) {
+    throw new ServerConfigError(
+      "INVALID_ARGUMENT",
+      field,
+      version,
+      "must be a vLLM version as vLLM prints it (0.27.1, 0.31.1rc1) or main",
+    );
+  }
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  if (major === 0 && minor < 23) {
+    throw new ServerConfigError(
+      "INVALID_ARGUMENT",
+      field,
+      version,
+      "must be 0.23 or later: earlier vLLM has no DeepSeek-V4 support modelled here",
+      { min: "0.23" },
+    );
+  }
+  if (major === 0 && minor < 27) return byId("0.23");
+  if (major === 0 && minor < 31) return byId("0.27");
+  return byId("0.31");
+}
