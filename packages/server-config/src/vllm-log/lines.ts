@@ -2,7 +2,7 @@
  * The vLLM start-up messages the log reader recognises, one pattern each, and what a line is: a log line (vLLM's
  * `(Worker_TP0 pid=514) INFO 07-12 02:34:00 [file.py:620] ` prefix, a journald or docker prefix) or a quote in
  * prose, a table or a bench note. The formats were checked against vLLM's source per version
- * (docs/reference/vllm-kv-cache.md §14); a pattern matches anywhere in a line, since people quote them inline.
+ * (docs/reference/vllm-kv-cache.md §15); a pattern matches anywhere in a line, since people quote them inline.
  */
 import type { VllmFigureKind } from "./types.js";
 

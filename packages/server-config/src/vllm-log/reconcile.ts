@@ -1,5 +1,5 @@
 /**
- * Reconciles a vLLM DeepSeek-V4 start-up log with `planVllmKvCache` (docs/reference/vllm-kv-cache.md §15): the
+ * Reconciles a vLLM DeepSeek-V4 start-up log with `planVllmKvCache` (docs/reference/vllm-kv-cache.md §16): the
  * log's arguments and lines give the inputs (the caller's overrides win), its printed KV memory is the budget anchor
  * (an input, never a match: the profile run is not modelled), and every figure it printed from that budget (blocks,
  * tokens, concurrency, the refusal's needed memory and estimate) is recomputed and judged equal, within the print's

@@ -1,7 +1,7 @@
 /**
  * What `dsv4-kv check --engine vllm --against-log FILE` reads out of a vLLM start-up log of DeepSeek-V4
  * (parse.ts), and what the reconciliation returns (reconcile.ts). Formats and their upstream sources:
- * docs/reference/vllm-kv-cache.md §14.
+ * docs/reference/vllm-kv-cache.md §15.
  */
 
 /** A number as the log printed it: the text, its value and its decimals (a GiB figure is a range). */
@@ -14,7 +14,7 @@ export interface VllmLoggedNumber {
 /** Where a figure was read: a log line (a logging prefix or a bare vLLM message), or a quote in prose or a table. */
 export type VllmLineSource = "log" | "quoted";
 
-/** The kinds of line the reader recognises (each format is in docs/reference/vllm-kv-cache.md §14). */
+/** The kinds of line the reader recognises (each format is in docs/reference/vllm-kv-cache.md §15). */
 export type VllmFigureKind =
   | "weights-gib"
   | "available-kv-gib"

@@ -1,6 +1,7 @@
 /**
- * What changed between the vLLM versions dsv4-kv models, for DeepSeek-V4's KV cache (docs/reference/vllm-kv-cache.md
- * §1 "Versions"): which tokens in flight each sliding group reserves, and how the two sizing figures print. A version
+ * What changed between the vLLM versions dsv4-kv models, for DeepSeek-V4's KV cache
+ * (docs/reference/vllm-kv-cache.md#1-sources-and-versions): which tokens in flight each sliding group reserves, and
+ * how the two sizing figures print. A version
  * is named as vLLM prints it (`0.27.1`, `0.31.1rc1.dev50+g554340f3d`) or `main` (the snapshot at 0484480b).
  */
 import { ServerConfigError } from "../errors.js";
