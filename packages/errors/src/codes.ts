@@ -275,6 +275,10 @@ const serverConfig = block("@dsv4-kv/server-config", {
     "A server log that is not a whole SGLang DeepSeek-V4 start-up log (empty, no DSV4 sizing line, a line cut off).",
     "Pass the start-up log of one server as SGLang wrote it, up to the KV pool lines; the message names the line.",
   ],
+  VLLM_LOG: [
+    "A file given as a vLLM start-up log that holds no vLLM DeepSeek-V4 start-up material (empty, binary, too large).",
+    "Pass the start-up log of one vLLM server (its non-default args or launch command and its KV cache lines).",
+  ],
 });
 
 const cli = block("@dsv4-kv/cli", {

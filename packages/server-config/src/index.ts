@@ -68,6 +68,8 @@ export {
   type CheckReportJson,
   checkReportJson,
   checkReportJsonSchema,
+  VllmLogCheckJsonSchema,
+  VllmLogComparisonSchema,
 } from "./report-schema.js";
 export type {
   ConfiguratorGeneration,
@@ -108,6 +110,25 @@ export {
   VllmReportPartSchema,
   vllmReportJson,
 } from "./vllm/report-schema.js";
+export {
+  type ParsedVllmLog,
+  type ParseVllmLogOptions,
+  type VllmFigureCause,
+  type VllmFigureComparison,
+  type VllmInputSource,
+  type VllmLogComparison,
+  type VllmLogOverrides,
+  type VllmLoggedLine,
+  type VllmReconcileOptions,
+  type VllmVerdict,
+  MAX_VLLM_LOG_CHARS,
+  MODELLED_FROM_VERSION,
+  inputsFromArgs,
+  launchArgs,
+  parseVllmLog,
+  readLogInputs,
+  reconcileVllmLog,
+} from "./vllm-log/index.js";
 export {
   ENV_SWITCHES,
   FLAG_HELP_GROUPS,

@@ -322,6 +322,73 @@ export const LogComparisonSchema = z.strictObject({
     .describe("rules raised by Gen B's sizing that do not describe this log's earlier configurator"),
 });
 
+/** `check --engine vllm --against-log FILE`: a vLLM log's figures against ours (VllmLogComparison, vllm-log/types.ts). */
+const VllmLineSourceSchema = z
+  .enum(["log", "quoted"])
+  .describe(
+    "log: vLLM wrote the line (a prefix, or the message starts it); quoted: prose, a table or a note quotes it",
+  );
+
+export const VllmLogComparisonSchema = z.strictObject({
+  engine: z.literal("vllm"),
+  version: z.string().nullable().describe("the vLLM version the log printed (banner or engine line), null if none"),
+  model: z.string().describe("the model the figures were computed for, and how it was chosen"),
+  evidence: z.array(z.string()).describe("what made the file a vLLM DeepSeek-V4 start-up log"),
+  inputs: z
+    .array(
+      z.strictObject({
+        name: z.string().describe("vLLM's dest key (max_num_batched_tokens)"),
+        field: z.string().describe("the model's input it sets (maxNumBatchedTokens)"),
+        value: z.string(),
+        from: z
+          .enum(["log-args", "log-line", "flag", "default", "not-modelled"])
+          .describe("non-default args or launch command, a log line that echoes it, a flag, or vLLM's default"),
+        line: z.int().positive().nullable().describe("the log line it was read from"),
+      }),
+    )
+    .describe("every input of the recomputation and where it came from"),
+  figures: z.array(
+    z.strictObject({
+      name: z.string().describe("the figure (kvCacheTokens, maxConcurrency, refusal.neededGiB, block_size, …)"),
+      line: z.int().positive().describe("the 1-based log line it was read from"),
+      source: VllmLineSourceSchema,
+      logged: z.string().describe("as the log printed it"),
+      computed: z
+        .string()
+        .nullable()
+        .describe("ours at the log's precision; `a…b` when the budget's rounding allows several; null: an input"),
+      role: z
+        .enum(["input", "compared", "not-computed"])
+        .describe("taken from the log as an input (the budget), compared with ours, or not computed"),
+      verdict: z
+        .enum(["equal", "within-rounding", "different"])
+        .nullable()
+        .describe("compared: equal, inside the range the print's rounding allows, or different; null otherwise"),
+      why: z.string().describe("how it is computed, or why it is an input or not computed"),
+      cause: z
+        .strictObject({
+          id: z.string().describe("the cause's stable id (unlogged-batched-tokens, version-sizing, …)"),
+          explained: z.boolean().describe("true when recomputing under the cause gives every logged figure"),
+          text: z.string(),
+        })
+        .optional()
+        .describe("for a figure that differs or is not computed: its named cause"),
+    }),
+  ),
+  skipped: z.array(SkippedLineSchema).describe("lines not read, with why"),
+  nothingCompared: z.string().optional().describe("set when no figure could be compared, with why"),
+});
+
+/** What `dsv4-kv check --engine vllm --against-log FILE --json` prints. */
+export const VllmLogCheckJsonSchema = z
+  .strictObject({
+    schemaVersion: z.literal(CHECK_REPORT_SCHEMA_VERSION),
+    engine: z.literal("vllm"),
+    ok: z.boolean().describe("no compared figure differs and every figure was computed"),
+    vllmLogComparison: VllmLogComparisonSchema,
+  })
+  .meta({ title: "dsv4-kv check --engine vllm --against-log --json report" });
+
 /** One section of a log with several servers: its own check and reconciliation. */
 const LogSectionSchema = z.strictObject({
   section: z.int().positive(),
@@ -337,6 +404,9 @@ export const CheckReportJsonSchema = z
     ...reportShape,
     logComparison: LogComparisonSchema.optional().describe(
       "with --against-log: the reconciled section (the first with sizing lines, or --section N)",
+    ),
+    vllmLogComparison: VllmLogComparisonSchema.optional().describe(
+      "with --engine vllm --against-log: the vLLM log's figures against ours",
     ),
     sections: z
       .array(LogSectionSchema)

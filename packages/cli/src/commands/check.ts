@@ -20,6 +20,7 @@ import { loadModel, readModelFile } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkIfV41 } from "../check/v41.js";
 import { checkV41AgainstLog } from "../check/v41-against-log.js";
+import { hasAgainstLog, runVllmAgainstLog } from "../check/vllm/against-log.js";
 import { runVllmCheck } from "../check/vllm/run.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
@@ -95,6 +96,8 @@ interface CheckInput {
 
 export async function run(given: string[], io: CommandIO): Promise<number> {
   const { engine, argv } = splitEngine(given);
+  // A vLLM log is reconciled on its own path (check/vllm/against-log.ts), with vLLM's flags as overrides.
+  if (engine === "vllm" && hasAgainstLog(argv)) return runVllmAgainstLog(argv, io);
   const dash = argv.indexOf("--");
   if (engine === "vllm")
     return runVllmCheck(dash < 0 ? argv : argv.slice(0, dash), dash < 0 ? null : argv.slice(dash + 1), io);

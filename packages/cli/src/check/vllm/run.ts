@@ -28,6 +28,7 @@ export const vllmSpec: CommandSpec = {
   usage: [
     "--engine vllm [--model MODEL | --model-config FILE] [vLLM flags] [--vllm-version V] [--json]",
     "--engine vllm [dsv4-kv options] -- [NAME=value …] vllm serve MODEL [vLLM flags]",
+    "--engine vllm --against-log FILE [--model MODEL] [vLLM flags] [--json]",
   ],
   description: `Checks a DeepSeek-V4 vLLM server configuration before it starts, per rank (the latent KV head is replicated
 on every tensor-parallel rank): vLLM's arguments resolved (what vLLM picks when unset, and why), the layer specs,
@@ -47,7 +48,16 @@ is not modelled is listed as such; an unknown flag is refused with a suggestion.
 Budget: --kv-cache-memory-bytes (vLLM's own, used as given), --kv-budget-bytes (a logged "Available KV cache
 memory"), or the device's total memory (--gpu-memory-gib, default an H200) × --gpu-memory-utilization less the
 weights (--weights-gib, default the checkpoint over TP × PP) and the profile run's other memory (--runtime-gib,
-default 0: an upper bound on the cache).`,
+default 0: an upper bound on the cache).
+
+--against-log FILE (or - for standard input) reads a vLLM start-up log of DeepSeek-V4 as people paste it (vLLM's
+process prefixes, journald or docker prefixes, prose and tables, wrapped lines): its non-default args or vllm
+serve command, the version, and every KV line (available memory, GPU KV cache size, maximum concurrency, blocks,
+the start-up refusal, block size, layout, indexer). The logged budget is the anchor; every figure sized from it is
+recomputed and shown equal, within the print's rounding, or different with a named cause (an unstated
+max_num_batched_tokens, async scheduling, FP4 indexer or layer-tuple stride that reproduces it; a layout, draft or
+vLLM version not modelled). vLLM flags given here win over the log's. Exit 0 when no figure differs, 1 when one
+differs or is not computed, 2 when the file holds no vLLM DeepSeek-V4 material.`,
   flags: VLLM_ALL_FLAGS,
   exitCodes: [
     [0, "vLLM starts with this configuration (warnings may remain)"],
