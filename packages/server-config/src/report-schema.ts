@@ -11,6 +11,7 @@
 import { ERROR_CODES, type ErrorCode } from "@dsv4-kv/errors";
 import { z } from "zod";
 import { POOL_NAMES, type PoolId } from "@dsv4-kv/memory-pool";
+import { EnginesComparisonSchema } from "./engines-comparison-schema.js";
 import { RULES, type RuleId } from "./rules.js";
 import { ServerArgsSchema } from "./schema.js";
 
@@ -340,6 +341,9 @@ export const CheckReportJsonSchema = z
       .array(LogSectionSchema)
       .optional()
       .describe("with --against-log: every section of the log (one per server start), each checked and reconciled"),
+    enginesComparison: EnginesComparisonSchema.optional().describe(
+      "with --compare-engines: the deployment on SGLang and on vLLM, memory per kind, each difference's cause",
+    ),
   })
   .meta({ title: "dsv4-kv check --json report" });
 

@@ -20,6 +20,8 @@ import { type LogFileInput, type LogInput, readAgainstLog } from "../check/again
 import { loadModel } from "../check/model-source.js";
 import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkIfV41 } from "../check/v41.js";
+import { enginesComparisonOf } from "../check/compare-engines.js";
+import { formatEnginesComparison } from "../check/compare-engines-text.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
@@ -129,6 +131,8 @@ interface CheckRun {
   payload: Parameters<typeof checkPayload>[0];
   ignored: IgnoredSetting[];
   overridden: OverriddenSetting[];
+  /** With --compare-engines: the text section (null without). */
+  enginesText: string | null;
 }
 
 const BUDGET_FLAGS = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"];
@@ -246,10 +250,12 @@ async function runOne(
   const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored, overridden });
   const reconciled = log ? reconcileSglangLog(log.parsed, report, { budgetFromLog }) : null;
   const { report: checked, comparison } = reconciled ? rulesForLog(report, reconciled) : { report, comparison: null };
+  const engines = enginesComparisonOf(merged, checked, model);
   const json = (comparison ? { ...toJson(checked), logComparison: comparison } : toJson(checked)) as Record<
     string,
     unknown
   >;
+  if (engines) json.enginesComparison = engines;
   const ok = checked.ok && (comparison === null || logComparisonOk(comparison));
   const payload = {
     values: merged,
@@ -262,7 +268,8 @@ async function runOne(
   };
   if (!log && typeof merged.html === "string")
     await writeReportHtml(merged.html, renderReportHtml(checkPayload(payload)));
-  return { report: checked, json, comparison, section: log, ok, payload, ignored, overridden };
+  const enginesText = engines ? formatEnginesComparison(engines) : null;
+  return { report: checked, json, comparison, section: log, ok, payload, ignored, overridden, enginesText };
 }
 
 /**
@@ -319,6 +326,7 @@ function writeRun(run: CheckRun, io: CommandIO, json: boolean, sectionCount: num
     : "";
   if (p && sectionCount) io.stdout.write(`\n=== ${where}, started by ${p.startedBy} ===\n`);
   io.stdout.write(formatReport(run.report, paint));
+  if (run.enginesText) io.stdout.write(run.enginesText);
   if (run.ignored.length > 0) io.stdout.write(ignoredSection(run.ignored));
   if (run.overridden.length > 0) io.stdout.write(overriddenSection(run.overridden));
   if (run.section && run.comparison)
