@@ -19,6 +19,7 @@ import { type KindFigures, engineCauses, sglangKinds, vllmKinds } from "./compar
 import type { Values } from "./launch.js";
 
 const GIB = 2 ** 30;
+const n = (v: number): string => v.toLocaleString("en-US");
 
 /** The check flags that set the comparison's own inputs (each needs --compare-engines). */
 export const COMPARE_FLAGS = [
@@ -59,7 +60,7 @@ function budgetMapping(report: CheckReport, options: CompareOptions): { budget: 
   if (util === undefined) {
     if (options.vllmOverheadGiB !== undefined)
       throw new UsageError("--compare-vllm-overhead-gib", options.vllmOverheadGiB, "needs --compare-gpu-memory-utilization");
-    const text = `vLLM's available KV cache memory = SGLang's KV budget (${sglangBytes} B): same-kv-bytes`;
+    const text = `vLLM's available KV cache memory = SGLang's KV budget (${n(sglangBytes)} B)`;
     const budget = { rule: "same-kv-bytes", sglangBytes, vllmBytes: sglangBytes, gpuMemoryUtilization: null };
     return {
       budget: { ...budget, overheadBytes: null, text } as Budget,
@@ -75,7 +76,7 @@ function budgetMapping(report: CheckReport, options: CompareOptions): { budget: 
   const input = { kind: "gpu", totalDeviceBytes, gpuMemoryUtilization: util, weightsBytes, activationPeakBytes: 0 };
   const vllmBytes = Math.ceil(totalDeviceBytes * util) - weightsBytes - overheadBytes;
   const text =
-    `vLLM: ceil(${totalDeviceBytes} B × ${util}) − weights ${weightsBytes} B − overhead ${overheadBytes} B ` +
+    `vLLM: ceil(${n(totalDeviceBytes)} B × ${util}) − weights ${n(weightsBytes)} B − overhead ${n(overheadBytes)} B ` +
     `(--gpu-memory-utilization covers activations and CUDA graphs; SGLang's mem-fraction-static does not)`;
   return {
     budget: { rule: "gpu-memory-utilization", sglangBytes, vllmBytes, gpuMemoryUtilization: util, overheadBytes, text },

@@ -21,7 +21,7 @@ export function engineBars(c: EnginesComparison): Bar[] {
     kind,
     engine,
     gib: bytes / GIB,
-    label: `${fmtGiB(bytes)}${perToken === null ? "" : ` · ${perToken.toFixed(2)} B/token`}`,
+    label: `${engine} ${fmtGiB(bytes)}${perToken === null ? "" : ` · ${perToken.toFixed(2)} B/token`}`,
   });
   const bars = c.kinds.flatMap((k) => [
     bar(k.kind, "SGLang", k.sglang.bytes, k.sglang.bytesPerToken),
@@ -44,8 +44,9 @@ export function enginesChart(c: EnginesComparison | null): HTMLElement {
     height: 40 + kinds.length * 44,
     width: 900,
     x: { label: "GiB per worker →", grid: true },
-    y: { label: null, domain: ENGINES },
-    fy: { label: null, domain: kinds },
+    // The kinds label the rows on the left; the colour (and each bar's text) names the engine.
+    y: { axis: null, domain: ENGINES },
+    fy: { label: null, domain: kinds, axis: "left" },
     color: { domain: ENGINES, range: ["#4c78a8", "#f58518"], legend: true },
     marks: [
       Plot.barX(bars, { x: "gib", y: "engine", fy: "kind", fill: "engine", title: (b: Bar) => `${b.engine} ${b.kind}: ${b.label}` }),
