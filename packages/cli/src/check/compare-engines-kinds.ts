@@ -124,6 +124,7 @@ export interface CauseInput {
 
 const f2 = (x: number): string => x.toLocaleString("en-US", { maximumFractionDigits: 2 });
 const f4 = (x: number): string => x.toLocaleString("en-US", { maximumFractionDigits: 4 });
+const f6 = (x: number): string => x.toLocaleString("en-US", { maximumFractionDigits: 6 });
 /** Differences below this (bytes per token) are rounding noise of doubles, not causes. */
 const NOISE = 1e-9;
 
@@ -169,7 +170,7 @@ function kindCauses(kind: EngineCacheKind, s: KindFigures | undefined, v: KindFi
     add(
       "sglang-page-rounding",
       scale * (1 - s.heldTokensPerToken),
-      `SGLang holds ${f4(s.heldTokensPerToken)} tokens per token of capacity (its pool's spare pages)`,
+      `SGLang holds ${f6(s.heldTokensPerToken)} tokens per token of capacity (its pool's spare pages)`,
     );
   }
   add(

@@ -72,6 +72,10 @@ arithmetic real servers used (generations, rings, layer count, state dtype, FP4 
 SWA ratio, model), or says that none explains it and gives the residual. Exit 1 on a difference or a failed rule
 in any section; a section without sizing lines is checked as a launch.
 
+--compare-engines also shows the deployment on vLLM (the same model, context, page size, dtype and speculation;
+vLLM gets SGLang's KV bytes unless --compare-gpu-memory-utilization is given): tokens, concurrency and bytes per
+token of every cache kind on both engines, and each difference as a named cause with its size.
+
 --html FILE also writes the report as one self-contained page (scripts, styles and data inline, no network):
 the verdict, every error and warning with its fix, the resolved arguments, and charts of the memory per pool,
 the capacity against the draft-token count, the ring during one verify and the residency run. Its controls
