@@ -74,8 +74,10 @@ export function mountCheckView(root: HTMLElement, payload: CheckPayload): void {
     const errors: Dsv4KvError[] = [...state.fragmentErrors];
     let report: CheckReport;
     let overrides = state.overrides;
-    let input = pipelineInput(payload, overrides);
+    let input: ReturnType<typeof pipelineInput>;
     try {
+      // Inside the try: a --model override the check does not know is refused here.
+      input = pipelineInput(payload, overrides);
       report = runCheckPipeline(input).report;
     } catch (error) {
       if (!Dsv4KvError.isInstance(error)) throw error;
