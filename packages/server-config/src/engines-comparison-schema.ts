@@ -91,7 +91,9 @@ const MappingSchema = z.strictObject({
       sglangBytes: bytes.describe("SGLang's KV budget per worker"),
       vllmBytes: bytes.describe("vLLM's available KV cache memory"),
       gpuMemoryUtilization: z.number().nullable().describe("vLLM --gpu-memory-utilization, null under same-kv-bytes"),
-      overheadBytes: bytes.nullable().describe("activations, CUDA graphs, non-torch memory vLLM subtracts; null if n/a"),
+      overheadBytes: bytes
+        .nullable()
+        .describe("activations, CUDA graphs, non-torch memory vLLM subtracts; null if n/a"),
       text: z.string().describe("how the budget was equated, in words"),
     })
     .describe("mem-fraction-static and gpu-memory-utilization are different budgets: how they were equated"),
@@ -107,7 +109,7 @@ const SglangSideSchema = z.strictObject({
 });
 
 const VllmSideSchema = z.strictObject({
-  tokens: count.describe("\"GPU KV cache size\": int(concurrency × max_model_len)"),
+  tokens: count.describe('"GPU KV cache size": int(concurrency × max_model_len)'),
   maxConcurrency: z.number().describe("num_gpu_blocks / blocks per request (a double)"),
   numGpuBlocks: count,
   blocksPerRequest: count,

@@ -5,7 +5,13 @@
  * (vLLM: context or window, tokens in flight, block rounding; SGLang: its pools' sizes). The causes sum to the
  * difference of the two engines' bytes per token (docs/reference/engines-compared.md §3).
  */
-import type { CheckReport, EngineCacheKind, EngineCauseId, EnginesComparison, VllmKvPlan } from "@dsv4-kv/server-config";
+import type {
+  CheckReport,
+  EngineCacheKind,
+  EngineCauseId,
+  EnginesComparison,
+  VllmKvPlan,
+} from "@dsv4-kv/server-config";
 import { UsageError } from "../commands/args.js";
 
 export interface KindFigures {
@@ -41,7 +47,11 @@ export function sglangKinds(report: CheckReport): Map<EngineCacheKind, KindFigur
   for (const pool of sizing.stages[0]!.pools) {
     const kind = SGLANG_POOL_KIND[pool.id];
     if (kind === undefined)
-      throw new UsageError("--compare-engines", true, `models the CUDA pools: SGLang's ${pool.id} pool has no vLLM twin`);
+      throw new UsageError(
+        "--compare-engines",
+        true,
+        `models the CUDA pools: SGLang's ${pool.id} pool has no vLLM twin`,
+      );
     const rowTokens = pool.dtype === "uint8" ? sizing.pageSize : 1;
     const a = acc.get(kind) ?? { layers: 0, bytes: 0, held: 0 };
     acc.set(kind, {
@@ -77,12 +87,19 @@ export function vllmKinds(plan: VllmKvPlan, targetLayers: number): Map<EngineCac
     const blocks = plan.blocksPerRequest.perGroup[i] as number;
     const b = g.blockSizeTokens;
     const held = blocks * b;
-    const exact = g.type === "full" ? L : Math.min((g.slidingWindowTokens as number) - 1 + extraRetainedTokens + inFlightTokens, L);
+    const exact =
+      g.type === "full" ? L : Math.min((g.slidingWindowTokens as number) - 1 + extraRetainedTokens + inFlightTokens, L);
     const window = g.type === "full" ? L : Math.min((g.slidingWindowTokens as number) - 1 + extraRetainedTokens, L);
     for (const spec of g.specs) {
       const kind = vllmKindOf(spec.kind, spec.layer, targetLayers);
       const f = out.get(kind);
-      const split = f?.split ?? { window: 0, inFlight: 0, rounding: 0, sliding: g.type === "sliding", tokensPerBlock: b };
+      const split = f?.split ?? {
+        window: 0,
+        inFlight: 0,
+        rounding: 0,
+        sliding: g.type === "sliding",
+        tokensPerBlock: b,
+      };
       out.set(kind, {
         layers: (f?.layers ?? 0) + 1,
         bytesPerToken: (f?.bytesPerToken ?? 0) + (blocks * spec.pageBytes) / L,

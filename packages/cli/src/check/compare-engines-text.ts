@@ -35,7 +35,11 @@ function capacityLines(c: EnginesComparison): string[] {
 }
 
 function kindLines(c: EnginesComparison): string[] {
-  const cols = (cells: string[]) => `  ${cells[0]!.padEnd(20)}${cells.slice(1).map((x, i) => x.padStart(i === 6 ? 12 : i % 3 === 0 ? 8 : 11)).join("")}`;
+  const cols = (cells: string[]) =>
+    `  ${cells[0]!.padEnd(20)}${cells
+      .slice(1)
+      .map((x, i) => x.padStart(i === 6 ? 12 : i % 3 === 0 ? 8 : 11))
+      .join("")}`;
   const head = cols(["kind", "SGLang", "B/token", "GiB", "vLLM", "B/token", "GiB", "Δ B/token"]);
   const rows = c.kinds.map((k) =>
     cols([
@@ -56,7 +60,9 @@ function kindLines(c: EnginesComparison): string[] {
 }
 
 export function formatEnginesComparison(c: EnginesComparison): string {
-  const causes = c.causes.map((x) => `  ${signed(x.bytesPerToken).padStart(10)}  ${x.id}${x.kind ? ` (${x.kind})` : ""}: ${x.text}`);
+  const causes = c.causes.map(
+    (x) => `  ${signed(x.bytesPerToken).padStart(10)}  ${x.id}${x.kind ? ` (${x.kind})` : ""}: ${x.text}`,
+  );
   const total =
     c.deltaBytesPerToken === null
       ? "  vLLM holds no block: its bytes per token are undefined"

@@ -59,7 +59,11 @@ function budgetMapping(report: CheckReport, options: CompareOptions): { budget: 
   const util = options.gpuMemoryUtilization;
   if (util === undefined) {
     if (options.vllmOverheadGiB !== undefined)
-      throw new UsageError("--compare-vllm-overhead-gib", options.vllmOverheadGiB, "needs --compare-gpu-memory-utilization");
+      throw new UsageError(
+        "--compare-vllm-overhead-gib",
+        options.vllmOverheadGiB,
+        "needs --compare-gpu-memory-utilization",
+      );
     const text = `vLLM's available KV cache memory = SGLang's KV budget (${n(sglangBytes)} B)`;
     const budget = { rule: "same-kv-bytes", sglangBytes, vllmBytes: sglangBytes, gpuMemoryUtilization: null };
     return {

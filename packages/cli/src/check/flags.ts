@@ -12,6 +12,7 @@ import {
   type ServerFlag,
   serverFlagName,
 } from "@dsv4-kv/server-config";
+import { VLLM_DEFAULTS } from "@dsv4-kv/server-config/internal";
 import { type FlagSpec, type FlagTable, choice } from "../commands/flags.js";
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -119,7 +120,11 @@ export const CLI_FLAGS: FlagTable = {
     GIB_MAX,
     "with --compare-gpu-memory-utilization: activations, CUDA graphs and non-torch memory vLLM takes (default 0)",
   ),
-  "compare-max-num-batched-tokens": int(1, INT32_MAX, "with --compare-engines: vLLM's --max-num-batched-tokens (default 8192)"),
+  "compare-max-num-batched-tokens": int(
+    1,
+    INT32_MAX,
+    `with --compare-engines: vLLM's --max-num-batched-tokens (default ${VLLM_DEFAULTS.maxNumBatchedTokens})`,
+  ),
   json: bool("print the report as one JSON object"),
   html: str(
     "also write the report as one self-contained HTML page: charts of memory, capacity and the ring, and controls " +

@@ -49,8 +49,22 @@ export function enginesChart(c: EnginesComparison | null): HTMLElement {
     fy: { label: null, domain: kinds, axis: "left" },
     color: { domain: ENGINES, range: ["#4c78a8", "#f58518"], legend: true },
     marks: [
-      Plot.barX(bars, { x: "gib", y: "engine", fy: "kind", fill: "engine", title: (b: Bar) => `${b.engine} ${b.kind}: ${b.label}` }),
-      Plot.text(bars, { x: "gib", y: "engine", fy: "kind", text: "label", textAnchor: "start", dx: 6, fill: "currentColor" }),
+      Plot.barX(bars, {
+        x: "gib",
+        y: "engine",
+        fy: "kind",
+        fill: "engine",
+        title: (b: Bar) => `${b.engine} ${b.kind}: ${b.label}`,
+      }),
+      Plot.text(bars, {
+        x: "gib",
+        y: "engine",
+        fy: "kind",
+        text: "label",
+        textAnchor: "start",
+        dx: 6,
+        fill: "currentColor",
+      }),
       Plot.ruleX([0]),
     ],
   });
