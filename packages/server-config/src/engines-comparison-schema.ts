@@ -70,7 +70,12 @@ const MappingSchema = z.strictObject({
   tpSize: count.describe("tensor-parallel size; both engines replicate the one KV head on every rank"),
   contextLength: count.describe("SGLang --context-length = vLLM --max-model-len"),
   blockSize: count.describe("SGLang --page-size (resolved) = vLLM --block-size"),
-  kvCacheDtype: z.strictObject({ sglang: z.string(), vllm: z.string() }).describe("the KV dtype on each engine"),
+  kvCacheDtype: z
+    .strictObject({
+      sglang: z.string().describe("SGLang's resolved --kv-cache-dtype"),
+      vllm: z.string().describe("the cache layout vLLM uses for it"),
+    })
+    .describe("the KV dtype on each engine"),
   fp4IndexerCache: z.boolean().describe("SGLang's FP4 indexer = vLLM's use_fp4_indexer_cache"),
   pipelineParallelSize: count.describe("SGLang --pp-size = vLLM --pipeline-parallel-size"),
   maxNumBatchedTokens: count.describe("vLLM --max-num-batched-tokens (--compare-max-num-batched-tokens)"),
@@ -78,7 +83,10 @@ const MappingSchema = z.strictObject({
     .strictObject({
       sglang: z.string().describe("SGLang's algorithm and draft tokens"),
       vllm: z
-        .strictObject({ method: z.enum(["mtp", "dspark"]), numSpeculativeTokens: count })
+        .strictObject({
+          method: z.enum(["mtp", "dspark"]).describe("the speculative-config method"),
+          numSpeculativeTokens: count.describe("num_speculative_tokens: SGLang's draft tokens − 1"),
+        })
         .nullable()
         .describe("vLLM --speculative-config, null without speculation"),
     })
@@ -102,8 +110,8 @@ const MappingSchema = z.strictObject({
 const SglangSideSchema = z.strictObject({
   tokens: count.describe("full tokens (max_total_num_tokens)"),
   requestsAtContextLength: z.number().describe("min(max running requests, tokens / context length)"),
-  maxRunningRequests: count,
-  availableBytes: bytes,
+  maxRunningRequests: count.describe("SGLang's max running requests per worker"),
+  availableBytes: bytes.describe("SGLang's KV budget per worker"),
   unusedBytes: bytes.describe("the budget less what the pools allocate"),
   bytesPerToken: perToken.describe("the budget / tokens"),
 });
@@ -111,12 +119,12 @@ const SglangSideSchema = z.strictObject({
 const VllmSideSchema = z.strictObject({
   tokens: count.describe('"GPU KV cache size": int(concurrency × max_model_len)'),
   maxConcurrency: z.number().describe("num_gpu_blocks / blocks per request (a double)"),
-  numGpuBlocks: count,
-  blocksPerRequest: count,
+  numGpuBlocks: count.describe("blocks of the one pool: available // stride"),
+  blocksPerRequest: count.describe("blocks one request of max_model_len takes, over every group"),
   blockStrideBytes: bytes.describe("the largest group's bytes per block: every block's size"),
   groups: count.describe("KV cache groups sharing the one pool"),
   poolBytes: bytes.describe("num_gpu_blocks × stride"),
-  availableBytes: bytes,
+  availableBytes: bytes.describe("vLLM's available KV cache memory"),
   startupCheckPasses: z.boolean().describe("vLLM's start-up check that one request of max_model_len fits"),
   printed: z.array(z.string()).describe("the lines vLLM prints at start-up, as it prints them"),
   bytesPerToken: perToken.nullable().describe("the budget / (concurrency × max_model_len); null with no block"),

@@ -2,24 +2,13 @@
 // vLLM (both engines' bars for every kind, the legend, a caption with the CLI's figures), reruns it when a control
 // changes, shows a refusal of the comparison's inputs as an alert, and leaves it out without the flag. Never
 // skipped (see harness.ts); the pages are written by the built CLI.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { cli } from "../cli-helpers.js";
-import { distinctColours, launchBrowser, openPage } from "./harness.js";
+import { browserSuite, distinctColours, openPage } from "./harness.js";
 
-const dir = mkdtempSync(join(tmpdir(), "dsv4kv-engines-page-"));
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = browserSuite("dsv4kv-engines-page-");
+const dir = suite.dir;
 
 function writePage(name: string, args: string[]): string {
   const path = join(dir, `${name}.html`);
@@ -32,7 +21,7 @@ describe("check --compare-engines --html in Chromium", () => {
   test("the chart draws both engines for every kind, with the CLI's figures in its caption", async () => {
     const json = JSON.parse(cli(["check", "--compare-engines", "--json"]).stdout);
     const kinds: string[] = json.enginesComparison.kinds.map((k: { kind: string }) => k.kind);
-    const { page, errors } = await openPage(browser, writePage("engines", ["--compare-engines"]));
+    const { page, errors } = await openPage(suite.browser(), writePage("engines", ["--compare-engines"]));
     const chart = page.locator("#chart-engines");
     expect(await chart.locator("h2").textContent()).toBe("Memory per kind, SGLang and vLLM");
     const bars = chart.locator("svg g[aria-label='bar'] rect");
@@ -55,18 +44,18 @@ describe("check --compare-engines --html in Chromium", () => {
 
   test("a control reruns the comparison; a bad comparison input is an alert; no flag, no chart", async () => {
     const path = writePage("engines-rerun", ["--compare-engines"]);
-    const { page, errors } = await openPage(browser, path, "tp-size=4");
+    const { page, errors } = await openPage(suite.browser(), path, "tp-size=4");
     const want = JSON.parse(cli(["check", "--compare-engines", "--tp-size", "4", "--json"]).stdout);
     const tokens = want.enginesComparison.vllm.tokens.toLocaleString("en-US");
     expect(await page.locator("#chart-engines figcaption").textContent()).toContain(`${tokens} tokens`);
     await page.context().close();
 
-    const bad = await openPage(browser, path, "pp-size=2");
+    const bad = await openPage(suite.browser(), path, "pp-size=2");
     expect(await bad.page.locator("#alerts").textContent()).toContain("--pp-size");
     expect(await bad.page.locator("#chart-engines .empty").count()).toBe(1);
     await bad.page.context().close();
 
-    const plain = await openPage(browser, writePage("plain", []));
+    const plain = await openPage(suite.browser(), writePage("plain", []));
     expect(await plain.page.locator("#chart-engines").count()).toBe(0);
     await plain.page.context().close();
     expect([...errors, ...plain.errors]).toEqual([]);
