@@ -3,6 +3,7 @@
 // JSON part validating against the published schema.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { Dsv4KvError } from "@dsv4-kv/errors";
 import { type CheckReportJson, EnginesComparisonSchema, MODEL_PRESETS } from "@dsv4-kv/server-config";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -180,6 +181,20 @@ describe("check --compare-engines end to end", () => {
     const report = JSON.parse(r.stdout) as CheckReportJson;
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
     expect(report.enginesComparison!.vllm.tokens).toBe(10_510_860);
+  });
+
+  it("with --against-log: every section carries its own comparison, and the whole validates", () => {
+    const log = fileURLToPath(
+      new URL(
+        "../../server-config/test/fixtures/sglang-logs/amd-infera-mtt-working-process-prose.log",
+        import.meta.url,
+      ),
+    );
+    const r = cli(["check", "--against-log", log, "--compare-engines", "--json"]);
+    const report = JSON.parse(r.stdout) as CheckReportJson;
+    expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
+    expect(report.sections!.length).toBe(2);
+    for (const s of report.sections!) expect(s.enginesComparison!.vllm.blockStrideBytes).toBeGreaterThan(0);
   });
 
   it("without the flag the JSON has no comparison", () => {

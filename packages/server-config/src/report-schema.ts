@@ -327,6 +327,9 @@ const LogSectionSchema = z.strictObject({
   ok: z.boolean().describe("every compared figure matches and no start-up rule of its platform fails"),
   report: z.strictObject(reportShape).describe("the check of this section's arguments"),
   logComparison: LogComparisonSchema,
+  enginesComparison: EnginesComparisonSchema.optional().describe(
+    "with --compare-engines: this section on both engines",
+  ),
 });
 
 /** What `dsv4-kv check --json` prints. */

@@ -160,8 +160,9 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
   // The first section with sizing lines stands for the file at the top level of --json and in --html.
   const primary = runs.find((r) => (r.section?.parsed.sizingLines.length ?? 0) > 0) ?? runs[0]!;
   const sections = runs.map((r) => {
-    const { schemaVersion: _, logComparison: __, ...report } = r.json;
-    return { section: r.section!.parsed.section, ok: r.ok, report, logComparison: r.comparison! };
+    const { schemaVersion: _, logComparison: __, enginesComparison, ...report } = r.json;
+    const engines = enginesComparison === undefined ? {} : { enginesComparison };
+    return { section: r.section!.parsed.section, ok: r.ok, report, logComparison: r.comparison!, ...engines };
   });
   const json = { ...primary.json, sections };
   if (typeof primary.payload.values.html === "string") {
