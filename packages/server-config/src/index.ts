@@ -71,6 +71,14 @@ export {
   VllmLogCheckJsonSchema,
   VllmLogComparisonSchema,
 } from "./report-schema.js";
+export {
+  ENGINE_CACHE_KINDS,
+  ENGINE_CAUSE_IDS,
+  type EngineCacheKind,
+  type EngineCauseId,
+  type EnginesComparison,
+  EnginesComparisonSchema,
+} from "./engines-comparison-schema.js";
 export type {
   ConfiguratorGeneration,
   FigureComparison,

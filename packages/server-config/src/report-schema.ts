@@ -11,6 +11,7 @@
 import { ERROR_CODES, type ErrorCode } from "@dsv4-kv/errors";
 import { z } from "zod";
 import { POOL_NAMES, type PoolId } from "@dsv4-kv/memory-pool";
+import { EnginesComparisonSchema } from "./engines-comparison-schema.js";
 import { RULES, type RuleId } from "./rules.js";
 import { v41ReportShape } from "./v41/report-schema.js";
 import { ServerArgsSchema } from "./schema.js";
@@ -395,6 +396,9 @@ const LogSectionSchema = z.strictObject({
   ok: z.boolean().describe("every compared figure matches and no start-up rule of its platform fails"),
   report: z.strictObject(reportShape).describe("the check of this section's arguments"),
   logComparison: LogComparisonSchema,
+  enginesComparison: EnginesComparisonSchema.optional().describe(
+    "with --compare-engines: this section on both engines",
+  ),
 });
 
 /** What `dsv4-kv check --json` prints. */
@@ -414,6 +418,9 @@ export const CheckReportJsonSchema = z
       .describe("with --against-log: every section of the log (one per server start), each checked and reconciled"),
     vllm: VllmReportPartSchema.optional().describe(
       "check --engine vllm: vLLM's KV cache (its --json prints schemaVersion, engine, ok and this part alone)",
+    ),
+    enginesComparison: EnginesComparisonSchema.optional().describe(
+      "with --compare-engines: the deployment on SGLang and on vLLM, memory per kind, each difference's cause",
     ),
   })
   .meta({ title: "dsv4-kv check --json report" });

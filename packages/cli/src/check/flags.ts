@@ -11,6 +11,7 @@ import {
   type ServerFlag,
   serverFlagName,
 } from "@dsv4-kv/server-config";
+import { VLLM_DEFAULTS } from "@dsv4-kv/server-config/internal";
 import { type FlagSpec, type FlagTable, choice } from "../commands/flags.js";
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -70,6 +71,27 @@ export const CLI_FLAGS: FlagTable = {
   "runtime-gib": num(0, GIB_MAX, "other memory taken before the KV budget (default 0)"),
   sizing: choice(["exact", "sglang-gen-b"], "exact (default) or SGLang's Gen B arithmetic"),
   "residency-steps": int(0, 10_000_000, "batches per residency run (default 300)"),
+  "compare-engines": bool(
+    "also show the deployment on vLLM: tokens, concurrency and bytes per token of each cache kind on both engines, " +
+      "and every difference as a named cause with its size (docs/reference/engines-compared.md)",
+  ),
+  "compare-gpu-memory-utilization": num(
+    0,
+    1,
+    "with --compare-engines: vLLM's --gpu-memory-utilization on the same device and weights (default: vLLM gets " +
+      "SGLang's KV budget in bytes)",
+    true,
+  ),
+  "compare-vllm-overhead-gib": num(
+    0,
+    GIB_MAX,
+    "with --compare-gpu-memory-utilization: activations, CUDA graphs and non-torch memory vLLM takes (default 0)",
+  ),
+  "compare-max-num-batched-tokens": int(
+    1,
+    INT32_MAX,
+    `with --compare-engines: vLLM's --max-num-batched-tokens (default ${VLLM_DEFAULTS.maxNumBatchedTokens})`,
+  ),
   json: bool("print the report as one JSON object"),
   html: str(
     "also write the report as one self-contained HTML page: charts of memory, capacity and the ring, and controls " +

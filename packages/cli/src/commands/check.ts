@@ -22,6 +22,8 @@ import { checkIfV41 } from "../check/v41.js";
 import { checkV41AgainstLog } from "../check/v41-against-log.js";
 import { hasAgainstLog, runVllmAgainstLog } from "../check/vllm/against-log.js";
 import { runVllmCheck } from "../check/vllm/run.js";
+import { enginesComparisonOf } from "../check/compare-engines.js";
+import { formatEnginesComparison } from "../check/compare-engines-text.js";
 import { type CheckPayload, checkPayload } from "../report-html/check-payload.js";
 import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
 import { InputError, UsageError } from "./args.js";
@@ -69,6 +71,10 @@ configurator generation and the evidence; each difference carries its cause, fou
 arithmetic real servers used (generations, rings, layer count, state dtype, FP4 indexer, HiSparse, page size,
 SWA ratio, model), or says that none explains it and gives the residual. Exit 1 on a difference or a failed rule
 in any section; a section without sizing lines is checked as a launch.
+
+--compare-engines also shows the deployment on vLLM (the same model, context, page size, dtype and speculation;
+vLLM gets SGLang's KV bytes unless --compare-gpu-memory-utilization is given): tokens, concurrency and bytes per
+token of every cache kind on both engines, and each difference as a named cause with its size.
 
 --html FILE also writes the report as one self-contained page (scripts, styles and data inline, no network):
 the verdict, every error and warning with its fix, the resolved arguments, and charts of the memory per pool,
@@ -150,6 +156,8 @@ interface CheckRun {
   payload: Parameters<typeof checkPayload>[0];
   ignored: IgnoredSetting[];
   overridden: OverriddenSetting[];
+  /** With --compare-engines: the text section (null without). */
+  enginesText: string | null;
 }
 
 const BUDGET_FLAGS = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"];
@@ -176,8 +184,9 @@ async function check(input: CheckInput, io: CommandIO): Promise<number> {
   // The first section with sizing lines stands for the file at the top level of --json and in --html.
   const primary = runs.find((r) => (r.section?.parsed.sizingLines.length ?? 0) > 0) ?? runs[0]!;
   const sections = runs.map((r) => {
-    const { schemaVersion: _, logComparison: __, ...report } = r.json;
-    return { section: r.section!.parsed.section, ok: r.ok, report, logComparison: r.comparison! };
+    const { schemaVersion: _, logComparison: __, enginesComparison, ...report } = r.json;
+    const engines = enginesComparison === undefined ? {} : { enginesComparison };
+    return { section: r.section!.parsed.section, ok: r.ok, report, logComparison: r.comparison!, ...engines };
   });
   const json = { ...primary.json, sections };
   if (typeof primary.payload.values.html === "string") {
@@ -270,10 +279,12 @@ async function runOne(
   const { report, budget } = runCheckPipeline({ values: merged, model, modelResolvedAs, ignored, overridden });
   const reconciled = log ? reconcileSglangLog(log.parsed, report, { budgetFromLog }) : null;
   const { report: checked, comparison } = reconciled ? rulesForLog(report, reconciled) : { report, comparison: null };
+  const engines = enginesComparisonOf(merged, checked, model);
   const json = (comparison ? { ...toJson(checked), logComparison: comparison } : toJson(checked)) as Record<
     string,
     unknown
   >;
+  if (engines) json.enginesComparison = engines;
   const ok = checked.ok && (comparison === null || logComparisonOk(comparison));
   const payload = {
     values: merged,
@@ -286,7 +297,8 @@ async function runOne(
   };
   if (!log && typeof merged.html === "string")
     await writeReportHtml(merged.html, renderReportHtml(checkPayload(payload)));
-  return { report: checked, json, comparison, section: log, ok, payload, ignored, overridden };
+  const enginesText = engines ? formatEnginesComparison(engines) : null;
+  return { report: checked, json, comparison, section: log, ok, payload, ignored, overridden, enginesText };
 }
 
 /**
@@ -343,6 +355,7 @@ function writeRun(run: CheckRun, io: CommandIO, json: boolean, sectionCount: num
     : "";
   if (p && sectionCount) io.stdout.write(`\n=== ${where}, started by ${p.startedBy} ===\n`);
   io.stdout.write(formatReport(run.report, paint));
+  if (run.enginesText) io.stdout.write(run.enginesText);
   if (run.ignored.length > 0) io.stdout.write(ignoredSection(run.ignored));
   if (run.overridden.length > 0) io.stdout.write(overriddenSection(run.overridden));
   if (run.section && run.comparison)

@@ -2,9 +2,12 @@
  * Drives Debian's Chromium (no browser download) through playwright-core for the HTML report tests. These tests
  * never skip: without Chromium they fail with the fix (`.ci/run` installs it: `apt-get install -y chromium`).
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, type Page, chromium } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 
 /** The browser binary: `DSV4KV_CHROMIUM`, else Debian's. */
 export const CHROMIUM_PATH = process.env.DSV4KV_CHROMIUM ?? "/usr/bin/chromium";
@@ -59,4 +62,21 @@ export async function distinctColours(page: Page, png: Buffer): Promise<number> 
       seen.add((pixels[i]! << 16) | (pixels[i + 1]! << 8) | pixels[i + 2]!);
     return seen.size;
   }, png.toString("base64"));
+}
+
+/**
+ * One browser and one scratch folder for a test file: launched before its tests, closed and removed after. The
+ * browser is read through `browser()` once `beforeAll` has run.
+ */
+export function browserSuite(prefix: string): { dir: string; browser: () => Browser } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, browser: () => browser! };
 }

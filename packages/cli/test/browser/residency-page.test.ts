@@ -1,31 +1,21 @@
 // `simulate residency --html` in a real headless Chromium (Debian's, through playwright-core): the page loads with
 // no console error and no network request, both charts render, the slot at fault is highlighted and named for
 // D 11 on c4 ring 16, and D 10 says there is no violation. Never skipped: without Chromium these tests fail.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
 import { cli } from "../cli-helpers.js";
 import { c4Ring16 } from "../helpers.js";
-import { distinctColours, launchBrowser, openPage } from "./harness.js";
+import { browserSuite, distinctColours, openPage } from "./harness.js";
 
-const dir = mkdtempSync(join(tmpdir(), "dsv4kv-residency-page-"));
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = browserSuite("dsv4kv-residency-page-");
+const dir = suite.dir;
 
 /** Writes the page for a D on c4 ring 16 and opens it; the CLI's exit code and stdout come with it. */
 async function residencyPage(draftTokens: number) {
   const path = join(dir, `d${draftTokens}.html`);
   const r = cli(c4Ring16(draftTokens, { html: path }));
-  const opened = await openPage(browser, path);
+  const opened = await openPage(suite.browser(), path);
   return { ...opened, code: r.code, stdout: r.stdout };
 }
 

@@ -11,6 +11,7 @@ import type { CheckPayload } from "../check-payload.js";
 import { capacitySweep } from "./capacity-model.js";
 import { capacityChart } from "./charts/capacity.js";
 import { memoryChart } from "./charts/memory.js";
+import { enginesSection } from "./engines-view.js";
 import { residencyChart } from "./charts/residency.js";
 import { ringChart } from "./charts/ring.js";
 import { fragmentOf, parseFragment, pipelineInput } from "./check-state.js";
@@ -73,22 +74,28 @@ export function mountCheckView(root: HTMLElement, payload: CheckPayload): void {
     const errors: Dsv4KvError[] = [...state.fragmentErrors];
     let report: CheckReport;
     let overrides = state.overrides;
+    let input: ReturnType<typeof pipelineInput>;
     try {
-      report = runCheckPipeline(pipelineInput(payload, overrides)).report;
+      // Inside the try: a --model override the check does not know is refused here.
+      input = pipelineInput(payload, overrides);
+      report = runCheckPipeline(input).report;
     } catch (error) {
       if (!Dsv4KvError.isInstance(error)) throw error;
       // The check refuses these settings: say why, and show the CLI's own settings rather than nothing.
       errors.push(error as Dsv4KvError);
       overrides = {};
-      report = runCheckPipeline(pipelineInput(payload, overrides)).report;
+      input = pipelineInput(payload, overrides);
+      report = runCheckPipeline(input).report;
     }
     const changed = Object.keys(overrides).length > 0;
     header.replaceChildren(...verdictLine(report, payload, changed, overrides));
+    const engines = enginesSection(input, report, errors);
     alerts.replaceChildren(...errors.map(errorBox));
     syncControls(controls.controls, report, payload, overrides);
     body.replaceChildren(
       issuesSection(report),
       memoryChart(report),
+      ...engines,
       capacityChart(report, sweep(report, payload, overrides)),
       ringChart(pictureOf(report)),
       residencyChart(report),
@@ -109,7 +116,7 @@ function verdictLine(report: CheckReport, payload: CheckPayload, changed: boolea
     formatReport(report)
       .split("\n")
       .find((line) => line.startsWith("Result: ")) ?? "";
-  const { logComparison: _, sections: __, ...cliJson } = payload.report;
+  const { logComparison: _, sections: __, enginesComparison: ___, ...cliJson } = payload.report;
   const identical = !changed && same(toJson(report), cliJson);
   return [
     el("h1", {}, `dsv4-kv check: ${report.model.name}`),
