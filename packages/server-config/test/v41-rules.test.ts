@@ -30,7 +30,10 @@ describe("the V4.1 rules in the RULES table", () => {
     expect(report.ok).toBe(true);
     expect(report.errors).toEqual([]);
     expect(
-      V41CheckReportJsonSchema.safeParse({ schemaVersion: CHECK_REPORT_SCHEMA_VERSION, ...JSON.parse(JSON.stringify(report)) }).success,
+      V41CheckReportJsonSchema.safeParse({
+        schemaVersion: CHECK_REPORT_SCHEMA_VERSION,
+        ...JSON.parse(JSON.stringify(report)),
+      }).success,
     ).toBe(true);
   });
 });

@@ -207,9 +207,7 @@ function c2StateFigure(ctx: V41Ctx, line: LoggedSizingLine) {
     derivedFrom: ctx.requestsRef ? [ctx.requestsRef] : [],
     formula: "ceil2(slots × R₂ + R₂ + 1) × 1024 × 4 B × ratio-2 sources",
     compute: () =>
-      exact(
-        v41PairStateFixedBytes(config.model, mrr + 1, v41PairRingSize(config.isSpeculative, config.draftTokens)),
-      ),
+      exact(v41PairStateFixedBytes(config.model, mrr + 1, v41PairRingSize(config.isSpeculative, config.draftTokens))),
     render: asGb,
   });
 }
