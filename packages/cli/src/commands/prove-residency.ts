@@ -28,7 +28,7 @@ import {
   timeLimitFlag,
 } from "./progress.js";
 import { VERIFY_WRITER_FLAG, provePairRingRun, refusePairRingFlags } from "./pair-ring.js";
-import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
+import { PAD_FORMULA_FLAG, RATIO_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
 
 /** The --max-states default: about 2 GB of states and a few minutes of search on one core. */
 export const DEFAULT_MAX_STATES = 20_000_000;
@@ -42,14 +42,7 @@ const MAX_MAX_STATES = 1e9;
 export const PLANNED_TOKENS_PER_SECOND = 10_000_000;
 
 const FLAGS = {
-  ratio: {
-    type: "int",
-    min: 1,
-    max: 2 ** 31 - 1,
-    arg: "2|4|128",
-    required: true,
-    help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
-  },
+  ratio: { ...RATIO_FLAG, required: true },
   ring: { type: "int", min: 1, max: 2 ** 31 - 1, help: "ring size in slots (required but with --ratio 2 --find-max)" },
   "swa-page": { type: "int", min: 1, max: 2 ** 31 - 1, help: "SWA page size in tokens (required for 4 and 128)" },
   "req-ring": { type: "bool", help: "c4: the request-scoped ring instead of the paged SWA ring" },

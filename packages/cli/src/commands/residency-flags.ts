@@ -5,6 +5,15 @@ import { choice } from "./flags.js";
 
 const PAD_FORMULAS = ["derived", "pre-fix-device", "pre-fix-host"] as const satisfies readonly PadFormula[];
 
+/** `--ratio` of the ring commands (required where the command needs it: spread and add `required: true`). */
+export const RATIO_FLAG = {
+  type: "int",
+  min: 1,
+  max: 2 ** 31 - 1,
+  arg: "2|4|128",
+  help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
+} as const;
+
 /** `--pad-formula`, default derived. */
 export const PAD_FORMULA_FLAG = choice(
   PAD_FORMULAS,

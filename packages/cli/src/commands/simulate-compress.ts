@@ -13,7 +13,8 @@ import { loadGpuBackend, requireKernelsCuda } from "../gpu.js";
 import { type FlagTable, choice, parseFlags, refuseRest } from "./flags.js";
 import type { CommandSpec } from "./help.js";
 import type { CommandIO } from "./registry.js";
-import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio } from "./residency-flags.js";
+import { VERIFY_WRITER_FLAG } from "./pair-ring.js";
+import { PAD_FORMULA_FLAG, RATIO_FLAG, refusePadWithFormula, requireRatio } from "./residency-flags.js";
 import {
   DEFAULT_TIME_LIMIT_SECONDS,
   EXIT_PARTIAL,
@@ -33,14 +34,7 @@ export const DEFAULT_MAX_MEMORY_GIB = 4;
 const MAX_TYPED_ARRAY_ELEMENTS = 2 ** 32 - 1;
 
 const FLAGS = {
-  ratio: {
-    type: "int",
-    min: 1,
-    max: 2 ** 31 - 1,
-    arg: "2|4|128",
-    required: true,
-    help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
-  },
+  ratio: { ...RATIO_FLAG, required: true },
   online: { type: "bool", help: "c128: also run the online c128 driver and compare its entries with the ring's" },
   "draft-tokens": {
     type: "int",
@@ -76,10 +70,7 @@ const FLAGS = {
     ["v4", "v41", "v41-fp4"],
     "c2: the KV entry layout, v4 (584 B, default), v41 (528 B), v41-fp4 (288 B)",
   ),
-  "verify-writer": choice(
-    ["torch", "verify-fused"],
-    "c2: the pair-state writer of verify batches, torch (SGLang's routing, default) or verify-fused (c2.cuh)",
-  ),
+  "verify-writer": VERIFY_WRITER_FLAG,
   "max-memory-gib": {
     type: "number",
     min: 0,

@@ -46,16 +46,10 @@ import {
   replayPairRingRun,
   simulatePairRingRun,
 } from "./pair-ring.js";
-import { PAD_FORMULA_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
+import { PAD_FORMULA_FLAG, RATIO_FLAG, refusePadWithFormula, requireRatio, ringLabel } from "./residency-flags.js";
 
 const FLAGS = {
-  ratio: {
-    type: "int",
-    min: 1,
-    max: 2 ** 31 - 1,
-    arg: "2|4|128",
-    help: "compression ratio (2: DeepSeek-V4.1's pair-state ring)",
-  },
+  ratio: RATIO_FLAG,
   ring: {
     type: "int",
     min: 1,
