@@ -3,24 +3,13 @@
 // ratio-2 ring geometry per layer group from the config (R₂ 8 with DSpark's 6 draft tokens, 2 without). Before, --html
 // was refused for V4.1. 256 running requests: the worked example of docs/reference/deepseek-v4.1.md §7. The pages
 // are written by the built CLI (rebuild it first).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
 import { cli } from "../cli-helpers.js";
-import { launchBrowser, openPage } from "./harness.js";
+import { browserSuite, openPage } from "./harness.js";
 
-const dir = mkdtempSync(join(tmpdir(), "dsv4kv-v41-page-"));
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, browser: browserOf } = browserSuite("dsv4kv-v41-page-");
 
 function writePage(name: string, args: string[]) {
   const path = join(dir, `${name}.html`);
@@ -36,7 +25,7 @@ const rings = (page: Page) =>
 
 describe("check --html for DeepSeek-V4.1 in Chromium", () => {
   test("DSpark: the verdict, seven pools, three ratio-2 groups with R₂ 8 and the ratio-1 group", async () => {
-    const { page, errors } = await openPage(browser, writePage("dspark", []));
+    const { page, errors } = await openPage(browserOf(), writePage("dspark", []));
     expect(await page.locator("#verdict").textContent()).toBe("Result: VALID (0 errors)");
     expect(await page.locator("#chart-v41-pools svg").count()).toBeGreaterThan(0);
     // Seven pools, each an allocated and a reserved bar.
@@ -52,12 +41,12 @@ describe("check --html for DeepSeek-V4.1 in Chromium", () => {
   });
 
   test("without speculation: R₂ 2 and no draft pool; a refused algorithm shows its V4.1 rule", async () => {
-    const plain = await openPage(browser, writePage("plain", ["--speculative-algorithm", "none"]));
+    const plain = await openPage(browserOf(), writePage("plain", ["--speculative-algorithm", "none"]));
     expect((await rings(plain.page))[0]).toEqual(["2–7", "2", "2", "2", "518"]);
     expect(await plain.page.locator("#chart-v41-pools svg g[aria-label='bar'] rect").count()).toBe(12);
     expect(plain.errors).toEqual([]);
     await plain.page.context().close();
-    const eagle = await openPage(browser, writePage("eagle", ["--speculative-algorithm", "EAGLE"]));
+    const eagle = await openPage(browserOf(), writePage("eagle", ["--speculative-algorithm", "EAGLE"]));
     expect(await eagle.page.locator("#verdict").textContent()).toBe("Result: INVALID (1 errors)");
     expect(await eagle.page.locator("#issues .error").first().textContent()).toMatch(/^\[V41-S1\] /);
     expect(eagle.errors).toEqual([]);
