@@ -11,6 +11,8 @@ import type { Values } from "./launch.js";
 import { loadV41Model } from "./model-source.js";
 import { formatLogComparison, logComparisonOk } from "./report.js";
 import { formatV41Report, runV41Check, v41Json } from "./v41.js";
+import { renderReportHtml, writeReportHtml } from "../report-html/render.js";
+import { v41Payload } from "../report-html/v41-payload.js";
 
 const BUDGET_FLAGS = ["kv-budget-bytes", "gpu-memory-gib", "weights-gib", "runtime-gib"];
 
@@ -46,10 +48,13 @@ export async function checkV41AgainstLog(
   if (v41 === 0) return null;
   if (v41 < read.length)
     throw new UsageError("--against-log", log.path, "mixes DeepSeek-V4.1 and V4 servers: pick one with --section N");
-  if (flags.html !== undefined)
-    throw new UsageError("--html", flags.html, "is drawn for a DeepSeek-V4.1 check, not yet for its --against-log");
   const runs = sections.map((section, i) => runSection(section, read[i]!.merged, read[i]!.model!));
   writeRuns(runs, io, flags.json === true);
+  if (typeof flags.html === "string") {
+    const { primary, json } = runsJson(runs);
+    const model = read[runs.indexOf(primary)]!.model!.model;
+    await writeReportHtml(flags.html, renderReportHtml(v41Payload(primary.report, json, model)));
+  }
   return runs.every((r) => r.ok) ? 0 : 1;
 }
 
@@ -107,17 +112,22 @@ function emptyComparison(section: LogInput, report: V41CheckReport): LogComparis
   };
 }
 
+/** `--json`'s object (and the page's data): the first section with sizing lines at the top level, every section. */
+function runsJson(runs: readonly V41Run[]): { primary: V41Run; json: Record<string, unknown> } {
+  const sections = runs.map((r) => ({
+    section: r.section.parsed.section,
+    ok: r.ok,
+    report: r.report,
+    logComparison: r.comparison,
+  }));
+  const primary = runs.find((r) => r.section.parsed.sizingLines.length > 0) ?? runs[0]!;
+  const json = v41Json(primary.report, { ok: runs.every((r) => r.ok), logComparison: primary.comparison, sections });
+  return { primary, json };
+}
+
 function writeRuns(runs: readonly V41Run[], io: CommandIO, json: boolean) {
   if (json) {
-    const sections = runs.map((r) => ({
-      section: r.section.parsed.section,
-      ok: r.ok,
-      report: r.report,
-      logComparison: r.comparison,
-    }));
-    const primary = runs.find((r) => r.section.parsed.sizingLines.length > 0) ?? runs[0]!;
-    const out = v41Json(primary.report, { ok: runs.every((r) => r.ok), logComparison: primary.comparison, sections });
-    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(runsJson(runs).json, null, 2)}\n`);
     return;
   }
   for (const run of runs) {

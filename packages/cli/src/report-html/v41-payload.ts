@@ -4,12 +4,22 @@
  * ring size R₂ and the pair-state rows it allocates (server-config's `v41RingGroups`). The page draws them; nothing
  * is recomputed in the browser.
  */
-import { type V41CheckReport, type V41ModelPreset, type V41RingGroup, v41RingGroups } from "@dsv4-kv/server-config";
+import {
+  type LogComparison,
+  type V41CheckReport,
+  type V41ModelPreset,
+  type V41RingGroup,
+  v41RingGroups,
+} from "@dsv4-kv/server-config";
 
 export interface V41Payload {
   kind: "check-v41";
-  /** `check --json`'s V4.1 object. */
-  report: V41CheckReport & { schemaVersion?: number };
+  /** `check --json`'s V4.1 object; with --against-log also the reconciled section and every section. */
+  report: V41CheckReport & {
+    schemaVersion?: number;
+    logComparison?: LogComparison;
+    sections?: { section: number; ok: boolean; logComparison: LogComparison }[];
+  };
   ringGroups: V41RingGroup[];
 }
 

@@ -52,4 +52,19 @@ describe("check --html for DeepSeek-V4.1 in Chromium", () => {
     expect(eagle.errors).toEqual([]);
     await eagle.page.context().close();
   });
+
+  test("under --against-log: the pools and the log part, every figure of the LECYWZA sizing log matching", async () => {
+    const logs = join(import.meta.dirname, "..", "..", "..", "server-config", "test", "fixtures", "sglang-logs-v41");
+    const log = join(logs, "lecywza-runtime-report-20260912-tp3-gb10-sizing.log");
+    const path = join(dir, "against-log.html");
+    const r = cli(["check", "--model", "DeepSeek-V4.1-Flash", "--against-log", log, "--html", path]);
+    expect(r.code, r.stderr).toBe(0);
+    const { page, errors } = await openPage(browserOf(), path);
+    expect(await page.locator("#chart-v41-pools svg").count()).toBeGreaterThan(0);
+    expect(await page.locator("#log .log-summary").textContent()).toMatch(/every compared figure matches \(31\)/);
+    expect(await page.locator("#log tr.figure.compared").count()).toBe(31);
+    expect(await page.locator("#log tr.differs").count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
 });

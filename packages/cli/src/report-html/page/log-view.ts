@@ -4,8 +4,15 @@
  * skipped, and every section of the file with its verdict (`--section N` writes the page for another one).
  */
 import type { FigureComparison, LogComparison } from "@dsv4-kv/server-config";
-import type { CheckPayload } from "../check-payload.js";
 import { el } from "./dom.js";
+
+/** What the log part reads of a page's payload: the V4 check page's and the V4.1 page's both carry it. */
+export interface LogPagePayload {
+  report: {
+    logComparison?: LogComparison;
+    sections?: readonly { section: number; ok: boolean; logComparison: LogComparison }[];
+  };
+}
 
 const verdict = (f: FigureComparison) =>
   f.role === "input"
@@ -44,7 +51,7 @@ function listOf(id: string, title: string, items: string[]): HTMLElement | strin
   return el("section", { id }, el("h3", {}, title), el("ul", {}, ...items.map((i) => el("li", {}, i))));
 }
 
-function sectionsList(payload: CheckPayload, current: number): HTMLElement | string {
+function sectionsList(payload: LogPagePayload, current: number): HTMLElement | string {
   const sections = payload.report.sections ?? [];
   if (sections.length < 2) return "";
   const items = sections.map((s) => {
@@ -66,7 +73,7 @@ function sectionsList(payload: CheckPayload, current: number): HTMLElement | str
   );
 }
 
-export function logSection(payload: CheckPayload, changed: boolean): HTMLElement | string {
+export function logSection(payload: LogPagePayload, changed: boolean): HTMLElement | string {
   const c = payload.report.logComparison;
   if (!c) return "";
   const differ = c.figures.filter((f) => f.match === false).length;

@@ -6,6 +6,7 @@
 import * as Plot from "@observablehq/plot";
 import type { V41Payload } from "../v41-payload.js";
 import { GIB, el, emptyFigure, figure, fmtGiB, fmtInt } from "./dom.js";
+import { logSection } from "./log-view.js";
 
 interface PoolBar {
   pool: string;
@@ -100,5 +101,6 @@ export function mountV41View(root: HTMLElement, payload: V41Payload): void {
     ),
     poolsChart(payload),
     ringTable(payload),
+    logSection(payload, false),
   );
 }
