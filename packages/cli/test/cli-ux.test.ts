@@ -63,8 +63,11 @@ describe("help", () => {
   test("help shows each flag's range and default from its table", () => {
     const h = cli(["help", "simulate", "residency"]).stdout;
     expect(h).toMatch(/--steps N +batches after the initial prefill \(range 0\.\.10000000; default 300\)/);
-    expect(cli(["help", "prove", "residency"]).stdout).toMatch(
-      /--ring N +ring size in slots \(range 1\.\.2\^31-1; required\)/,
+    const prove = cli(["help", "prove", "residency"]).stdout;
+    expect(prove).toMatch(/--ratio 2\|4\|128 +compression ratio .*\(range 1\.\.2\^31-1; required\)/);
+    // --ring is required except for `--ratio 2 --find-max` (checked in code, so the table shows only its range).
+    expect(prove).toMatch(
+      /--ring N +ring size in slots \(required but with --ratio 2 --find-max\) \(range 1\.\.2\^31-1\)/,
     );
   });
 });
