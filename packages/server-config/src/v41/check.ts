@@ -15,6 +15,7 @@ import { DEFAULT_MEM_FRACTION_STATIC } from "../check.js";
 import { DEFAULT_DEPLOYMENT } from "../deployments.js";
 import { ServerConfigError } from "../errors.js";
 import { evaluateV41Rules } from "../rules.js";
+import type { ConfigIssue } from "../rules/issue.js";
 import { type V41PairRingFacts, type V41PairRingStatus, v41PairRingRule, v41PairRingStatus } from "./pair-ring-rule.js";
 import type { V41ModelPreset } from "./presets.js";
 import type { V41RuleContext } from "./rules.js";
@@ -109,23 +110,17 @@ function ruleContext(input: V41CheckInput): V41RuleContext {
 export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
   const notes: V41CheckNote[] = [];
   const warnings: string[] = [];
-  const errors: V41CheckReport["errors"] = evaluateV41Rules(ruleContext(input)).map((i) => ({
-    code: i.code,
-    rule: i.rule,
-    field: i.field,
-    value: i.value,
-    message: i.message,
-  }));
+  const errors: V41CheckReport["errors"] = evaluateV41Rules(ruleContext(input)).map(ruleError);
   const { availableBytes, budget } = budgetOf(input, notes);
+  const sized = { notes, availableBytes, budget, warnings, errors };
   // A block size V41-S2 refuses cannot be sized; a draft count other than γ + 1 can (V41-R1 then says what the
   // ring sized from that count would lose).
   const badBlock = errors.some((e) => e.rule === "V41-S2" && e.field === "speculativeDsparkBlockSize");
-  if (badBlock) return refused(input, notes, errors, { availableBytes, budget });
+  if (badBlock) return reportOf(input, { ...sized, config: null, sizing: null, pairRing: null });
   const config = sizingConfig(input, notes, warnings);
   let sizing: V41SizingResult | null = null;
   const ring = pairRingFacts(input, config);
-  for (const i of v41PairRingRule(ring))
-    errors.push({ code: i.code, rule: i.rule, field: i.field, value: i.value, message: i.message });
+  errors.push(...v41PairRingRule(ring).map(ruleError));
   try {
     sizing = sizeV41(config, availableBytes);
   } catch (error) {
@@ -133,43 +128,35 @@ export function checkV41Deployment(input: V41CheckInput): V41CheckReport {
     errors.push({ code: error.code, rule: null, field: error.field, message: error.message });
   }
   if (sizing) warnings.push(...sizing.warnings.map((w) => w.message));
-  const { name, kvSourceLayerIds, draftLayers } = input.model;
-  return {
-    ok: errors.length === 0,
-    generation: "V4.1",
-    model: { name, resolvedAs: input.resolvedAs, kvSourceLayerIds, draftLayers },
-    notes,
-    availableBytes,
-    budget,
-    config,
-    sizing,
-    pairRing: v41PairRingStatus(ring),
-    errors,
-    warnings,
-    notChecked: [...V41_NOT_CHECKED],
-  };
+  return reportOf(input, { ...sized, config, sizing, pairRing: v41PairRingStatus(ring) });
 }
 
-/** The report of a deployment the V4.1 rules refuse before sizing. */
-function refused(
-  input: V41CheckInput,
-  notes: V41CheckNote[],
-  errors: V41CheckReport["errors"],
-  sized: Pick<V41CheckReport, "availableBytes" | "budget">,
-): V41CheckReport {
+/** A V4.1 rule's issue as the report lists it. */
+function ruleError(i: ConfigIssue): V41CheckReport["errors"][number] {
+  return { code: i.code, rule: i.rule, field: i.field, value: i.value, message: i.message };
+}
+
+type ReportParts = Pick<
+  V41CheckReport,
+  "notes" | "availableBytes" | "budget" | "config" | "sizing" | "pairRing" | "errors" | "warnings"
+>;
+
+/** The report around what was sized (or refused before sizing: config, sizing and pairRing null). */
+function reportOf(input: V41CheckInput, p: ReportParts): V41CheckReport {
   const { name, kvSourceLayerIds, draftLayers } = input.model;
   return {
-    ok: false,
+    ok: p.errors.length === 0,
     generation: "V4.1",
     model: { name, resolvedAs: input.resolvedAs, kvSourceLayerIds, draftLayers },
-    notes,
-    ...sized,
-    config: null,
-    sizing: null,
-    errors,
-    warnings: [],
+    notes: p.notes,
+    availableBytes: p.availableBytes,
+    budget: p.budget,
+    config: p.config,
+    sizing: p.sizing,
+    pairRing: p.pairRing,
+    errors: p.errors,
+    warnings: p.warnings,
     notChecked: [...V41_NOT_CHECKED],
-    pairRing: null,
   };
 }
 
