@@ -1,6 +1,7 @@
 /** What a ratio-2 scenario found (`simulate compress --ratio 2`), and its first failures in words. */
 import type { V41EntryLayout } from "../v41/layouts.js";
 import type { Ratio2VerifyWriter } from "./ratio2-options.js";
+import type { WrongRingRow } from "./report.js";
 
 export type Ratio2BatchKind = "extend" | "decode" | "verify";
 
@@ -23,15 +24,8 @@ export interface Ratio2WrongEntry {
   cause: string;
 }
 
-/** The first ring row that did not hold the committed token a later position pairs with. */
-export interface Ratio2WrongRingRow {
-  request: number;
-  slot: number;
-  position: number;
-  row: number;
-  step: number;
-  holds: string;
-}
+/** The first ring row that did not hold the committed token a later position pairs with (V4's record). */
+export type Ratio2WrongRingRow = WrongRingRow;
 
 export interface Ratio2ScenarioReport {
   compressRatio: 2;
