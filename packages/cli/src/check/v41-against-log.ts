@@ -49,9 +49,10 @@ export async function checkV41AgainstLog(
   if (v41 < read.length)
     throw new UsageError("--against-log", log.path, "mixes DeepSeek-V4.1 and V4 servers: pick one with --section N");
   const runs = sections.map((section, i) => runSection(section, read[i]!.merged, read[i]!.model!));
-  writeRuns(runs, io, flags.json === true);
+  const { primary, json } = runsJson(runs);
+  if (flags.json === true) io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  else writeRuns(runs, io);
   if (typeof flags.html === "string") {
-    const { primary, json } = runsJson(runs);
     const model = read[runs.indexOf(primary)]!.model!.model;
     await writeReportHtml(flags.html, renderReportHtml(v41Payload(primary.report, json, model)));
   }
@@ -125,11 +126,7 @@ function runsJson(runs: readonly V41Run[]): { primary: V41Run; json: Record<stri
   return { primary, json };
 }
 
-function writeRuns(runs: readonly V41Run[], io: CommandIO, json: boolean) {
-  if (json) {
-    io.stdout.write(`${JSON.stringify(runsJson(runs).json, null, 2)}\n`);
-    return;
-  }
+function writeRuns(runs: readonly V41Run[], io: CommandIO) {
   for (const run of runs) {
     const p = run.section.parsed;
     if (runs.length > 1) io.stdout.write(`\n=== section ${p.section} (lines ${p.firstLine}-${p.lastLine}) ===\n`);
