@@ -58,6 +58,41 @@ __device__ __forceinline__ void BlockScan3(int64_t v[3], int64_t* tot) {
   for (int c = 0; c < 3; ++c) v[c] = warp_tot[c][warp] + inc[c] - v[c];
 }
 
+// A refused batch: every row becomes the invalid pattern (in bounds: k < num_q rows), counts stay 0, and the block's
+// record carries the first error its threads reported.
+template <bool kLoop>
+__device__ __forceinline__ void RefuseBlock(const PrefillParams& p, const LaneErr& err_rec, const int32_t& stride) {
+  for (int32_t k = blockIdx.x * kThreads + threadIdx.x; k < p.num_q; k += stride) {
+    StoreInvalidC(p.plan_c, k);
+    StoreInvalidW(p.plan_w, k);
+    if constexpr (!kLoop) break;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) WriteRecord(p.status + blockIdx.x, err_rec, 0, 0, gridDim.x);
+}
+
+// The request of ragged row k: the largest b with e_off[b] <= k, so e_off[b] <= k < e_off[b+1] (zero-length
+// requests are skipped).
+__device__ __forceinline__ int32_t RequestOfRow(const int32_t* e_off, int32_t B, int32_t k) {
+  int32_t lo_b = 0, hi_b = B - 1;
+  while (lo_b < hi_b) {
+    const int32_t mid = (lo_b + hi_b + 1) >> 1;
+    if (e_off[mid] <= k)
+      lo_b = mid;
+    else
+      hi_b = mid - 1;
+  }
+  return lo_b;
+}
+
+// The block's record: the first error any thread reported (rows included), else the clean counts.
+__device__ __forceinline__ void FinishBlock(const PrefillParams& p, LaneErr& err_rec, const LaneErr& err,
+                                            const int32_t& nc_total, const int32_t& nw_total) {
+  if (err.code != kErrNone) Report(&err_rec, err.code, err.index, err.value, err.aux);
+  __syncthreads();
+  if (threadIdx.x == 0) WriteRecord(p.status + blockIdx.x, err_rec, nc_total, nw_total, gridDim.x);
+}
+
 template <int CR, int MODE, typename LenT, bool kLoop, int kMaps>
 __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p) {
   // Dynamic shared memory: three int32 arrays of batch+1 entries (exclusive scans of E, nc, nw).
@@ -122,14 +157,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
   }
   const int32_t stride = gridDim.x * kThreads;
   if (bad) {
-    // Refused input: every row becomes the invalid pattern (in bounds: k < num_q rows), counts stay 0.
-    for (int32_t k = blockIdx.x * kThreads + threadIdx.x; k < p.num_q; k += stride) {
-      StoreInvalidC(p.plan_c, k);
-      StoreInvalidW(p.plan_w, k);
-      if constexpr (!kLoop) break;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) WriteRecord(p.status + blockIdx.x, err_rec, 0, 0, gridDim.x);
+    RefuseBlock<kLoop>(p, err_rec, stride);
     return;  // uniform across the block: `bad` came from __syncthreads_or / tot[] in shared memory
   }
   const int32_t nc_total = static_cast<int32_t>(tot[1]);
@@ -142,16 +170,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
   LaneErr err{0, 0, 0, 0};
   for (int32_t k = blockIdx.x * kThreads + threadIdx.x; k < p.num_q; k += stride) {
     if (k < n_tok) {
-      // Largest b with e_off[b] <= k: that request has e_off[b] <= k < e_off[b+1] (zero-length ones are skipped).
-      int32_t lo_b = 0, hi_b = B - 1;
-      while (lo_b < hi_b) {
-        const int32_t mid = (lo_b + hi_b + 1) >> 1;
-        if (e_off[mid] <= k)
-          lo_b = mid;
-        else
-          hi_b = mid - 1;
-      }
-      const int32_t b = lo_b;
+      const int32_t b = RequestOfRow(e_off, B, k);
       // Validated in phase 1 (0 <= E <= S <= INT32_MAX), so the narrowing is exact.
       const int32_t s = static_cast<int32_t>(LoadLen<LenT>(p.seq_lens, b));
       const int32_t e = static_cast<int32_t>(LoadLen<LenT>(p.extend_lens, b));
@@ -166,9 +185,7 @@ __global__ void __launch_bounds__(kThreads) PrefillKernel(const PrefillParams p)
     if (k >= nw_total) StoreInvalidW(p.plan_w, k);
     if constexpr (!kLoop) break;
   }
-  if (err.code != kErrNone) Report(&err_rec, err.code, err.index, err.value, err.aux);
-  __syncthreads();
-  if (threadIdx.x == 0) WriteRecord(p.status + blockIdx.x, err_rec, nc_total, nw_total, gridDim.x);
+  FinishBlock(p, err_rec, err, nc_total, nw_total);
 }
 
 template <typename K>
