@@ -1,5 +1,5 @@
 // Without a usable GPU (forced here through DSV4KV_FORCE_CPU) a synchronous GPU plan call throws the driver's one
-// unavailable error, whose probe names the cause (moved from kernels-cuda's probe test, issue 26).
+// unavailable error, whose probe names the cause (moved from kernels-cuda's probe test: D47).
 import { FORCE_CPU_ENV, KernelsCudaUnavailableError } from "@dsv4-kv/kernels-cuda";
 import { expect, test } from "vitest";
 import { planPrefillGpu } from "../src/gpu.js";

@@ -1,5 +1,5 @@
 // readPlanStatus refuses what is not a status region without reaching a GPU, so CI (no GPU) runs it; it threw
-// TypeError / RangeError on such values before (moved from kernels-cuda's refusals-without-gpu test, issue 26).
+// TypeError / RangeError on such values before (moved from kernels-cuda: D47).
 import { KernelsCudaError } from "@dsv4-kv/kernels-cuda";
 import { PLAN_STATUS_BYTES } from "@dsv4-kv/kernels-cuda/internal";
 import { describe, expect, test } from "vitest";
