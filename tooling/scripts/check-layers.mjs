@@ -7,7 +7,8 @@
 //     entry or another subpath reaches;
 //   - src/ imports a package that is not in its dependencies or peerDependencies;
 //   - a test, bench, script or config file imports a package in none of the package's dependency lists nor the
-//     root's devDependencies (the workspace-wide tools: vitest, fast-check, …);
+//     root's devDependencies (the workspace-wide tools: vitest, fast-check, …), or, in a published package, a
+//     published workspace package that is not below it in the table (a driver's tests import no domain package);
 //   - any file imports another package's file by relative path (`../../planner/src/x.js`) instead of its name;
 //   - a declared dependency is used by nothing in the package (a `dependencies` entry only tests use belongs in
 //     devDependencies);
@@ -125,6 +126,7 @@ function importViolations(pkg, imports, table, rootDevDeps) {
   const allowed = new Set(rule ? allowedImports(rule) : []);
   const runtimeDeclared = new Set(RUNTIME_BLOCKS.flatMap((b) => Object.keys(m[b] ?? {})));
   const devDeclared = new Set([...runtimeDeclared, ...Object.keys(m.devDependencies ?? {}), ...rootDevDeps]);
+  const below = packagesBelow(table, m.name);
   const out = [];
   for (const imp of imports) {
     if (imp.pkg === "node:") continue;
@@ -140,9 +142,30 @@ function importViolations(pkg, imports, table, rootDevDeps) {
       }
     } else if (imp.pkg !== m.name && !devDeclared.has(imp.pkg)) {
       out.push(`${where}: imports "${imp.specifier}" but ${imp.pkg} is not a dependency or devDependency of ${m.name}`);
+    } else if (rule && imp.pkg !== m.name && table.rules.has(imp.pkg) && !below.has(imp.pkg)) {
+      // A test of a lower package that needs a higher one tests the higher one: it belongs in that package.
+      const own = `${m.name} (layer ${roleOf(table, m.name)})`;
+      out.push(
+        `${where}: a test, bench or script of ${own} imports ${imp.pkg} (layer ${roleOf(table, imp.pkg)}), ` +
+          `which is not below it in ${LAYERS_FILE}: move the file to the package it exercises`,
+      );
     }
   }
   return out;
+}
+
+/** Every published package a package's src/ may reach through allowed imports (subpaths included). */
+function packagesBelow(table, name) {
+  const seen = new Set();
+  const visit = (n) => {
+    for (const dep of allowedImports(table.rules.get(n) ?? { imports: [], subpaths: {} })) {
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      visit(dep);
+    }
+  };
+  visit(name);
+  return seen;
 }
 
 /**

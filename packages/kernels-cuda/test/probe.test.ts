@@ -1,6 +1,5 @@
 import { describe, expect, test } from "vitest";
 import { Dsv4KvError } from "@dsv4-kv/errors";
-import { planPrefillGpu } from "@dsv4-kv/planner/gpu";
 import { createContext, FORCE_CPU_ENV, KernelsCudaError, KernelsCudaUnavailableError, probe } from "../src/index.js";
 import { loadNative } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
@@ -71,7 +70,7 @@ describe("loader and probe", () => {
       expect(probe().reason).toContain(FORCE_CPU_ENV);
       let err: unknown;
       try {
-        planPrefillGpu({ compressRatio: 4, ringSize: 16, swaPageSize: 256, seqLens: [6], extendLens: [6] });
+        createContext(0);
       } catch (e) {
         err = e;
       }

@@ -3,10 +3,9 @@
  * record holds what the kernel writes for that input: native/planner/plan_kernels.cuh, PlanErr). CPU-side only.
  */
 import { describe, expect, test } from "vitest";
-import { planDecode, planPrefill, planPrefillLegacy, type PlannerError } from "@dsv4-kv/planner";
-import { plannerErrorOf, type StatusGeometry } from "@dsv4-kv/planner/gpu";
-import type { PlanStatus } from "../src/internal.js";
-import { PLAN_ERR } from "../src/plan-err.js";
+import { planDecode, planPrefill, planPrefillLegacy, type PlannerError } from "../src/index.js";
+import { plannerErrorOf, type StatusGeometry } from "../src/gpu.js";
+import { PLAN_ERR, type PlanStatus } from "@dsv4-kv/kernels-cuda/internal";
 
 const c4 = { compressRatio: 4, ringSize: 16, swaPageSize: 256 } as const;
 const c128 = { compressRatio: 128, ringSize: 256, swaPageSize: 256 } as const;

@@ -3,11 +3,11 @@
  * without one they reject (never throw synchronously) with the probe's reason.
  */
 import { describe, expect, test } from "vitest";
-import { planDecode, planPrefill, type PrefillPlanOptions } from "@dsv4-kv/planner";
-import { raggedExtendLens } from "@dsv4-kv/planner/testing";
-import { planDecodeGpu, planDecodeGpuAsync, planPrefillGpu, planPrefillGpuAsync } from "@dsv4-kv/planner/gpu";
-import { createContext, FORCE_CPU_ENV, KernelsCudaUnavailableError } from "../src/index.js";
-import { gpuTest, hex, withForcedCpu } from "./helpers.js";
+import { planDecode, planPrefill, type PrefillPlanOptions } from "../src/index.js";
+import { raggedExtendLens } from "../src/testing.js";
+import { planDecodeGpu, planDecodeGpuAsync, planPrefillGpu, planPrefillGpuAsync } from "../src/gpu.js";
+import { createContext, FORCE_CPU_ENV, KernelsCudaUnavailableError } from "@dsv4-kv/kernels-cuda";
+import { gpuTest, hex, withForcedCpu } from "./gpu-helpers.js";
 
 /** A ragged batch of `batch` requests whose extends sum to `total` (deterministic). */
 function ragged(batch: number, total: number, cr: 4 | 128, ring: number): PrefillPlanOptions {

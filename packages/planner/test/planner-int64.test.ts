@@ -1,10 +1,10 @@
 /** Device-resident int64 lengths (upstream's tensors): same bytes as int32, narrowing refused through the status. */
 import { describe, expect } from "vitest";
-import { planDecode, planPrefill } from "@dsv4-kv/planner";
-import { enqueueDecodePlan, enqueuePrefillPlan, readPlanStatus } from "@dsv4-kv/planner/gpu";
-import { createDeviceBuffer, type DeviceBuffer, getDefaultContext } from "../src/index.js";
-import { PLAN_STATUS_BYTES } from "../src/internal.js";
-import { codeOf as code, gpuTest, hex } from "./helpers.js";
+import { planDecode, planPrefill } from "../src/index.js";
+import { enqueueDecodePlan, enqueuePrefillPlan, readPlanStatus } from "../src/gpu.js";
+import { createDeviceBuffer, type DeviceBuffer, getDefaultContext } from "@dsv4-kv/kernels-cuda";
+import { PLAN_STATUS_BYTES } from "@dsv4-kv/kernels-cuda/internal";
+import { codeOf as code, gpuTest, hex } from "./gpu-helpers.js";
 
 describe("int64 device lengths", () => {
   gpuTest(
