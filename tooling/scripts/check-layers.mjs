@@ -35,6 +35,17 @@ const JS_FILE = /\.(?:[cm]?[jt]s|tsx)$/;
 const CMAKE_FILE = /(?:^|\/)CMakeLists\.txt$|\.cmake$/;
 const RUNTIME_BLOCKS = ["dependencies", "peerDependencies", "optionalDependencies"];
 const STALE = "is stale; run node tooling/scripts/check-layers.mjs --write";
+// Test, bench and script files that still import a package above their own, each with why; the list only shrinks
+// (an entry no import needs is a finding too). docs/decisions.md D47 says what moving each one takes.
+export const UPWARD_EXEMPTIONS_FILE = "tooling/scripts/layer-upward-exemptions.json";
+
+/** @returns {Map<string, {file: string, imports: string, why: string}>} keyed by `file -> package` */
+function readUpwardExemptions(root) {
+  const path = join(root, UPWARD_EXEMPTIONS_FILE);
+  if (!existsSync(path)) return new Map();
+  const entries = JSON.parse(readFileSync(path, "utf8")).exemptions ?? [];
+  return new Map(entries.map((e) => [`${e.file} -> ${e.imports}`, e]));
+}
 
 /**
  * @param {string} root repository root
@@ -50,6 +61,7 @@ export function checkLayers(root) {
   const manifests = new Map(packages.map((p) => [p.manifest.name, p.manifest]));
   const violations = [...table.problems];
   const graph = [];
+  const upward = { exempt: readUpwardExemptions(root), used: new Set() };
   for (const pkg of packages) {
     const name = pkg.manifest.name;
     if (roleOf(table, name) === undefined) {
@@ -57,11 +69,14 @@ export function checkLayers(root) {
       continue;
     }
     const { imports, relative } = collectImports(root, pkg, files, table.bundled[name] ?? []);
-    violations.push(...importViolations(pkg, imports, table, rootDevDeps));
+    violations.push(...importViolations(pkg, imports, table, rootDevDeps, upward));
     violations.push(...subpathViolations(root, pkg, imports, table, fileSet));
     violations.push(...relativeViolations(pkg, relative, packages, fileSet));
     violations.push(...unusedDependencies(root, pkg, imports, manifests));
     graph.push(summarize(pkg, imports, table));
+  }
+  for (const key of upward.exempt.keys()) {
+    if (!upward.used.has(key)) violations.push(`${UPWARD_EXEMPTIONS_FILE}: "${key}" no longer applies: remove it`);
   }
   const doc = docBlocks(root, graph, table, manifests);
   if (doc === null) {
@@ -120,7 +135,7 @@ function isWorkspace(table, name) {
   return roleOf(table, name) !== undefined;
 }
 
-function importViolations(pkg, imports, table, rootDevDeps) {
+function importViolations(pkg, imports, table, rootDevDeps, upward) {
   const m = pkg.manifest;
   const rule = table.rules.get(m.name);
   const allowed = new Set(rule ? allowedImports(rule) : []);
@@ -143,6 +158,11 @@ function importViolations(pkg, imports, table, rootDevDeps) {
     } else if (imp.pkg !== m.name && !devDeclared.has(imp.pkg)) {
       out.push(`${where}: imports "${imp.specifier}" but ${imp.pkg} is not a dependency or devDependency of ${m.name}`);
     } else if (rule && imp.pkg !== m.name && table.rules.has(imp.pkg) && !below.has(imp.pkg)) {
+      const key = `${imp.file} -> ${imp.pkg}`;
+      if (upward?.exempt.has(key)) {
+        upward.used.add(key);
+        continue;
+      }
       // A test of a lower package that needs a higher one tests the higher one: it belongs in that package.
       const own = `${m.name} (layer ${roleOf(table, m.name)})`;
       out.push(
