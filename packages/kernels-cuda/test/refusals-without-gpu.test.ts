@@ -1,21 +1,14 @@
 // Refusals of kernels-cuda that reach no GPU, so CI (no GPU) runs them. The plan-status decoder threw
 // TypeError / RangeError on what is not a status region; the addon refused `new Context(1025)` as "must be a
 // non-negative integer", and cast a byte offset of 1e30 to an integer before checking its range (undefined behaviour).
+import { thrownError } from "@dsv4-kv/errors/testing";
 import { describe, expect, test } from "vitest";
 import { KernelsCudaError, probe } from "../src/index.js";
 import { PLAN_STATUS_BYTES, decodePlanStatus } from "../src/internal.js";
 import { loadNativeUnchecked } from "../src/testing.js";
 import { gpuTest } from "./helpers.js";
 
-function refusal(fn: () => unknown): KernelsCudaError {
-  try {
-    fn();
-  } catch (e) {
-    expect(KernelsCudaError.isInstance(e), String(e)).toBe(true);
-    return e as KernelsCudaError;
-  }
-  throw new Error("accepted");
-}
+const refusal = (fn: () => unknown): KernelsCudaError => thrownError(fn, KernelsCudaError);
 
 describe("the plan status decoder refuses what is not a status region", () => {
   test("decodePlanStatus of a short buffer or a non-Uint8Array", () => {

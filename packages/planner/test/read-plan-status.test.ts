@@ -2,18 +2,11 @@
 // TypeError / RangeError on such values before (moved from kernels-cuda: D47).
 import { KernelsCudaError } from "@dsv4-kv/kernels-cuda";
 import { PLAN_STATUS_BYTES } from "@dsv4-kv/kernels-cuda/internal";
+import { thrownError } from "@dsv4-kv/errors/testing";
 import { describe, expect, test } from "vitest";
 import { readPlanStatus } from "../src/gpu.js";
 
-function refusal(fn: () => unknown): KernelsCudaError {
-  try {
-    fn();
-  } catch (e) {
-    expect(KernelsCudaError.isInstance(e), String(e)).toBe(true);
-    return e as KernelsCudaError;
-  }
-  throw new Error("accepted");
-}
+const refusal = (fn: () => unknown): KernelsCudaError => thrownError(fn, KernelsCudaError);
 
 describe("readPlanStatus refuses what is not a status region", () => {
   test("readPlanStatus({}), null, a short or freed buffer", () => {
