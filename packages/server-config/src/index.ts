@@ -129,6 +129,7 @@ export {
   type VllmLoggedLine,
   type VllmReconcileOptions,
   type VllmVerdict,
+  type VllmVersionUsed,
   MAX_VLLM_LOG_CHARS,
   MODELLED_FROM_VERSION,
   inputsFromArgs,

@@ -15,7 +15,7 @@ import { EnginesComparisonSchema } from "./engines-comparison-schema.js";
 import { RULES, type RuleId } from "./rules.js";
 import { v41ReportShape } from "./v41/report-schema.js";
 import { ServerArgsSchema } from "./schema.js";
-import { VllmReportPartSchema } from "./vllm/report-schema.js";
+import { VllmBehaviourSchema, VllmReportPartSchema } from "./vllm/report-schema.js";
 
 /** The JSON contract's version: an integer, raised only on a breaking change of the report's shape. */
 export const CHECK_REPORT_SCHEMA_VERSION = 3;
@@ -376,6 +376,19 @@ export const VllmLogComparisonSchema = z.strictObject({
         .describe("for a figure that differs or is not computed: its named cause"),
     }),
   ),
+  versionUsed: z
+    .strictObject({
+      version: z.string().describe("the vLLM version whose sizing the figures were computed with"),
+      from: z.enum(["flag", "log", "default"]).describe("--vllm-version, the version the log printed, or the default"),
+      logVersion: z.string().nullable().describe("the version the log printed, null if none"),
+      behaviour: VllmBehaviourSchema,
+      warning: z
+        .strictObject({ id: z.enum(["version-flag-differs", "version-not-modelled"]), text: z.string() })
+        .optional()
+        .describe("the flag selects another sizing than the log's version, or the log's version is not modelled"),
+    })
+    .optional()
+    .describe("which vLLM's sizing the figures were computed with, and why (reports before it lack it)"),
   skipped: z.array(SkippedLineSchema).describe("lines not read, with why"),
   nothingCompared: z.string().optional().describe("set when no figure could be compared, with why"),
 });

@@ -8,9 +8,7 @@
 import { VLLM_DEFAULTS, type VllmKvInput } from "../vllm/inputs.js";
 import type { ReadInputs } from "./args.js";
 import type { StrideMode } from "./recompute.js";
-import { MODELLED_FROM_VERSION } from "./version.js";
-import { compareVersions } from "./version.js";
-import type { ParsedVllmLog, VllmFigureCause } from "./types.js";
+import type { ParsedVllmLog, VllmFigureCause, VllmVersionUsed } from "./types.js";
 
 export interface CauseEnv {
   id: string;
@@ -26,7 +24,7 @@ const stated = (read: ReadInputs, key: keyof ReadInputs["values"]) =>
   read.sources.some((s) => s.from !== "default" && s.field === key);
 
 /** Alternatives for the inputs the log leaves unstated, single changes first, then pairs. */
-export function alternatives(base: CauseEnv, read: ReadInputs): CauseEnv[] {
+export function alternatives(base: CauseEnv, read: ReadInputs, version: VllmVersionUsed): CauseEnv[] {
   const input = base.input;
   const t = input.maxNumBatchedTokens ?? VLLM_DEFAULTS.maxNumBatchedTokens;
   const async = input.asyncScheduling ?? VLLM_DEFAULTS.asyncScheduling;
@@ -53,6 +51,17 @@ export function alternatives(base: CauseEnv, read: ReadInputs): CauseEnv[] {
       text: "the FP4 indexer cache (68 B keys): the log neither sets nor prints the indexer cache",
       input: { ...input, fp4IndexerCache: !input.fp4IndexerCache },
     });
+  // A log that prints no version may come from a build with the other sliding reservation (vLLM before 0.26).
+  if (version.from === "default") {
+    const other = input.inFlightRule === "batchedTokens" ? "concurrentBatches" : "batchedTokens";
+    const what = other === "batchedTokens" ? "max_num_batched_tokens alone (vLLM before 0.26)" : "every concurrent batch's tokens (vLLM 0.26 and later)";
+    singles.push({
+      ...base,
+      id: "version-unlogged",
+      text: `the sliding groups reserving ${what}: the log prints no vLLM version`,
+      input: { ...input, inFlightRule: other },
+    });
+  }
   singles.push({
     ...base,
     id: "layer-tuple-stride",
@@ -76,6 +85,7 @@ function pick(b: CauseEnv, a: CauseEnv): Partial<CauseEnv["input"]> {
   return {
     asyncScheduling: b.input.asyncScheduling,
     fp4IndexerCache: b.input.fp4IndexerCache,
+    inFlightRule: b.input.inFlightRule,
     maxNumBatchedTokens: a.input.maxNumBatchedTokens,
   };
 }
@@ -85,9 +95,10 @@ export function findCause(
   base: CauseEnv,
   read: ReadInputs,
   parsed: ParsedVllmLog,
+  version: VllmVersionUsed,
   reproduces: (env: CauseEnv) => boolean,
 ): VllmFigureCause {
-  for (const env of alternatives(base, read))
+  for (const env of alternatives(base, read, version))
     if (reproduces(env)) return { id: env.id, explained: true, text: `reproduced with ${env.text}` };
   const draft = read.notModelled.find((n) => n.name === "draft KV groups" || n.name === "speculative_config");
   if (draft)
@@ -103,12 +114,11 @@ export function findCause(
       explained: false,
       text: `line ${mention.line} names the ${mention.layout} layout (a community fork's 4-bit pages, not modelled; only fp8_ds_mla is): no alternative reproduces the figures`,
     };
-  const version = parsed.version?.text;
-  if (version && compareVersions(version, MODELLED_FROM_VERSION) < 0)
+  if (!version.behaviour.confirmed)
     return {
       id: "version-sizing",
       explained: false,
-      text: `vLLM ${version} sized DeepSeek-V4 before the code modelled here (${MODELLED_FROM_VERSION} and later): no alternative reproduces the figures`,
+      text: `vLLM ${version.version} is sized as ${version.behaviour.id} (${version.behaviour.inFlight}), which no public log confirms: no alternative reproduces the figures`,
     };
   return {
     id: "unexplained",

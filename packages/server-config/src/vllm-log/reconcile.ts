@@ -12,7 +12,15 @@ import { type ReadInputs, type VllmLogOverrides, inputsFromArgs, readLogInputs }
 import { type CauseEnv, findCause } from "./causes.js";
 import { type Anchor, type Recomputed, gibRange, recompute, recomputeRefusal } from "./recompute.js";
 import { inputFigures, settingFigures } from "./settings.js";
-import type { ParsedVllmLog, VllmFigureComparison, VllmLogComparison, VllmLoggedLine, VllmVerdict } from "./types.js";
+import type {
+  ParsedVllmLog,
+  VllmFigureComparison,
+  VllmLogComparison,
+  VllmLoggedLine,
+  VllmVerdict,
+  VllmVersionUsed,
+} from "./types.js";
+import { versionUsed } from "./version-used.js";
 
 export interface VllmReconcileOptions {
   /** The model the log served (a ModelPreset fits) and its name for the report. */
@@ -22,12 +30,15 @@ export interface VllmReconcileOptions {
   overrides?: VllmLogOverrides;
   /** The caller's flags as vLLM's dest keys (`launchArgs` of a command line): read as `overrides` are. */
   flagArgs?: Readonly<Record<string, unknown>>;
+  /** `--vllm-version`: whose sizing to use; without it the log's printed version, else the default (D45). */
+  vllmVersion?: string;
 }
 
 type Env = CauseEnv;
 
 interface Ctx {
   parsed: ParsedVllmLog;
+  version: VllmVersionUsed;
   read: ReadInputs;
   base: Env;
   anchor: Anchor | null;
@@ -37,11 +48,15 @@ interface Ctx {
 
 const figuresOf = (p: ParsedVllmLog, kind: VllmLoggedLine["kind"]) => p.figures.filter((f) => f.kind === kind);
 
-function baseInput(read: ReadInputs, options: VllmReconcileOptions): Omit<VllmKvInput, "budget"> {
+function baseInput(
+  read: ReadInputs,
+  options: VllmReconcileOptions,
+  version: VllmVersionUsed,
+): Omit<VllmKvInput, "budget"> {
   const { kvCacheMemoryBytes: _, ...values } = read.values;
   // Without a stated length vLLM takes the model's (its max_position_embeddings, the preset's context).
   const len = values.maxModelLen ?? options.model.contextLen;
-  return { model: options.model, ...values, maxModelLen: len };
+  return { model: options.model, ...values, maxModelLen: len, inFlightRule: version.behaviour.inFlight };
 }
 
 /** The budget: --kv-cache-memory-bytes exactly, else the smallest logged available memory, else the refusal's. */
@@ -163,8 +178,9 @@ export function reconcileVllmLog(parsed: ParsedVllmLog, options: VllmReconcileOp
   const read = readLogInputs(parsed, { ...flags?.overrides, ...options.overrides });
   if (flags) read.notModelled.push(...flags.notModelled);
   const { anchor, line: anchorLine } = anchorOf(parsed, read);
-  const base: Env = { id: "base", text: "", input: baseInput(read, options), stride: "packed" };
-  const ctx: Ctx = { parsed, read, base, anchor, anchorLine, out: [] };
+  const version = versionUsed(parsed, options.vllmVersion);
+  const base: Env = { id: "base", text: "", input: baseInput(read, options, version), stride: "packed" };
+  const ctx: Ctx = { parsed, version, read, base, anchor, anchorLine, out: [] };
   const layout = read.notModelled.find((n) => n.name === "kv_cache_dtype" || n.name === "kv cache format");
   inputFigures(ctx);
   if (layout) notComputed(ctx, layout);
@@ -179,6 +195,7 @@ export function reconcileVllmLog(parsed: ParsedVllmLog, options: VllmReconcileOp
     inputs: read.sources,
     figures: ctx.out.sort((a, b) => a.line - b.line),
     skipped: parsed.skipped,
+    versionUsed: version,
   };
   if (compared > 0) return comparison;
   const why = layout
@@ -191,7 +208,7 @@ function compareKv(ctx: Ctx): void {
   const figs = kvFigures(ctx, ctx.base);
   const differs = figs.some((f) => verdict(f.logged, f.values, f.range) === "different");
   const cause = differs
-    ? findCause(ctx.base, ctx.read, ctx.parsed, (env) => reproduces(kvFigures(ctx, env)))
+    ? findCause(ctx.base, ctx.read, ctx.parsed, ctx.version, (env) => reproduces(kvFigures(ctx, env)))
     : undefined;
   for (const f of figs) {
     const v = verdict(f.logged, f.values, f.range);

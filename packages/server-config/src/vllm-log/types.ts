@@ -3,6 +3,7 @@
  * (parse.ts), and what the reconciliation returns (reconcile.ts). Formats and their upstream sources:
  * docs/reference/vllm-kv-cache.md §15.
  */
+import type { VllmVersionBehaviour } from "../vllm/versions.js";
 
 /** A number as the log printed it: the text, its value and its decimals (a GiB figure is a range). */
 export interface VllmLoggedNumber {
@@ -111,6 +112,17 @@ export interface VllmInputSource {
   readonly line: number | null;
 }
 
+/** Which vLLM's sizing reconciles the log: `--vllm-version`, else the version the log printed, else the default. */
+export interface VllmVersionUsed {
+  readonly version: string;
+  readonly from: "flag" | "log" | "default";
+  /** The version the log printed, or null. */
+  readonly logVersion: string | null;
+  readonly behaviour: VllmVersionBehaviour;
+  /** The flag sizes otherwise than the log's version (the flag wins), or the log's version is not one modelled. */
+  readonly warning?: { readonly id: "version-flag-differs" | "version-not-modelled"; readonly text: string };
+}
+
 /** `check --engine vllm --against-log FILE`: the log's figures against `planVllmKvCache`. */
 export interface VllmLogComparison {
   readonly engine: "vllm";
@@ -120,6 +132,7 @@ export interface VllmLogComparison {
   readonly inputs: readonly VllmInputSource[];
   readonly figures: readonly VllmFigureComparison[];
   readonly skipped: readonly VllmSkippedLine[];
+  readonly versionUsed: VllmVersionUsed;
   /** Set when no figure could be compared (only a launch, or a layout nothing here models). */
   readonly nothingCompared?: string;
 }

@@ -1,7 +1,7 @@
 /** vLLM version strings as logs print them (`0.25.0`, `0.31.1rc1.dev50+g554340f3d`): compared by release number. */
 
-/** The first vLLM release whose DeepSeek-V4 sizing the model follows (the 0.27.1 log reproduces exactly). */
-export const MODELLED_FROM_VERSION = "0.27.1";
+/** The first vLLM release whose DeepSeek-V4 sizing public logs confirm (the 0.26.1rc0 and 0.27.1 logs reproduce). */
+export const MODELLED_FROM_VERSION = "0.26.0";
 
 function release(version: string): number[] {
   const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(version);

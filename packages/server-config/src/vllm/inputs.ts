@@ -148,7 +148,7 @@ export function resolveVllmKvInput(input: unknown): Required<VllmKvInput> {
   checkModel(input.model);
   // An explicit `undefined` takes the default, as an absent key does.
   const given = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  // inFlightRule's default is the current vLLM's (0.27 and later); older sizing is chosen by version (versions.ts).
+  // inFlightRule's default is the current vLLM's (0.26 and later); older sizing is chosen by version (versions.ts).
   const v = {
     ...VLLM_DEFAULTS,
     inFlightRule: "concurrentBatches",

@@ -67,16 +67,19 @@ const VllmGroupSchema = z.strictObject({
   blocksPerRequest: count,
 });
 
+/** What changed between the vLLM versions dsv4-kv models (VllmVersionBehaviour, versions.ts). */
+export const VllmBehaviourSchema = z.strictObject({
+  id: z.enum(["0.23", "0.26", "0.31", "main"]),
+  inFlight: z.enum(["concurrentBatches", "batchedTokens"]).describe("the tokens in flight a sliding group holds"),
+  printFormat: z.enum(["two-lines", "one-line"]),
+  confirmed: z.boolean().describe("a public log of this behaviour reproduces"),
+  evidence: z.string(),
+});
+
 export const VllmReportPartSchema = z
   .strictObject({
     version: z.string().describe("--vllm-version as given"),
-    behaviour: z.strictObject({
-      id: z.enum(["0.23", "0.27", "0.31", "main"]),
-      inFlight: z.enum(["concurrentBatches", "batchedTokens"]).describe("the tokens in flight a sliding group holds"),
-      printFormat: z.enum(["two-lines", "one-line"]),
-      confirmed: z.boolean().describe("a public log of this behaviour reproduces"),
-      evidence: z.string(),
-    }),
+    behaviour: VllmBehaviourSchema,
     model: z.strictObject({ name: z.string(), resolvedAs: z.string() }),
     args: z.array(VllmArgSchema).describe("vLLM's arguments dsv4-kv reads, resolved"),
     ignored: z

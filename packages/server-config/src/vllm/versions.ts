@@ -10,8 +10,8 @@ import { ServerConfigError } from "../errors.js";
 export type VllmInFlightRule = "concurrentBatches" | "batchedTokens";
 
 export interface VllmVersionBehaviour {
-  /** The behaviour's name: the first release it describes (`0.27`), or `main`. */
-  id: "0.23" | "0.27" | "0.31" | "main";
+  /** The behaviour's name: the first release it describes (`0.26`), or `main`. */
+  id: "0.23" | "0.26" | "0.31" | "main";
   inFlight: VllmInFlightRule;
   /** "two-lines": "GPU KV cache size: …" then "Maximum concurrency …"; "one-line": both, joined by ", ". */
   printFormat: "two-lines" | "one-line";
@@ -27,15 +27,17 @@ export const VLLM_VERSION_BEHAVIOURS: readonly VllmVersionBehaviour[] = [
     inFlight: "batchedTokens",
     printFormat: "two-lines",
     evidence:
-      "the older sliding sizing (max_num_batched_tokens alone); the one 0.23.0 log does not reproduce with any " +
-      "in-flight count, so this version's sizing is not confirmed",
+      "the older sliding sizing (max_num_batched_tokens alone, 0.23 to 0.25): the 0.25.0 log's concurrency " +
+      "reproduces with it; the one 0.23.0 log does not reproduce with any in-flight count, so it is not confirmed",
     confirmed: false,
   },
   {
-    id: "0.27",
+    id: "0.26",
     inFlight: "concurrentBatches",
     printFormat: "two-lines",
-    evidence: "the 0.27.1 log (nepenth, GB10 TP 2) reproduces every printed figure",
+    evidence:
+      "vLLM PR 47728 (first released in 0.26.0; vLLM issue 49878 traces a 0.25.1 to 0.26 change to it) reserves " +
+      "every concurrent batch's tokens; the 0.26.1rc0 and 0.27.1 logs reproduce every printed figure with it",
     confirmed: true,
   },
   {
@@ -44,7 +46,7 @@ export const VLLM_VERSION_BEHAVIOURS: readonly VllmVersionBehaviour[] = [
     printFormat: "two-lines",
     evidence:
       "the 0.31.1rc1 log (tant2tls, H100 TP 8) reproduces its token figure; it does not show the print layout, " +
-      "assumed as 0.27's",
+      "assumed as 0.27.1's",
     confirmed: true,
   },
   {
@@ -84,7 +86,8 @@ export function vllmVersionBehaviour(version: string, field = "vllmVersion"): Vl
       { min: "0.23" },
     );
   }
-  if (major === 0 && minor < 27) return byId("0.23");
-  if (major === 0 && minor < 31) return byId("0.27");
+  // The concurrent-batches reservation (vLLM PR 47728) first shipped in 0.26.0.
+  if (major === 0 && minor < 26) return byId("0.23");
+  if (major === 0 && minor < 31) return byId("0.26");
   return byId("0.31");
 }

@@ -24,7 +24,7 @@ import { formatVllmLogComparison } from "./format-log.js";
 const FLAG = "--against-log";
 const DEFAULT_MODEL = "DeepSeek-V4-Flash";
 /** check's own options on this path; every other word is a `vllm serve` flag. */
-const OWN = new Set(["--against-log", "--json", "--help"]);
+const OWN = new Set(["--against-log", "--json", "--help", "--vllm-version"]);
 
 /** True when the words (after `--engine vllm` was taken off) give `--against-log`. */
 export function hasAgainstLog(argv: readonly string[]): boolean {
@@ -34,11 +34,13 @@ export function hasAgainstLog(argv: readonly string[]): boolean {
 interface VllmOptions {
   path: string;
   json: boolean;
+  vllmVersion?: string;
   serveWords: string[];
 }
 
 function splitOptions(argv: readonly string[]): VllmOptions {
   let path: string | undefined;
+  let vllmVersion: string | undefined;
   let json = false;
   const serveWords: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -55,10 +57,11 @@ function splitOptions(argv: readonly string[]): VllmOptions {
       const value = word.includes("=") ? word.slice(name.length + 1) : argv[++i];
       if (value === undefined) throw new UsageError(name, null, "needs a value");
       if (name === FLAG) path = value;
+      else vllmVersion = value;
     }
   }
   if (path === undefined) throw new UsageError(FLAG, null, "needs a FILE (or - for standard input)");
-  return { path, json, serveWords };
+  return { path, json, serveWords, ...(vllmVersion === undefined ? {} : { vllmVersion }) };
 }
 
 /** The model: --model, else the log's model argument, banner or load line, else DeepSeek-V4-Flash (said so). */
@@ -111,7 +114,12 @@ export async function runVllmAgainstLog(argv: readonly string[], io: CommandIO):
   const parsed = parseVllmLog(text, typeof stated === "string" ? { statedModel: stated } : {});
   const loggedModel = parsed.args?.model ?? parsed.args?.model_tag ?? parsed.modelName?.text ?? null;
   const { preset, how } = modelOf(stated, typeof loggedModel === "string" ? loggedModel : null);
-  const comparison = reconcileVllmLog(parsed, { model: preset, modelName: how, flagArgs: flags.args });
+  const comparison = reconcileVllmLog(parsed, {
+    model: preset,
+    modelName: how,
+    flagArgs: flags.args,
+    ...(options.vllmVersion === undefined ? {} : { vllmVersion: options.vllmVersion }),
+  });
   const ok = vllmLogOk(comparison);
   if (options.json) {
     const json = { schemaVersion: CHECK_REPORT_SCHEMA_VERSION, engine: "vllm", ok, vllmLogComparison: comparison };

@@ -2,7 +2,7 @@
  * The text report of `check --engine vllm --against-log`: where the log came from, every input and its source, every
  * figure against ours with its verdict and cause, the lines skipped, and a one-line summary.
  */
-import type { VllmFigureComparison, VllmLogComparison } from "@dsv4-kv/server-config";
+import type { VllmFigureComparison, VllmLogComparison, VllmVersionUsed } from "@dsv4-kv/server-config";
 
 const FROM: Readonly<Record<string, string>> = {
   "log-args": "the log's arguments",
@@ -35,11 +35,24 @@ function figureRows(c: VllmLogComparison): string[] {
   ];
 }
 
+const VERSION_FROM: Readonly<Record<VllmVersionUsed["from"], string>> = {
+  flag: "--vllm-version",
+  log: "the log's version",
+  default: "the default: the log prints no version dsv4-kv models; --vllm-version overrides",
+};
+
+function sizingLine(v: VllmVersionUsed): string {
+  const inFlight = v.behaviour.inFlight === "batchedTokens" ? "the batched tokens alone" : "every concurrent batch";
+  return `sizing: vLLM ${v.version} (${VERSION_FROM[v.from]}): sliding groups reserve ${inFlight}`;
+}
+
 export function formatVllmLogComparison(c: VllmLogComparison, path: string, lines: number): string {
   const version = c.version === null ? "version not printed" : `vLLM ${c.version}`;
   const out = [
     `vLLM start-up log ${path} (${lines} lines, ${version})`,
     `model: ${c.model}`,
+    sizingLine(c.versionUsed),
+    ...(c.versionUsed.warning ? [`  warning [${c.versionUsed.warning.id}]: ${c.versionUsed.warning.text}`] : []),
     ...c.evidence.map((e) => `  evidence: ${e}`),
     "",
     "Inputs (where each came from):",
