@@ -29,13 +29,36 @@ describe("check --engine vllm --against-log", () => {
     expect(r.stdout).toContain("Summary: 3 equal, 0 within rounding, 0 different, 0 not computed");
   });
 
-  it("a 0.25.0 log: its non-default args read, its figures different with the version as the cause (exit 1)", () => {
+  it("a 0.25.0 log: sized as its version, concurrency within rounding, tokens with the version as the cause", () => {
     const r = vllm("rtxpro6000-tp2-v0250-mtp2.txt");
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("vLLM 0.25.0");
+    expect(r.stdout).toContain(
+      "sizing: vLLM 0.25.0 (the log's version): sliding groups reserve the batched tokens alone",
+    );
     expect(r.stdout).toMatch(/max_num_batched_tokens\s+4096\s+the log's arguments \(line 10\)/);
+    expect(r.stdout).toMatch(/maxConcurrency\s+1\.90\s+1\.9…1\.91\s+within rounding/);
     expect(r.stdout).toContain("[version-sizing] not explained");
-    expect(r.stderr).toContain("the log differs from ours in 2 figures");
+    expect(r.stderr).toContain("the log differs from ours in 1 figure");
+  });
+
+  it("--vllm-version on the log path: it wins over the log's version, with a warning naming both", () => {
+    const r = vllm("rtxpro6000-tp2-v0250-mtp2.txt", "--vllm-version", "0.27.1");
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("sizing: vLLM 0.27.1 (--vllm-version): sliding groups reserve every concurrent batch");
+    expect(r.stdout).toContain("warning [version-flag-differs]: --vllm-version 0.27.1 sizes as vLLM 0.26");
+    expect(r.stdout).toMatch(/maxConcurrency\s+1\.90\s+1\.48\s+DIFFERENT/);
+    const json = JSON.parse(vllm("rtxpro6000-tp2-v0250-mtp2.txt", "--vllm-version=0.27.1", "--json").stdout);
+    expect(VllmLogCheckJsonSchema.safeParse(json).success).toBe(true);
+    expect(json.vllmLogComparison.versionUsed).toMatchObject({
+      version: "0.27.1",
+      from: "flag",
+      logVersion: "0.25.0",
+      warning: { id: "version-flag-differs" },
+    });
+    const bad = vllm("rtxpro6000-tp2-v0250-mtp2.txt", "--vllm-version", "newest");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--vllm-version");
   });
 
   it("--json: the vLLM comparison, valid against its schema; the alternative that reproduces is named", () => {

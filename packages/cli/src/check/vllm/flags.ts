@@ -57,7 +57,8 @@ export const VLLM_OPTIONS: FlagTable = {
     type: "string",
     help:
       `the vLLM version as vLLM prints it (0.27.1, 0.31.1rc1) or main (default ${DEFAULT_VLLM_VERSION}): picks the ` +
-      "tokens in flight each sliding group reserves (0.23–0.26: the batched tokens alone) and the print layout",
+      "tokens in flight each sliding group reserves (0.23–0.25: the batched tokens alone) and the print layout; with " +
+      "--against-log, the log's printed version when not given",
     arg: "V",
   },
   "model-config": CLI_FLAGS["model-config"]!,

@@ -28,7 +28,7 @@ export const vllmSpec: CommandSpec = {
   usage: [
     "--engine vllm [--model MODEL | --model-config FILE] [vLLM flags] [--vllm-version V] [--json]",
     "--engine vllm [dsv4-kv options] -- [NAME=value …] vllm serve MODEL [vLLM flags]",
-    "--engine vllm --against-log FILE [--model MODEL] [vLLM flags] [--json]",
+    "--engine vllm --against-log FILE [--model MODEL] [vLLM flags] [--vllm-version V] [--json]",
   ],
   description: `Checks a DeepSeek-V4 vLLM server configuration before it starts, per rank (the latent KV head is replicated
 on every tensor-parallel rank): vLLM's arguments resolved (what vLLM picks when unset, and why), the layer specs,
@@ -56,8 +56,10 @@ serve command, the version, and every KV line (available memory, GPU KV cache si
 the start-up refusal, block size, layout, indexer). The logged budget is the anchor; every figure sized from it is
 recomputed and shown equal, within the print's rounding, or different with a named cause (an unstated
 max_num_batched_tokens, async scheduling, FP4 indexer or layer-tuple stride that reproduces it; a layout, draft or
-vLLM version not modelled). vLLM flags given here win over the log's. Exit 0 when no figure differs, 1 when one
-differs or is not computed, 2 when the file holds no vLLM DeepSeek-V4 material.`,
+vLLM version not modelled). vLLM flags given here win over the log's. The figures are sized as the vLLM version
+the log printed (--vllm-version overrides it, with a warning when the two size differently; a log without a
+version gets the default). Exit 0 when no figure differs, 1 when one differs or is not computed, 2 when the file
+holds no vLLM DeepSeek-V4 material.`,
   flags: VLLM_ALL_FLAGS,
   exitCodes: [
     [0, "vLLM starts with this configuration (warnings may remain)"],
