@@ -46,8 +46,8 @@ const ok = (c: VllmLogComparison) =>
 const verdictOf = (c: VllmLogComparison, name: string) => c.figures.find((f) => f.name === name)?.verdict;
 
 describe("every collected vLLM log, figure by figure", () => {
-  test("thirteen logs: seven, five more of DeepSeek-V4, one of another model", () => {
-    expect(MANIFEST.logs).toHaveLength(13);
+  test("fourteen logs: thirteen of DeepSeek-V4, one of another model", () => {
+    expect(MANIFEST.logs).toHaveLength(14);
   });
 
   for (const entry of MANIFEST.logs) {

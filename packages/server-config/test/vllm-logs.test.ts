@@ -56,8 +56,8 @@ function plan(input: Partial<VllmKvInput>): VllmKvPlan {
 }
 
 describe("the manifest and its fixtures", () => {
-  test("thirteen logs, each file present, each figure printed in it", () => {
-    expect(MANIFEST.logs).toHaveLength(13);
+  test("fourteen logs, each file present, each figure printed in it", () => {
+    expect(MANIFEST.logs).toHaveLength(14);
     for (const log of MANIFEST.logs) {
       const body = text(log.file);
       for (const [name, value] of Object.entries(log.figures)) {
@@ -69,7 +69,7 @@ describe("the manifest and its fixtures", () => {
 
   test("every log that prints both figures prints tokens = int(concurrency × max_model_len)", () => {
     const both = MANIFEST.logs.filter((l) => l.figures.kvCacheSizeTokens && l.figures.maxConcurrency);
-    expect(both.map((l) => l.file)).toHaveLength(10);
+    expect(both.map((l) => l.file)).toHaveLength(11);
     for (const log of both) {
       const tokens = int(log.figures.kvCacheSizeTokens!);
       const len = int(log.figures.maxModelLen!);
