@@ -54,7 +54,10 @@ export function alternatives(base: CauseEnv, read: ReadInputs, version: VllmVers
   // A log that prints no version may come from a build with the other sliding reservation (vLLM before 0.26).
   if (version.from === "default") {
     const other = input.inFlightRule === "batchedTokens" ? "concurrentBatches" : "batchedTokens";
-    const what = other === "batchedTokens" ? "max_num_batched_tokens alone (vLLM before 0.26)" : "every concurrent batch's tokens (vLLM 0.26 and later)";
+    const what =
+      other === "batchedTokens"
+        ? "max_num_batched_tokens alone (vLLM before 0.26)"
+        : "every concurrent batch's tokens (vLLM 0.26 and later)";
     singles.push({
       ...base,
       id: "version-unlogged",

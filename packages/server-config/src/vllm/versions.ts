@@ -36,8 +36,9 @@ export const VLLM_VERSION_BEHAVIOURS: readonly VllmVersionBehaviour[] = [
     inFlight: "concurrentBatches",
     printFormat: "two-lines",
     evidence:
-      "vLLM PR 47728 (first released in 0.26.0; vLLM issue 49878 traces a 0.25.1 to 0.26 change to it) reserves " +
-      "every concurrent batch's tokens; the 0.26.1rc0 and 0.27.1 logs reproduce every printed figure with it",
+      "vllm-project/vllm#47728 (first released in 0.26.0; vllm-project/vllm#49878 traces a 0.25.1 to 0.26 " +
+      "change to it) reserves every concurrent batch's tokens; the 0.26.1rc0 and 0.27.1 logs reproduce every " +
+      "printed figure with it",
     confirmed: true,
   },
   {
@@ -86,7 +87,7 @@ export function vllmVersionBehaviour(version: string, field = "vllmVersion"): Vl
       { min: "0.23" },
     );
   }
-  // The concurrent-batches reservation (vLLM PR 47728) first shipped in 0.26.0.
+  // The concurrent-batches reservation (vllm-project/vllm#47728) first shipped in 0.26.0.
   if (major === 0 && minor < 26) return byId("0.23");
   if (major === 0 && minor < 31) return byId("0.26");
   return byId("0.31");
