@@ -197,10 +197,16 @@ describe("vLLM rules checked against vLLM's code (D49)", () => {
       issues({ ...WORKED, given: { ...WORKED.given, maxModelLen, allowLongMaxModelLen } }).all.map((i) => i.rule);
     expect(at(1_048_576)).not.toContain("VL-R5");
     expect(at(1_048_577)).toContain("VL-R5");
-    const allowed = issues({ ...WORKED, given: { ...WORKED.given, maxModelLen: 1_048_577, allowLongMaxModelLen: true } });
+    const allowed = issues({
+      ...WORKED,
+      given: { ...WORKED.given, maxModelLen: 1_048_577, allowLongMaxModelLen: true },
+    });
     expect(allowed.all.map((i) => i.rule)).toEqual(expect.arrayContaining(["VL-L1"]));
     expect(allowed.all.map((i) => i.rule)).not.toContain("VL-R5");
     expect(allowed.r.plan!.input.maxModelLen).toBe(1_048_577);
-    expect(allowed.all.find((i) => i.rule === "VL-L1")!.params).toEqual({ max: 1_048_576, key: "max_position_embeddings" });
+    expect(allowed.all.find((i) => i.rule === "VL-L1")!.params).toEqual({
+      max: 1_048_576,
+      key: "max_position_embeddings",
+    });
   });
 });
