@@ -59,11 +59,11 @@ describe("real vllm serve commands give a report", () => {
     expect(rulesOf(r.json)).toEqual(expected.rules);
     expect(r.json.vllm.model.name).toBe("DeepSeek-V4-Flash-0731");
     expect(r.json.vllm.sizing.maxModelLen).toBe(500_000);
-    expect(r.json.vllm.ignored).toContainEqual({
-      name: "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
-      value: "1",
-      effect: "ignored",
-    });
+    // vLLM reads the switch (a length past the positions then starts with a warning, VL-L1); 500,000 is within them.
+    expect(r.json.vllm.ignored.map((i: { name: string }) => i.name)).not.toContain("VLLM_ALLOW_LONG_MAX_MODEL_LEN");
+    expect(r.json.vllm.args).toContainEqual(
+      expect.objectContaining({ dest: "VLLM_ALLOW_LONG_MAX_MODEL_LEN", value: true, source: "given" }),
+    );
     expect(r.json.vllm.ignored).toContainEqual({ name: "--master-addr", value: "<HEAD_IP>", effect: "ignored" });
   });
 });
@@ -139,6 +139,26 @@ describe("the CLI", () => {
     expect(v2.json.vllm.sizing.inFlightTokens).toBe(3 * 8192);
     const v1 = vllmJson(["--kv-cache-dtype", "fp8", "-pp", "2"]);
     expect(v1.json.vllm.sizing.inFlightTokens).toBe(2 * 8192);
+  });
+
+  it("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets a length past the positions start with a warning (VL-L1), as vLLM does", () => {
+    const launch = ["vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "--kv-cache-dtype", "fp8", "-tp", "8"];
+    const long = ["--max-model-len", "1048577"];
+    const refused = vllmJson(["--kv-budget-bytes", "100000000000", "--", ...launch, ...long]);
+    expect(refused.code).toBe(1);
+    expect(rulesOf(refused.json)).toContain("VL-R5");
+    const allowed = vllmJson([
+      "--kv-budget-bytes",
+      "100000000000",
+      "--",
+      "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+      ...launch,
+      ...long,
+    ]);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(rulesOf(allowed.json)).toContain("VL-L1");
+    expect(rulesOf(allowed.json)).not.toContain("VL-R5");
+    expect(allowed.json.vllm.sizing.maxModelLen).toBe(1_048_577);
   });
 
   it("prints the figures in the version's layout and refuses an unknown version", () => {

@@ -226,6 +226,18 @@ export const VLLM_SERVER_ARGS = {
     "bool",
     [],
   ),
+  allowLongMaxModelLen: v(
+    optBool(false, {
+      help:
+        "env VLLM_ALLOW_LONG_MAX_MODEL_LEN: --max-model-len past the model's positions starts with a warning " +
+        "instead of the refusal",
+      env: "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+      touches: ["rules"],
+    }),
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+    "bool",
+    [],
+  ),
 } as const;
 
 export type VllmArgField = keyof typeof VLLM_SERVER_ARGS;

@@ -7,6 +7,7 @@ const FLASH = MODEL_PRESETS["DeepSeek-V4-Flash"]!;
 const F0731 = MODEL_PRESETS["DeepSeek-V4-Flash-0731"]!;
 const GIB = 2 ** 30;
 const MTP3 = '{"method":"mtp","num_speculative_tokens":3}';
+const MTP4 = '{"method":"mtp","num_speculative_tokens":4}';
 
 /** docs/reference/vllm-kv-cache.md §10: Flash on one H200 rank, 26 GiB not for the KV cache, MTP 3. */
 const WORKED: VllmCheckInput = {
@@ -101,7 +102,9 @@ describe("vLLM rules: each is raised by its case and not by the worked example",
       model: { ...FLASH, mtpLayers: 0, compressRatios: FLASH.compressRatios.slice(0, FLASH.numHiddenLayers) },
       given: { kvCacheDtype: "fp8", speculativeConfig: MTP3 },
     },
+    "VL-R7": { model: F0731, given: { kvCacheDtype: "fp8", speculativeConfig: MTP4 } },
     "VL-R5": { model: FLASH, given: { kvCacheDtype: "fp8", maxModelLen: 2_000_000 } },
+    "VL-L1": { ...WORKED, given: { ...WORKED.given, maxModelLen: 2_000_000, allowLongMaxModelLen: true } },
     "VL-R3": { model: FLASH, given: { kvCacheDtype: "fp8", tensorParallelSize: 1 } },
     "VL-R4": {
       model: FLASH,
@@ -156,5 +159,54 @@ describe("vLLM rules: each is raised by its case and not by the worked example",
     const mm = checkVllmDeployment(cases["VL-M1"]!).warnings.find((w) => w.rule === "VL-M1")!;
     expect(mm.params.extraRetainedTokens).toBe(2);
     expect(mm.cost!.blocksPerRequest).toBe(10_782 - 10_778);
+  });
+});
+
+// D49: the three start-up refusals as vLLM's code makes them.
+describe("vLLM rules checked against vLLM's code (D49)", () => {
+  const given = { kvCacheDtype: "fp8" } as const;
+  const issues = (input: VllmCheckInput) => {
+    const r = checkVllmDeployment(input);
+    return { r, all: [...r.errors, ...r.warnings] };
+  };
+
+  it("VL-R2: a multiple of 256 starts (vLLM splits it into 256-token kernel blocks); any other block is refused", () => {
+    for (const blockSize of [768, 1024]) {
+      const { r, all } = issues({ ...WORKED, given: { ...WORKED.given, blockSize } });
+      expect(all.map((i) => i.rule)).not.toContain("VL-R2");
+      expect(all.map((i) => i.rule)).toContain("VL-B2");
+      expect(r.plan!.input.blockSize).toBe(blockSize);
+    }
+    for (const blockSize of [128, 384, 640]) {
+      const r2 = issues({ model: FLASH, given: { ...given, blockSize } }).all.find((i) => i.rule === "VL-R2");
+      expect(r2, `block ${blockSize}`).toMatchObject({ value: blockSize, params: { kernelBlockSizes: [256] } });
+    }
+  });
+
+  it("VL-R7: MTP past the checkpoint's layers must be a multiple of them (0731: 3 layers)", () => {
+    const mtp = (k: number) =>
+      issues({ model: F0731, given: { ...given, speculativeConfig: `{"method":"mtp","num_speculative_tokens":${k}}` } })
+        .all.filter((i) => i.rule === "VL-R7")
+        .map((i) => i.value);
+    expect([1, 2, 3, 4, 5, 6, 7, 9].flatMap(mtp)).toEqual([4, 5, 7]);
+    expect(rules(WORKED)).not.toContain("VL-R7"); // Flash: 1 layer divides every count
+  });
+
+  it("VL-R5: a length equal to the positions passes; VLLM_ALLOW_LONG_MAX_MODEL_LEN turns the refusal into VL-L1", () => {
+    const at = (maxModelLen: number, allowLongMaxModelLen?: boolean) =>
+      issues({ ...WORKED, given: { ...WORKED.given, maxModelLen, allowLongMaxModelLen } }).all.map((i) => i.rule);
+    expect(at(1_048_576)).not.toContain("VL-R5");
+    expect(at(1_048_577)).toContain("VL-R5");
+    const allowed = issues({
+      ...WORKED,
+      given: { ...WORKED.given, maxModelLen: 1_048_577, allowLongMaxModelLen: true },
+    });
+    expect(allowed.all.map((i) => i.rule)).toEqual(expect.arrayContaining(["VL-L1"]));
+    expect(allowed.all.map((i) => i.rule)).not.toContain("VL-R5");
+    expect(allowed.r.plan!.input.maxModelLen).toBe(1_048_577);
+    expect(allowed.all.find((i) => i.rule === "VL-L1")!.params).toEqual({
+      max: 1_048_576,
+      key: "max_position_embeddings",
+    });
   });
 });

@@ -37,6 +37,7 @@ describe("refusals", () => {
     [{ maxModelLen: "4096" }, "INVALID_TYPE", "maxModelLen", "4096"],
     [{ maxModelLen: 1.5 }, "INVALID_ARGUMENT", "maxModelLen", 1.5],
     [{ blockSize: 64 }, "INVALID_ARGUMENT", "blockSize", 64],
+    [{ blockSize: 320 }, "INVALID_ARGUMENT", "blockSize", 320],
     [{ kvCacheDtype: "auto" }, "INVALID_ARGUMENT", "kvCacheDtype", "auto"],
     [{ kvCacheDtype: "nvfp4_ds_mla" }, "INVALID_ARGUMENT", "kvCacheDtype", "nvfp4_ds_mla"],
     [{ fp4IndexerCache: "yes" }, "INVALID_TYPE", "fp4IndexerCache", "yes"],

@@ -79,6 +79,8 @@ const BUDGET_KEYS = {
 } as const;
 const MAX_BYTES = Number.MAX_SAFE_INTEGER;
 const MAX_TOKENS = 2 ** 31 - 1;
+/** The largest multiple of 128 the flag table takes (a 16-bit block size). */
+const MAX_BLOCK_TOKENS = 65_408;
 
 function checkBytes(value: unknown, field: string, min: number): void {
   checkInt(value, min, MAX_BYTES, field, `must be a whole number of bytes >= ${min}`);
@@ -157,7 +159,11 @@ export function resolveVllmKvInput(input: unknown): Required<VllmKvInput> {
     ...given,
   } as Required<VllmKvInput>;
   checkInt(v.maxModelLen, 1, MAX_TOKENS, "maxModelLen");
-  checkOneOf(v.blockSize, [128, 256, 512], "blockSize");
+  // Any block whose compressed pages hold whole entries (B / 128 whole); vLLM itself refuses those 256 does not divide.
+  checkInt(v.blockSize, 128, MAX_BLOCK_TOKENS, "blockSize");
+  check(v.blockSize % 128 === 0, "INVALID_ARGUMENT", "blockSize", v.blockSize, "must be a multiple of 128", {
+    multipleOf: 128,
+  });
   checkOneOf(v.kvCacheDtype, ["fp8", "fp8_e4m3", "fp8_ds_mla"], "kvCacheDtype");
   checkBoolean(v.fp4IndexerCache, "fp4IndexerCache");
   checkInt(v.maxNumBatchedTokens, 1, MAX_TOKENS, "maxNumBatchedTokens");

@@ -63,6 +63,8 @@ interface VllmRuleInfo {
 }
 
 const KV_UTILS = "vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory";
+/** The one kernel block size the DeepSeek-V4 FlashMLA and indexer backends declare; a larger block is split. */
+const KERNEL_BLOCK_TOKENS = 256;
 const f = (
   field: string,
   value: unknown,
@@ -184,6 +186,22 @@ function speculativeChecks(ctx: VllmRuleContext, method: "mtp" | "dspark"): Vllm
   return s !== null && s.method === method ? s : null;
 }
 
+const allowLong = (ctx: VllmRuleContext) => ctx.given.allowLongMaxModelLen === true;
+const pastPositions = (ctx: VllmRuleContext) => ctx.args.maxModelLen > ctx.model.maxPositionEmbeddings;
+
+/** vLLM compares a given length with the derived one strictly (equal passes); the switch makes it a warning. */
+function longMaxModelLen(ctx: VllmRuleContext): Finding {
+  const max = ctx.model.maxPositionEmbeddings;
+  return f(
+    "maxModelLen",
+    ctx.args.maxModelLen,
+    "INVALID_ARGUMENT",
+    `--max-model-len ${ctx.args.maxModelLen} is more than the model's ${max} positions` +
+      (allowLong(ctx) ? " (VLLM_ALLOW_LONG_MAX_MODEL_LEN lets it start; vLLM warns)" : ""),
+    { max, key: "max_position_embeddings" },
+  );
+}
+
 export const VLLM_RULES = {
   "VL-R1": {
     severity: "error",
@@ -205,26 +223,30 @@ export const VLLM_RULES = {
   "VL-R2": {
     severity: "error",
     stage: "config",
-    summary: "the block size is one DeepSeek-V4's kernels share (256; 512 is modelled, with its cost)",
+    summary: "the block size is a multiple of the 256-token kernel block DeepSeek-V4's backends share",
     enforcedBy:
-      'vLLM\'s attention-backend block-size selection ("No common block size for N", reported for 16, 64 and 128)',
-    fix: "pass --block-size 256 (or leave it unset)",
+      "vllm/v1/worker/utils.py, select_common_block_size (the DeepSeek-V4 FlashMLA and indexer backends list only 256)",
+    fix: "pass --block-size 256 (or leave it unset); a multiple of 256 also starts, at a larger stride (VL-B2)",
     check: (ctx) =>
-      ctx.args.blockSize === 256 || ctx.args.blockSize === 512
+      ctx.args.blockSize % KERNEL_BLOCK_TOKENS === 0
         ? null
         : f(
             "blockSize",
             ctx.args.blockSize,
             "PAGE_SIZE",
-            `--block-size ${ctx.args.blockSize}: no kernel block size is common to DeepSeek-V4's attention and indexer`,
-            { choices: [256, 512] },
+            `--block-size ${ctx.args.blockSize}: DeepSeek-V4's attention and indexer kernels take ` +
+              `${KERNEL_BLOCK_TOKENS}-token blocks, and ${KERNEL_BLOCK_TOKENS} does not divide it ` +
+              "(vLLM: no common block size)",
+            { kernelBlockSizes: [KERNEL_BLOCK_TOKENS] },
           ),
   },
   "VL-R6": {
     severity: "error",
     stage: "config",
     summary: "MTP needs a checkpoint with MTP layers",
-    enforcedBy: "vllm/config/speculative.py, SpeculativeConfig (the MTP draft is the target's next-n layers)",
+    enforcedBy:
+      "vllm/config/speculative.py, SpeculativeConfig.__post_init__ (the MTP draft's n_predict is the checkpoint's " +
+      "num_nextn_predict_layers; 0 fails its divisibility check)",
     fix: "use a checkpoint with MTP layers, or another method",
     check: (ctx) =>
       speculativeChecks(ctx, "mtp") === null || ctx.model.mtpLayers > 0
@@ -233,22 +255,45 @@ export const VLLM_RULES = {
             mtpLayers: 0,
           }),
   },
+  "VL-R7": {
+    severity: "error",
+    stage: "config",
+    summary: "MTP drafts at most the checkpoint's MTP layers, or a multiple of them (the layers are re-run in turn)",
+    enforcedBy:
+      "vllm/config/speculative.py, SpeculativeConfig.__post_init__ (num_speculative_tokens past n_predict must be " +
+      "divisible by it)",
+    fix: "num_speculative_tokens at most the checkpoint's MTP layers, or a multiple of them",
+    check: (ctx) => {
+      const s = speculativeChecks(ctx, "mtp");
+      const layers = ctx.model.mtpLayers;
+      if (s === null || layers === 0) return null;
+      const k = s.numSpeculativeTokens;
+      if (k <= layers || k % layers === 0) return null;
+      return f(
+        "speculativeConfig.num_speculative_tokens",
+        k,
+        "DRAFT_TOKENS",
+        `MTP with ${k} speculative tokens on a checkpoint of ${layers} MTP layers: more tokens than layers must be ` +
+          "a multiple of the layers",
+        { mtpLayers: layers },
+      );
+    },
+  },
   "VL-R5": {
     severity: "error",
     stage: "config",
-    summary: "max_model_len is at most the model's max positions",
-    enforcedBy: "vllm/config/model.py, ModelConfig's max-length check (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)",
+    summary: "max_model_len is at most the model's max positions (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)",
+    enforcedBy: "vllm/config/model.py, _get_and_verify_max_len (a given length above the derived one is refused)",
     fix: "lower --max-model-len to the model's max_position_embeddings",
-    check: (ctx) =>
-      ctx.args.maxModelLen <= ctx.model.maxPositionEmbeddings
-        ? null
-        : f(
-            "maxModelLen",
-            ctx.args.maxModelLen,
-            "INVALID_ARGUMENT",
-            `--max-model-len ${ctx.args.maxModelLen} is more than the model's ${ctx.model.maxPositionEmbeddings} positions`,
-            { max: ctx.model.maxPositionEmbeddings },
-          ),
+    check: (ctx) => (allowLong(ctx) || !pastPositions(ctx) ? null : longMaxModelLen(ctx)),
+  },
+  "VL-L1": {
+    severity: "warning",
+    stage: "config",
+    summary: "max_model_len past the model's positions, let through by VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+    enforcedBy: null,
+    fix: "lower --max-model-len to the model's max_position_embeddings (the positions past it were not trained)",
+    check: (ctx) => (allowLong(ctx) && pastPositions(ctx) ? longMaxModelLen(ctx) : null),
   },
   "VL-R3": {
     severity: "error",

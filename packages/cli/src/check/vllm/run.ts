@@ -41,8 +41,8 @@ it) and the settings vLLM accepts that waste or endanger the cache, with their c
 Flags are vLLM's, as vLLM's parser takes them: -tp/--tensor-parallel-size, _ or - in names, an unambiguous
 prefix (--kv-cache-memory), --no-NAME for switches, JSON arguments whole or by key
 (--speculative-config.method mtp --speculative-config.num_speculative_tokens 3), sizes with a k suffix (128k).
-A pasted \`vllm serve MODEL …\` after -- may start with NAME=value assignments (VLLM_USE_V2_MODEL_RUNNER is read;
-the rest are listed). Flags that do not change the KV cache are listed as ignored; one that may change it and
+A pasted \`vllm serve MODEL …\` after -- may start with NAME=value assignments (VLLM_USE_V2_MODEL_RUNNER and
+VLLM_ALLOW_LONG_MAX_MODEL_LEN are read; the rest are listed). Flags that do not change the KV cache are listed as ignored; one that may change it and
 is not modelled is listed as such; an unknown flag is refused with a suggestion.
 
 Budget: --kv-cache-memory-bytes (vLLM's own, used as given), --kv-budget-bytes (a logged "Available KV cache
