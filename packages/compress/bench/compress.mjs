@@ -15,7 +15,8 @@
 // the full run stops with the message of kernels-cuda's requireGpu (exit 0; 1 with BENCH_REQUIRE_GPU set).
 // It runs on kernels-cuda's bench build (`pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`, found through
 // kernels-cuda's own package root, or DSV4KV_ADDON_PATH) and lives here, not in kernels-cuda, because its cases are
-// planned by the planner (docs/decisions.md D47). `pnpm --filter @dsv4-kv/compress bench:gpu` builds what it needs.
+// planned by the planner (docs/decisions.md D47). Through turbo (`pnpm bench`, or `node tooling/scripts/turbo.mjs run
+// bench:gpu --filter=@dsv4-kv/compress`) the builds and the bench build come first.
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {

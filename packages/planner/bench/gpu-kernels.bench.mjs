@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // pnpm --filter @dsv4-kv/planner bench:gpu (on kernels-cuda's bench build: `pnpm --filter @dsv4-kv/kernels-cuda
-// build:native:bench`, which bench:gpu builds first; DSV4KV_ADDON_PATH names another): CUDA-event timings of the GPU
-// planner (eager back-to-back launches and CUDA-graph replay of `calls` launches, per call, median of `reps` after
-// warm-up) plus the whole JS call for B=8 D=6. Writes JSON to $BENCH_OUT (default bench/gpu-kernels-results.json)
-// and a Markdown table to stdout. It lives with the planner, not in kernels-cuda, because it plans its batches with
-// the CPU planner (docs/decisions.md D47).
+// build:native:bench`, which turbo's bench:gpu task builds first; DSV4KV_ADDON_PATH names another): CUDA-event timings
+// of the GPU planner (eager back-to-back launches and CUDA-graph replay of `calls` launches, per call, median of `reps`
+// after warm-up) plus the whole JS call for B=8 D=6. Writes JSON to $BENCH_OUT (default bench/gpu-kernels-results.json)
+// and a Markdown table to stdout. It lives with the planner, not in kernels-cuda, because it plans its batches with the
+// CPU planner (docs/decisions.md D47).
 import { writeFileSync } from "node:fs";
 import { getDefaultContext, probe } from "@dsv4-kv/kernels-cuda";
 import { requireBenchAddon, requireGpu, runMeta } from "@dsv4-kv/kernels-cuda/testing";
