@@ -50,19 +50,21 @@ echo "== benchmarks" | tee -a "$out/summary.txt"
 bench_addon="${BENCH_ADDON:-$root/packages/kernels-cuda/build-bench/Release/dsv4kv_kernels.node}"
 onbench=(env DSV4KV_ADDON_PATH="$bench_addon")
 if [ -z "${SKIP_BENCH:-}" ]; then
-  step bench.md 150 packages/kernels-cuda "${onbench[@]}" node bench/compress.mjs --out "$out/bench-compress.json"
+  step bench.md 150 packages/compress "${onbench[@]}" node bench/compress.mjs --out "$out/bench-compress.json"
   step bench.md 100 packages/online-mtp-controller "${onbench[@]}" node bench/bench.mjs
-  step bench.md 60 packages/kernels-cuda "${onbench[@]}" node bench/bench.mjs
+  step bench.md 60 packages/planner "${onbench[@]}" node bench/gpu-kernels.bench.mjs
 fi
 echo "== memcheck" | tee -a "$out/summary.txt"
 san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
 step memcheck.log 90 packages/kernels-cuda "${san[@]}" vitest run
 step memcheck.log 90 packages/agreement-tests env DSV4KV_CAMPAIGN=200 "${san[@]}" vitest run
 step memcheck.log 100 packages/online-mtp-controller "${san[@]}" vitest run test/invariants-gpu.test.ts
-step memcheck.log 120 packages/compress "${san[@]}" vitest run
+step memcheck.log 120 packages/compress "${san[@]}" vitest run --exclude 'test/bindings/**'
+# kernels-cuda's raw ring compress bindings, tested in compress (plan rows from the planner: docs/decisions.md D47)
+step memcheck.log 90 packages/compress "${san[@]}" vitest run test/bindings/compress.test.ts
 echo "== racecheck" | tee -a "$out/summary.txt"
 step racecheck.log 60 packages/agreement-tests env DSV4KV_CAMPAIGN=100 "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/agreement.test.ts
 step racecheck.log 150 packages/kernels-cuda "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/online-mtp.test.ts
-step racecheck.log 150 packages/kernels-cuda "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/compress.test.ts
-step racecheck.log 150 packages/compress "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run
+step racecheck.log 150 packages/compress "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run test/bindings/compress.test.ts
+step racecheck.log 150 packages/compress "$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30 vitest run --exclude 'test/bindings/**'
 cat "$out/summary.txt"

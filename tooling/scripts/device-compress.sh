@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A focused GPU-machine run for the compress kernels: the kernels-cuda, compress and online-MTP
 # controller suites with the GPU present, the compress benchmark, then memcheck and racecheck over the compress and
-# online prefill tests. Same conventions as device-all.sh (results under $OUT, at most 8 files).
+# online prefill tests (the ring compress binding tests are compress's test/bindings/: docs/decisions.md D47). Same
+# conventions as device-all.sh (results under $OUT, at most 8 files).
 #   bash .device/run.sh 'bash tooling/scripts/device-compress.sh'
 set -uo pipefail
 out="${OUT:-$PWD/device-out}"
@@ -31,12 +32,13 @@ fi
 bench_addon="${BENCH_ADDON:-$root/packages/kernels-cuda/build-bench/Release/dsv4kv_kernels.node}"
 onbench=(env DSV4KV_ADDON_PATH="$bench_addon")
 if [ -z "${SKIP_BENCH:-}" ]; then
-  step bench.md 200 packages/kernels-cuda "${onbench[@]}" node bench/compress.mjs --reps "${BENCH_REPS:-7}" --parts --out "$out/bench-compress.json"
+  step bench.md 200 packages/compress "${onbench[@]}" node bench/compress.mjs --reps "${BENCH_REPS:-7}" --parts --out "$out/bench-compress.json"
 fi
 san=("$CS" --tool memcheck --target-processes all --error-exitcode 9 --print-limit 30)
-step memcheck.log 150 packages/kernels-cuda "${san[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts
-step memcheck.log 150 packages/compress "${san[@]}" vitest run test/gpu-backend.test.ts test/scenario-gpu.test.ts
+step memcheck.log 150 packages/kernels-cuda "${san[@]}" vitest run test/online-mtp-prefill.test.ts
+step memcheck.log 150 packages/compress "${san[@]}" vitest run test/bindings/compress.test.ts test/gpu-backend.test.ts test/scenario-gpu.test.ts
 step memcheck.log 150 packages/online-mtp-controller "${san[@]}" vitest run test/invariants-gpu.test.ts
 rc=("$CS" --tool racecheck --target-processes all --error-exitcode 9 --print-limit 30)
-step racecheck.log 150 packages/kernels-cuda "${rc[@]}" vitest run test/compress.test.ts test/online-mtp-prefill.test.ts
+step racecheck.log 150 packages/kernels-cuda "${rc[@]}" vitest run test/online-mtp-prefill.test.ts
+step racecheck.log 150 packages/compress "${rc[@]}" vitest run test/bindings/compress.test.ts
 cat "$out/summary.txt"

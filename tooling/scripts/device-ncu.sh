@@ -6,12 +6,12 @@
 set -uo pipefail
 out="${OUT:-$PWD/device-out}"
 mkdir -p "$out"
-# The compress benchmark runs on the bench build (packages/kernels-cuda build:native:bench; BENCH_ADDON names another).
+# The compress benchmark (packages/compress/bench/compress.mjs) runs on the bench build (packages/kernels-cuda build:native:bench; BENCH_ADDON names another).
 export DSV4KV_ADDON_PATH="${BENCH_ADDON:-$PWD/packages/kernels-cuda/build-bench/Release/dsv4kv_kernels.node}"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,launch__grid_size,launch__block_size
 m=$m,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers
-cd packages/kernels-cuda
+cd packages/compress
 run_case() { # name, cache-control
   echo "### $1 (cache $2)" >> "$out/ncu.txt"
   timeout 60 "$NCU" --clock-control none --cache-control "$2" --metrics "$m" --csv -c "${NCU_COUNT:-6}" \

@@ -10,24 +10,26 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 CS=/usr/local/cuda/bin/compute-sanitizer
 VT="node $PWD/node_modules/vitest/vitest.mjs run"
-PLANNER_TESTS="test/probe.test.ts test/planner-async.test.ts test/planner-int64.test.ts"
+# The planner's GPU tests live in packages/planner (docs/decisions.md D47); the probe's stays here.
+PLANNER_TESTS="test/planner-async.test.ts test/planner-int64.test.ts"
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; uname -r; } > "$OUT/env.txt" 2>&1
 echo "== tests"
-(cd packages/kernels-cuda && timeout ${KC_TIMEOUT:-60} $VT $PLANNER_TESTS) > "$OUT/tests.log" 2>&1; echo "kernels-cuda rc=$?" | tee -a "$OUT/tests.log"
+(cd packages/kernels-cuda && timeout ${KC_TIMEOUT:-60} $VT test/probe.test.ts) > "$OUT/tests.log" 2>&1; echo "kernels-cuda rc=$?" | tee -a "$OUT/tests.log"
+(cd packages/planner && timeout ${KC_TIMEOUT:-60} $VT $PLANNER_TESTS) >> "$OUT/tests.log" 2>&1; echo "planner rc=$?" | tee -a "$OUT/tests.log"
 (cd packages/agreement-tests && timeout ${AG_TIMEOUT:-120} $VT) >> "$OUT/tests.log" 2>&1; echo "agreement rc=$?" | tee -a "$OUT/tests.log"
 grep -E "Tests |Test Files|campaign coverage|FAIL|✗|×|AssertionError" "$OUT/tests.log" | head -30
 echo "== bench"
-(cd packages/kernels-cuda && BENCH_OUT="$OUT/bench.json" timeout 40 node bench/bench.mjs) > "$OUT/bench.md" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.md"
+(cd packages/planner && BENCH_OUT="$OUT/bench.json" timeout 40 node bench/gpu-kernels.bench.mjs) > "$OUT/bench.md" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.md"
 if [ -n "${BENCH_BEFORE:-}" ] && [ -f "$BENCH_BEFORE" ]; then
   echo "== bench, previous build ($BENCH_BEFORE)"
-  (cd packages/kernels-cuda && DSV4KV_ADDON_PATH="$PWD/../../$BENCH_BEFORE" BENCH_OUT="$OUT/bench-before.json" timeout 40 node bench/bench.mjs) > "$OUT/bench-before.md" 2>&1
+  (cd packages/planner && DSV4KV_ADDON_PATH="$PWD/../../$BENCH_BEFORE" BENCH_OUT="$OUT/bench-before.json" timeout 40 node bench/gpu-kernels.bench.mjs) > "$OUT/bench-before.md" 2>&1
   echo "bench-before rc=$?"; grep -E "^\| (prefill|decode|empty)" "$OUT/bench-before.md"
 fi
 for tool in memcheck racecheck; do
   echo "== $tool"
   (cd packages/agreement-tests && DSV4KV_CAMPAIGN=${SAN_CAMPAIGN:-200} timeout ${SAN_TIMEOUT:-90} $CS --tool $tool --target-processes all --print-limit 50 $VT test/validation.test.ts test/agreement.test.ts -t "${SAN_FILTER:-.}") > "$OUT/$tool.log" 2>&1
   echo "$tool agreement rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Tests |not supported|Error" "$OUT/$tool.log" | head -8
-  (cd packages/kernels-cuda && timeout ${SAN_KC_TIMEOUT:-60} $CS --tool $tool --target-processes all --print-limit 50 $VT test/planner-async.test.ts test/planner-int64.test.ts) > "$OUT/$tool-kc.tmp" 2>&1
-  echo "$tool kernels-cuda rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Tests |not supported|Error" "$OUT/$tool-kc.tmp" | head -8
-  { echo "===== kernels-cuda planner tests"; cat "$OUT/$tool-kc.tmp"; } >> "$OUT/$tool.log"; rm -f "$OUT/$tool-kc.tmp"
+  (cd packages/planner && timeout ${SAN_KC_TIMEOUT:-60} $CS --tool $tool --target-processes all --print-limit 50 $VT $PLANNER_TESTS) > "$OUT/$tool-kc.tmp" 2>&1
+  echo "$tool planner rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Tests |not supported|Error" "$OUT/$tool-kc.tmp" | head -8
+  { echo "===== planner GPU tests"; cat "$OUT/$tool-kc.tmp"; } >> "$OUT/$tool.log"; rm -f "$OUT/$tool-kc.tmp"
 done

@@ -76,3 +76,19 @@ export function useBenchAddon(env: NodeJS.ProcessEnv = process.env): BenchAddonS
   }
   return { addon: addon as BenchAddon, path: wanted, reason: null };
 }
+
+/**
+ * The addon this process already loaded when it is a bench build (DSV4KV_ADDON_PATH names one), else null and why:
+ * the GPU tests of the bench entries need that addon's own Context and DeviceBuffers, so they skip rather than load
+ * a second addon beside it.
+ */
+export function processBenchAddon(): { addon: BenchAddon | null; reason: string } {
+  const addon = loadNativeUnchecked();
+  if (addon && benchEntriesOf(addon).length === BENCH_ENTRIES.length) return { addon: addon as BenchAddon, reason: "" };
+  return {
+    addon: null,
+    reason:
+      `the bench entries are in the bench build only: run with ${ADDON_PATH_ENV}=${benchBuildPath()} ` +
+      `(build it: ${BENCH_BUILD_COMMAND})`,
+  };
+}

@@ -7,9 +7,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { BenchAddon, OnlineMtpBenchNative } from "../src/addon-types.js";
 import { BENCH_BUILD_COMMAND, BENCH_ENTRIES, benchBuildPath, benchEntriesOf } from "../src/bench-addon.js";
-import { ADDON_PATH_ENV } from "../src/env.js";
 import { guardAddon } from "../src/native-errors.js";
-import { loadNativeUnchecked } from "../src/testing.js";
 
 const require = createRequire(import.meta.url);
 
@@ -23,20 +21,8 @@ export function loadBenchBuild(): { addon: BenchAddon | null; reason: string } {
   return { addon, reason: "" };
 }
 
-/**
- * The process's addon when it is a bench build (DSV4KV_ADDON_PATH names one: the GPU bench tests need its own
- * Context and DeviceBuffers), else null and the reason.
- */
-export function processBenchAddon(): { addon: BenchAddon | null; reason: string } {
-  const addon = loadNativeUnchecked();
-  if (addon && benchEntriesOf(addon).length === BENCH_ENTRIES.length) return { addon: addon as BenchAddon, reason: "" };
-  return {
-    addon: null,
-    reason:
-      `the bench entries are in the bench build only: run with ${ADDON_PATH_ENV}=${benchBuildPath()} ` +
-      `(build it: ${BENCH_BUILD_COMMAND})`,
-  };
-}
+// The process's addon when it is a bench build: in src/ (./testing), where the GPU tests above this package take it.
+export { processBenchAddon } from "../src/testing.js";
 
 /** Whether the benchmark-only kernel shapes are built into `addon` (a DSV4KV_BENCH_VARIANTS bench build). */
 export function hasBenchVariants(addon: unknown): boolean {

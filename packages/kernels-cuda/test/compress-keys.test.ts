@@ -4,7 +4,7 @@
  * they do not allow, naming the bare key (`stateRows`, `planC`). The args are read before the context is touched, in
  * the CUDA and the CPU-only build alike, so these run without a GPU: a valid call reaches the context (CUDA build:
  * `{}` is not a Context) or the missing CUDA (CPU-only build: GPU_UNAVAILABLE) only past the args. The refusals that
- * need DeviceBuffers (sizes, devices) are in test/compress.test.ts.
+ * need DeviceBuffers (sizes, devices) are in the compress package's test/bindings/compress.test.ts.
  */
 import { beforeEach, describe, expect, test } from "vitest";
 import { loadNativeUnchecked } from "../src/testing.js";

@@ -8,26 +8,8 @@ export { codeOf, hex, withForcedCpu } from "@dsv4-kv/vitest-preset/gpu-fixture";
 import { getDefaultContext, probe } from "../src/index.js";
 
 export const gpuTest = createGpuTest(probe, () => getDefaultContext());
-/** A seeded linear congruential generator: the same draws on every run. */
-export class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0 || 1;
-  }
-  /** Uniform in [0, 1). */
-  u(): number {
-    this.s = (Math.imul(this.s, 1664525) + 1013904223) >>> 0;
-    return this.s / 4294967296;
-  }
-  /** Standard normal. */
-  n(): number {
-    return Math.sqrt(-2 * Math.log(this.u() + 1e-12)) * Math.cos(2 * Math.PI * this.u());
-  }
-  /** Integer in [lo, hi]. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.u() * (hi - lo + 1));
-  }
-}
+// The seeded random of the GPU tests, shared with the raw-binding tests of the packages above this one.
+export { Rng } from "@dsv4-kv/vitest-preset/rng";
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "vitest";
 import { planDecode, planPrefill, planPrefillLegacy, type PlannerError } from "../src/index.js";
 import { plannerErrorOf, type StatusGeometry } from "../src/gpu.js";
+import { PLAN_ERR_RULE_NAMES } from "../src/gpu/internal.js";
 import { PLAN_ERR, type PlanStatus } from "@dsv4-kv/kernels-cuda/internal";
 
 const c4 = { compressRatio: 4, ringSize: 16, swaPageSize: 256 } as const;
@@ -144,6 +145,15 @@ describe("GPU status codes = the CPU planner's errors", () => {
   test("an unknown code is an INTERNAL error", () => {
     const st = { code: 99, index: 0, value: 0, aux: 0, numCompress: 0, numWrite: 0 };
     expect(plannerErrorOf(st, { ringSize: 16, fullToStateLength: 0, legacy: false }).code).toBe("INTERNAL");
+  });
+});
+
+// The rule table's names against kernels-cuda's generated PlanErr table (moved here from kernels-cuda's
+// test/plan-err.test.ts, whose tests may not import the planner: docs/decisions.md D47).
+describe("PlanErr: one source", () => {
+  test("every non-zero code has a rule, and no rule lacks a code", () => {
+    const names = Object.keys(PLAN_ERR).filter((n) => n !== "kErrNone");
+    expect([...PLAN_ERR_RULE_NAMES].sort()).toEqual(names.sort());
   });
 });
 void INT32_MAX;

@@ -230,7 +230,7 @@ namespace om = online_mtp;
 constexpr int kMaxBatch = 1024;
 // Identity-valued req_to_token [1024, 2048] and full_to_state [2M] tables: the paged path's real reads.
 constexpr int64_t kTabStride = 2048, kTabRows = 1024, kTabLen = kTabStride * kTabRows;
-// writePrefix batch 256 D 8 (bench.mjs's inputs).
+// writePrefix batch 256 D 8 (online-mtp-controller's bench/bench.mjs inputs).
 constexpr int kWpBatch = 256, kWpVerify = 8, kWpSlots = kWpBatch + 1, kWpBankRows = kWpSlots + 2;
 
 // What every measured group reads: the stream, the SM count and the device inputs, set up once.
@@ -271,7 +271,7 @@ void SetupPlanner(Harness& h) {
   CK(cudaMemcpy(h.d_seq32, seq.data(), maxB * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(h.d_seq64, seq64.data(), maxB * 8, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(h.d_rids, rids.data(), maxB * 8, cudaMemcpyHostToDevice));
-  // Prefill uniform inputs (as bench.mjs: S = 512 + i%7 + E, E = 6).
+  // Prefill uniform inputs (as planner's bench/gpu-kernels.bench.mjs: S = 512 + i%7 + E, E = 6).
   std::vector<int32_t> pseq(maxB);
   for (int i = 0; i < maxB; ++i) pseq[i] = 512 + (i % 7) + 6;
   CK(cudaMalloc(&h.d_pseq, maxB * 4));
@@ -337,7 +337,7 @@ DecodeParams DecodeParamsFor(const Harness& h, int cr, int ring, int B) {
   p.plan_d = reinterpret_cast<uint32_t*>(h.d_out);
   p.status = h.d_status;
   p.seq_lens = h.d_seq32;
-  p.rids = h.d_rids;  // as bench.mjs (and upstream): pool indices read from memory
+  p.rids = h.d_rids;  // as gpu-kernels.bench.mjs (and upstream): pool indices read from memory
   p.lens64 = 0;
   p.batch = B;
   p.slot = IdentitySlot(cr, ring, 256);
@@ -351,7 +351,7 @@ PrefillParams PrefillParamsFor(const Harness& h, int cr, int ring, int B = 8) {
   p.status = h.d_status;
   p.seq_lens = h.d_pseq;
   p.extend_lens = h.d_ext32;
-  p.rids = h.d_rids;  // as bench.mjs
+  p.rids = h.d_rids;  // as gpu-kernels.bench.mjs
   p.lens64 = 0;
   p.batch = B;
   p.num_q = 6 * B;
@@ -535,7 +535,7 @@ void TimePrefillUniform(const Harness& h) {
   }
 }
 
-// General small batches as bench.mjs (prefixes 512-518, identity maps): B=16 E=4095 and B=1 E=8192.
+// General small batches as gpu-kernels.bench.mjs (prefixes 512-518, identity maps): B=16 E=4095 and B=1 E=8192.
 void TimePrefillGeneral(const Harness& h) {
   int32_t *d_gseq, *d_gext;
   CK(cudaMalloc(&d_gseq, 16 * 4));

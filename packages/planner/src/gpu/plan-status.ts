@@ -59,7 +59,7 @@ const RULES: Readonly<Record<Exclude<PlanErrName, "kErrNone">, Rule>> = {
   kErrNarrow: narrowed,
 };
 
-/** The PlanErr names RULES maps (test/plan-err.test.ts checks them against the generated table). */
+/** The PlanErr names RULES maps (test/plan-status.test.ts checks them against kernels-cuda's generated table). */
 export const PLAN_ERR_RULE_NAMES: readonly string[] = Object.keys(RULES);
 
 /** PlanStatus.code -> its PlanErr name (undefined for a code the header does not define, or 0). */

@@ -1,10 +1,11 @@
 /**
- * A float64 reference of the ring compress kernels for test/compress.test.ts: how a batch consumes its plan rows
- * (docs/reference/planner.md §8), written from the contract and not from the kernels. kernels-cuda sits below the
- * compress package in the layer order, so its CPU backend cannot be imported here.
+ * A float64 reference of the ring compress kernels for test/bindings/compress.test.ts: how a batch consumes its plan
+ * rows (docs/reference/planner.md §8), written from the contract and not from the kernels. This package's CPU backend
+ * and oracle are not used on purpose: the raw bindings are checked against code that shares nothing with either
+ * backend.
  *
- * Layout: a state / input row holds rowBlocks(cr) · headDim floats, c4 `| kv_ov | kv | score_ov | score |`, c128
- * `| kv | score |`; ape is [window, headDim]. Plan rows are the planner's records.
+ * Layout: a state / input row holds rowBlocks(cr) · headDim floats, c4 `| kv_ov | kv | score_ov | score |`, c128 `| kv
+ * | score |`; ape is [window, headDim]. Plan rows are the planner's records.
  */
 import {
   type CompressPlanRecord,
@@ -13,8 +14,8 @@ import {
   INVALID_SEQ_LEN,
   type WritePlanRecord,
 } from "@dsv4-kv/planner";
-import { COMPRESS_ERR, COMPRESS_KERNEL } from "../src/internal.js";
-import type { Rng } from "./helpers.js";
+import { COMPRESS_ERR, COMPRESS_KERNEL } from "@dsv4-kv/kernels-cuda/internal";
+import type { Rng } from "@dsv4-kv/vitest-preset/rng";
 
 export type Ratio = 4 | 128;
 export type StateType = 0 | 1;

@@ -12,7 +12,11 @@
 // (its compress rows dropped), graph µs, to show where a call's time goes.
 // --dry builds every case's plans and prints the bytes per call against the issue's, without the addon (no GPU
 // needed; the online prefill rows print bench/compress-cases.mjs's mirror of the op's count). Without a usable GPU
-// the full run stops with the message bench.mjs prints (exit 0; 1 with BENCH_REQUIRE_GPU set).
+// the full run stops with the message of kernels-cuda's requireGpu (exit 0; 1 with BENCH_REQUIRE_GPU set).
+// It runs on kernels-cuda's bench build (`pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`, found through
+// kernels-cuda's own package root, or DSV4KV_ADDON_PATH) and lives here, not in kernels-cuda, because its cases are
+// planned by the planner (docs/decisions.md D47). Through turbo (`pnpm bench`, or `node tooling/scripts/turbo.mjs run
+// bench:gpu --filter=@dsv4-kv/compress`) the builds and the bench build come first.
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {
@@ -25,7 +29,7 @@ import {
   compressCases,
   rowElemsOf,
 } from "./compress-cases.mjs";
-import { requireBenchAddon, requireGpu, runMeta } from "./require-gpu.mjs";
+import { requireBenchAddon, requireGpu, runMeta } from "@dsv4-kv/kernels-cuda/testing";
 
 /** The issue's measured device-to-device copy rate (read + write), the floor's denominator. */
 const COPY_GBPS = 4218;
@@ -150,7 +154,7 @@ if (args.dry) {
 }
 
 // ---- the GPU run -----------------------------------------------------------------------------------------------
-const kc = await import("../dist/index.js");
+const kc = await import("@dsv4-kv/kernels-cuda");
 const addon = requireBenchAddon();
 requireGpu(kc.probe());
 const probeResult = kc.probe();

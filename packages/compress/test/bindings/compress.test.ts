@@ -1,11 +1,13 @@
 /**
- * The ring compress bindings on a GPU (native/compress): the refusals that need DeviceBuffers (sizes, freed buffers,
- * the context), then the kernels against the float64 reference of test/compress-reference.ts on plans made by the
- * real planner (c4 paged and request ring, c128; head dim 128 and 512; fp32 and bf16 state; tables padded as under
- * CUDA graphs): entries within (2W + 16)·2^-24·max|kv| per channel, state rows bitwise, padding rows of `out` and
- * canary rows past every buffer's extent untouched; bad plan rows reported in the error word with the other rows
- * intact; compressions reading the pre-batch ring; CUDA-graph capture through `bench`. Without a GPU every test here
- * skips with the probe's reason (the argument refusals that need no buffers: test/compress-keys.test.ts).
+ * kernels-cuda's raw ring compress bindings on a GPU (its native/compress), tested here because their plan rows come
+ * from the planner, which kernels-cuda's own tests may not import (docs/decisions.md D47): the refusals that need
+ * DeviceBuffers (sizes, freed buffers, the context), then the kernels against the float64 reference of
+ * test/bindings/compress-reference.ts on plans made by the real planner (c4 paged and request ring, c128; head dim 128
+ * and 512; fp32 and bf16 state; tables padded as under CUDA graphs): entries within (2W + 16)·2^-24·max|kv| per
+ * channel, state rows bitwise, padding rows of `out` and canary rows past every buffer's extent untouched; bad plan
+ * rows reported in the error word with the other rows intact; compressions reading the pre-batch ring; CUDA-graph
+ * capture through `bench`. Without a GPU every test here skips with the probe's reason (the argument refusals that need
+ * no buffers: kernels-cuda's test/compress-keys.test.ts).
  */
 import {
   CompressPlanTable,
@@ -25,8 +27,9 @@ import {
   KernelsCudaError,
   probe,
   probeCompress,
-} from "../src/index.js";
-import { type CompressNative, compressNative, onlineMtpNative } from "../src/internal.js";
+} from "@dsv4-kv/kernels-cuda";
+import { type CompressNative, compressNative, onlineMtpNative } from "@dsv4-kv/kernels-cuda/internal";
+import { processBenchAddon } from "@dsv4-kv/kernels-cuda/testing";
 import {
   badDecodeCase,
   badPrefillCase,
@@ -57,8 +60,7 @@ import {
   refDecode,
   refPrefill,
 } from "./compress-reference.js";
-import { processBenchAddon } from "./bench-build.js";
-import { Rng } from "./helpers.js";
+import { Rng } from "@dsv4-kv/vitest-preset/rng";
 
 interface Env {
   nat: CompressNative;

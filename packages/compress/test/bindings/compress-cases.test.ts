@@ -1,7 +1,7 @@
 /**
- * The host side of test/compress.test.ts, checked without a GPU: the float64 reference on windows whose entry is known
- * by hand, the cases the GPU tests build (random planner batches, the pre-batch-ring batches, the bad rows and the
- * error word each must produce), and the tolerance itself: an fp32 evaluation of the same math (the kernels' order:
+ * The host side of test/bindings/compress.test.ts, checked without a GPU: the float64 reference on windows whose entry
+ * is known by hand, the cases the GPU tests build (random planner batches, the pre-batch-ring batches, the bad rows and
+ * the error word each must produce), and the tolerance itself: an fp32 evaluation of the same math (the kernels' order:
  * max, then Σ exp(s − m)·kv and Σ exp(s − m), then one division) stays inside (2W + 16)·2^-24·max|kv| on the data the
  * GPU tests use, so a kernel failing it is wrong, not unlucky.
  */
@@ -33,7 +33,7 @@ import {
   type Source,
   stateValues,
 } from "./compress-reference.js";
-import { Rng } from "./helpers.js";
+import { Rng } from "@dsv4-kv/vitest-preset/rng";
 
 describe("the float64 reference on windows known by hand", () => {
   /** A c4 batch of one state row page pair and 8 input rows, every score 0 (equal weights) unless patched. */

@@ -1,8 +1,8 @@
 /**
- * The cases test/compress.test.ts runs on a GPU, built on the host: ring layouts, random extend / verify / decode
- * batches planned by the real planner (padded as under CUDA graphs), random data, the batches whose writes land in
- * slots their own compressions read, and the bad plan rows with the error word each must produce.
- * test/compress-cases.test.ts checks them against the reference without a GPU.
+ * The cases test/bindings/compress.test.ts runs on a GPU, built on the host: ring layouts, random extend / verify /
+ * decode batches planned by the real planner (padded as under CUDA graphs), random data, the batches whose writes land
+ * in slots their own compressions read, and the bad plan rows with the error word each must produce.
+ * test/bindings/compress-cases.test.ts checks them against the reference without a GPU.
  */
 import {
   type CompressPlanRecord,
@@ -14,7 +14,7 @@ import {
   planPrefill,
   type WritePlanRecord,
 } from "@dsv4-kv/planner";
-import { COMPRESS_ERR, COMPRESS_KERNEL } from "../src/internal.js";
+import { COMPRESS_ERR, COMPRESS_KERNEL } from "@dsv4-kv/kernels-cuda/internal";
 import {
   bf16Bits,
   type ErrWord,
@@ -26,7 +26,7 @@ import {
   rowBlocksOf,
   windowOf,
 } from "./compress-reference.js";
-import type { Rng } from "./helpers.js";
+import type { Rng } from "@dsv4-kv/vitest-preset/rng";
 
 /** Rows past each buffer's extent (stateRows, inputRows, the out rows): canaries that must stay as they were. */
 export const CANARY_ROWS = 3;

@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-// pnpm bench (on the bench build: `pnpm --filter @dsv4-kv/kernels-cuda build:native:bench`): CUDA-event timings
-// of the GPU planner (eager back-to-back launches and CUDA-graph replay of
-// `calls` launches, per call, median of `reps` after warm-up) plus the whole JS call for B=8 D=6.
-// Writes JSON to $BENCH_OUT (default bench/results.json) and a Markdown table to stdout.
+// pnpm --filter @dsv4-kv/planner bench:gpu (on kernels-cuda's bench build: `pnpm --filter @dsv4-kv/kernels-cuda
+// build:native:bench`, which turbo's bench:gpu task builds first; DSV4KV_ADDON_PATH names another): CUDA-event timings
+// of the GPU planner (eager back-to-back launches and CUDA-graph replay of `calls` launches, per call, median of `reps`
+// after warm-up) plus the whole JS call for B=8 D=6. Writes JSON to $BENCH_OUT (default bench/gpu-kernels-results.json)
+// and a Markdown table to stdout. It lives with the planner, not in kernels-cuda, because it plans its batches with the
+// CPU planner (docs/decisions.md D47).
 import { writeFileSync } from "node:fs";
-import { planPrefill, planDecode } from "@dsv4-kv/planner";
-import { raggedExtendLens } from "@dsv4-kv/planner/testing";
-import { planPrefillGpu } from "@dsv4-kv/planner/gpu";
-import { decodeNativeJob, prefillNativeJob } from "@dsv4-kv/planner/gpu/internal";
-import { probe, getDefaultContext } from "../dist/index.js";
-import { requireBenchAddon, requireGpu, runMeta } from "./require-gpu.mjs";
+import { getDefaultContext, probe } from "@dsv4-kv/kernels-cuda";
+import { requireBenchAddon, requireGpu, runMeta } from "@dsv4-kv/kernels-cuda/testing";
+import { planDecode, planPrefill } from "../dist/index.js";
+import { planPrefillGpu } from "../dist/gpu.js";
+import { decodeNativeJob, prefillNativeJob } from "../dist/gpu/internal.js";
+import { raggedExtendLens } from "../dist/testing.js";
 
 const addon = requireBenchAddon();
 const p = probe();
@@ -158,7 +160,7 @@ for (const [cr, ring] of [
 // Large batch: the sync call (blocks the event loop throughout) against the async one (the event loop is held only
 // for validation and staging, measured as the time until the promise is returned; the rest runs on a worker).
 if (typeof addon.planPrefillAsync === "function") {
-  const { planPrefillGpuAsync } = await import("@dsv4-kv/planner/gpu");
+  const { planPrefillGpuAsync } = await import("../dist/gpu.js");
   for (const [cr, ring] of [
     [4, 16],
     [128, 256],
@@ -191,7 +193,7 @@ const meta = {
   opts,
 };
 writeFileSync(
-  process.env.BENCH_OUT ?? new URL("./results.json", import.meta.url),
+  process.env.BENCH_OUT ?? new URL("./gpu-kernels-results.json", import.meta.url),
   JSON.stringify({ meta, rows, js }, null, 2),
 );
 
