@@ -108,7 +108,7 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
   const { entry, rest } = found;
   const mod = await entry.load();
   if (wantsHelp(rest)) {
-    io.stdout.write(renderHelp(entry.path, mod.spec));
+    io.stdout.write(mod.helpFor ? mod.helpFor(rest) : renderHelp(entry.path, mod.spec));
     return 0;
   }
   try {

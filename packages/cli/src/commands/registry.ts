@@ -32,6 +32,8 @@ export interface CommandIO {
 export interface CommandModule {
   spec: CommandSpec;
   run(argv: string[], io: CommandIO): Promise<number>;
+  /** The help for these words, when some of them pick another form (`check --engine vllm`); default: the spec's. */
+  helpFor?(words: readonly string[]): string;
 }
 
 export interface CommandEntry {
