@@ -1,13 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  SERVER_ARG_ENTRIES,
-  SGLANG_FLAGS,
-  SGLANG_FLAGS_SOURCE,
-  sglangFlag,
-  serverFlagName,
-} from "../src/index.js";
+import { SERVER_ARG_ENTRIES, SGLANG_FLAGS, SGLANG_FLAGS_SOURCE, sglangFlag, serverFlagName } from "../src/index.js";
 import { ServerArgsSchema } from "../src/schema.js";
 import { rangeText } from "./flag-doc-text.js";
 
@@ -19,7 +13,6 @@ const EFFECT: Record<string, string> = {
   ignored: "ignored",
   config: "config file",
 };
-
 
 /** The server arguments the check models, from the flag table (server-flags.ts). */
 function argumentRows(): string[] {
