@@ -89,6 +89,17 @@ describe("check --engine vllm --help", () => {
   });
 });
 
+describe("a usage error points at the help of its engine", () => {
+  it("vLLM's at the vLLM help, SGLang's at check --help", () => {
+    const vllm = cli(["check", "--engine", "vllm", "--tensor-parallel-size", "0"]);
+    expect(vllm.code).toBe(2);
+    expect(vllm.stderr).toMatch(/\(see dsv4-kv check --engine vllm --help\)\n$/);
+    const sglang = cli(["check", "--tp-size", "0"]);
+    expect(sglang.code).toBe(2);
+    expect(sglang.stderr).toMatch(/\(see dsv4-kv check --help\)\n$/);
+  });
+});
+
 describe("check --help", () => {
   it("lists --engine and points at the vLLM help", () => {
     const r = cli(["check", "--help"]);

@@ -98,8 +98,9 @@ length) rerun this check in the browser; the URL fragment holds them by flag nam
 export const help: string = renderHelp(["check"], spec);
 
 /** `check --help` is the SGLang path's; with `--engine vllm` among the options, in any order, the vLLM path's. */
-export function helpFor(words: readonly string[]): string {
-  return findEngine(words)?.engine === "vllm" ? vllmHelp : help;
+export function helpFor(words: readonly string[]): { text: string; command: string } {
+  if (findEngine(words)?.engine === "vllm") return { text: vllmHelp, command: "dsv4-kv check --engine vllm --help" };
+  return { text: help, command: "dsv4-kv check --help" };
 }
 
 /** What the command line gave: flags (options first, then a launch command's), and the launch command's env. */
