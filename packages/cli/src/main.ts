@@ -108,14 +108,14 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
   const { entry, rest } = found;
   const mod = await entry.load();
   if (wantsHelp(rest)) {
-    io.stdout.write(renderHelp(entry.path, mod.spec));
+    io.stdout.write(mod.helpFor ? mod.helpFor(rest).text : renderHelp(entry.path, mod.spec));
     return 0;
   }
   try {
     return await mod.run(rest, io);
   } catch (err) {
-    const hint =
-      Dsv4KvError.isInstance(err) && err.code === "USAGE" ? ` (see dsv4-kv ${entry.path.join(" ")} --help)` : "";
+    const helpCommand = mod.helpFor?.(rest).command ?? `dsv4-kv ${entry.path.join(" ")} --help`;
+    const hint = Dsv4KvError.isInstance(err) && err.code === "USAGE" ? ` (see ${helpCommand})` : "";
     const line = `dsv4-kv ${entry.path.join(" ")}: ${describeError(err, io.env)}${hint}`;
     io.stderr.write(`${paintFor(io.stderr, io.env).bad(line)}\n`);
     return 2;

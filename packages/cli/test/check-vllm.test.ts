@@ -195,3 +195,26 @@ describe("the CLI", () => {
     expect(cli(["check", "--engine", "trtllm"]).code).toBe(2);
   });
 });
+
+// Regression: `check --engine vllm --help` printed the SGLang help (main answered --help before the command saw
+// --engine), and `check --help` did not name --engine, so the vLLM flags could not be found from the help.
+describe("the vLLM path's help is reachable", () => {
+  it.each([
+    [["check", "--engine", "vllm", "--help"]],
+    [["check", "--engine=vllm", "--help"]],
+    [["check", "--help", "--engine", "vllm"]],
+  ])("%j prints the vLLM usage and vLLM's flags, exit 0", (args) => {
+    const r = cli(args);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: dsv4-kv check --engine vllm /);
+    expect(r.stdout).toContain("\n  --tensor-parallel-size N ");
+    expect(r.stdout).toContain("\n  --vllm-version V ");
+    expect(r.stdout).not.toContain("--mem-fraction-static");
+  });
+
+  it("check --help names --engine and the vLLM help", () => {
+    const r = cli(["check", "--help"]);
+    expect(r.stdout).toContain("\n  --engine sglang|vllm ");
+    expect(r.stdout).toContain("dsv4-kv check --engine vllm --help");
+  });
+});

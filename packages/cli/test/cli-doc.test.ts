@@ -2,7 +2,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "vitest";
-import { ALL_FLAGS } from "../src/check/flags.js";
+import { CHECK_HELP_FLAGS } from "../src/check/flags.js";
+import { VLLM_ALL_FLAGS } from "../src/check/vllm/flags.js";
 import { renderCliDoc } from "./render-cli-doc.js";
 
 const DOC = fileURLToPath(new URL("../../../docs/cli.md", import.meta.url));
@@ -13,7 +14,13 @@ test("docs/cli.md matches the command tables (UPDATE_CLI_DOC=1 regenerates it)",
   expect(readFileSync(DOC, "utf8")).toBe(doc);
 });
 
-test("docs/cli.md lists every flag of check's table", async () => {
+test("docs/cli.md lists every flag of check's table, --engine among them", async () => {
   const doc = await renderCliDoc();
-  for (const name of Object.keys(ALL_FLAGS)) expect(doc).toContain(`\`--${name}`);
+  for (const name of Object.keys(CHECK_HELP_FLAGS)) expect(doc).toContain(`\`--${name}`);
+});
+
+test("docs/cli.md's check --engine vllm section lists every flag of the vLLM table", async () => {
+  const doc = await renderCliDoc();
+  const vllm = doc.slice(doc.indexOf("## `dsv4-kv check --engine vllm`"));
+  for (const name of Object.keys(VLLM_ALL_FLAGS)) expect(vllm).toContain(`| \`--${name}`);
 });

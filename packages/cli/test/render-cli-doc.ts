@@ -2,7 +2,7 @@
 import { type CommandSpec, exitCodesText, usageLines } from "../src/commands/help.js";
 import { type FlagSpec, defaultHint, flagSynopsis, rangeHint, typeText } from "../src/commands/flags.js";
 import { COMMANDS, DEFAULT_COMMAND, GROUPS } from "../src/commands/registry.js";
-import { vllmSpec } from "../src/check/vllm/run.js";
+import { vllmSpec } from "../src/check/vllm/help.js";
 
 const cell = (text: string): string => text.replace(/\|/g, "\\|");
 const code = (text: string): string => (text === "" ? "" : `\`${cell(text)}\``);

@@ -5,14 +5,32 @@
  * start-up log's `non-default args: {...}` dict) and how the value is written. Then the flags `vllm serve` accepts
  * that do not change the KV cache (listed as ignored) or that may change it in ways not modelled.
  *
- * Followed: vllm-project/vllm, vllm/engine/arg_utils.py (`EngineArgs`, `add_cli_args`: the flag of a field is its
- * name in kebab-case; a bool field is a BooleanOptionalAction, so `--no-NAME` exists; `max_model_len`,
- * `max_num_batched_tokens` and `kv_cache_memory_bytes` take human-readable integers) at
- * 99d7eb5d6a512cfcc5a2b104f24ebf2d6cda772b, and vllm/utils/argparse_utils.py (`FlexibleArgumentParser`: `_` and `-`
- * are the same in a flag name; `--json-arg.key value` sets one key of a JSON argument) at
- * c836a6feca5511c326b4369f6fd11cf72090665b. Written from the declarations; no help text is copied.
+ * Followed: the files of VLLM_FLAGS_SOURCE (docs/reference/vllm-flags.md is generated from this table and lists
+ * them). Written from the declarations; no help text is copied.
  */
 import { FLAG_ENTRY, type ServerFlag } from "./server-flags.js";
+
+/** The vLLM code this table follows: each file, the commit read, and what it decides. */
+export const VLLM_FLAGS_SOURCE = {
+  repository: "vllm-project/vllm",
+  files: [
+    {
+      path: "vllm/engine/arg_utils.py",
+      commit: "99d7eb5d6a512cfcc5a2b104f24ebf2d6cda772b",
+      decides:
+        "`EngineArgs` and `add_cli_args`: a field's flag is its name in kebab-case; a bool field is a " +
+        "BooleanOptionalAction, so `--no-NAME` exists; `max_model_len`, `max_num_batched_tokens` and " +
+        "`kv_cache_memory_bytes` take human-readable integers",
+    },
+    {
+      path: "vllm/utils/argparse_utils.py",
+      commit: "c836a6feca5511c326b4369f6fd11cf72090665b",
+      decides:
+        "`FlexibleArgumentParser`: `_` and `-` are the same in a flag name; `--json-arg.key value` sets one key " +
+        "of a JSON argument",
+    },
+  ],
+} as const;
 
 const { int, num, str, optBool } = FLAG_ENTRY;
 const INT32_MAX = 2 ** 31 - 1;

@@ -1,15 +1,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  type FlagValue,
-  SERVER_ARG_ENTRIES,
-  SGLANG_FLAGS,
-  SGLANG_FLAGS_SOURCE,
-  sglangFlag,
-  serverFlagName,
-} from "../src/index.js";
+import { SERVER_ARG_ENTRIES, SGLANG_FLAGS, SGLANG_FLAGS_SOURCE, sglangFlag, serverFlagName } from "../src/index.js";
 import { ServerArgsSchema } from "../src/schema.js";
+import { rangeText } from "./flag-doc-text.js";
 
 const DOC = fileURLToPath(new URL("../../../docs/reference/sglang-flags.md", import.meta.url));
 
@@ -19,15 +13,6 @@ const EFFECT: Record<string, string> = {
   ignored: "ignored",
   config: "config file",
 };
-
-const big = (v: number) => (v === 2 ** 31 - 1 ? "2^31−1" : v === Number.MAX_SAFE_INTEGER ? "2^53−1" : String(v));
-
-function rangeText(v: FlagValue): string {
-  if (v.type === "bool") return "switch";
-  if (v.type === "string") return v.choices ? v.choices.map((c) => `\`${c}\``).join(", ") : "text";
-  const low = v.type === "number" && v.minExclusive ? `(${v.min}` : `[${v.min}`;
-  return `${v.type === "intList" ? "list of " : ""}${v.type === "number" ? "number" : "integer"} ${low}, ${big(v.max)}]`;
-}
 
 /** The server arguments the check models, from the flag table (server-flags.ts). */
 function argumentRows(): string[] {

@@ -103,5 +103,20 @@ export const CLI_FLAGS: FlagTable = {
 
 export const ALL_FLAGS: FlagTable = { ...SERVER_FLAGS, ...CLI_FLAGS };
 
+/** The engines `check` models; `--engine` is read before any other flag (commands/check.ts), so no table parses it. */
+export const ENGINES = ["sglang", "vllm"] as const;
+export type Engine = (typeof ENGINES)[number];
+
+/** `--engine`, in both help texts: SGLang (the default) or vLLM, whose flags and report differ. */
+export const ENGINE_FLAG = choice(
+  ENGINES,
+  "the serving engine whose configuration is checked: vllm takes vLLM's flags or a pasted vllm serve command and " +
+    "reports vLLM's KV cache (its usage and flags: dsv4-kv check --engine vllm --help)",
+  "sglang",
+);
+
+/** The Options of `check --help`: the table the SGLang path parses with, and `--engine` before the tool's own. */
+export const CHECK_HELP_FLAGS: FlagTable = { ...SERVER_FLAGS, engine: ENGINE_FLAG, ...CLI_FLAGS };
+
 /** Env variables the CLI maps to switches (lowest precedence: flags > config file > env > defaults). */
 export { ENV_SWITCHES };

@@ -12,7 +12,7 @@ import {
 } from "@dsv4-kv/server-config";
 import { DEFAULT_MODEL } from "@dsv4-kv/server-config/internal";
 import { type ConfigFileValues, readConfigFile } from "../check/config-file.js";
-import { ALL_FLAGS, ENV_SWITCHES } from "../check/flags.js";
+import { CHECK_HELP_FLAGS, ENGINES, type Engine, ENV_SWITCHES } from "../check/flags.js";
 import { type IgnoredSetting, type Values, launchEnv, parseCheckWords, splitLaunchCommand } from "../check/launch.js";
 import { formatLogComparison, formatReport, logComparisonOk, toJson } from "../check/report.js";
 import { type LogFileInput, type LogInput, readAgainstLog } from "../check/against-log.js";
@@ -21,6 +21,7 @@ import { checkValueFromText, runCheckPipeline } from "../check/pipeline.js";
 import { checkIfV41 } from "../check/v41.js";
 import { checkV41AgainstLog } from "../check/v41-against-log.js";
 import { hasAgainstLog, runVllmAgainstLog } from "../check/vllm/against-log.js";
+import { vllmHelp } from "../check/vllm/help.js";
 import { runVllmCheck } from "../check/vllm/run.js";
 import { enginesComparisonOf } from "../check/compare-engines.js";
 import { formatEnginesComparison } from "../check/compare-engines-text.js";
@@ -48,6 +49,10 @@ V-K*, V-TP*, V-I1), all at once.
 With no flags: DeepSeek-V4-Flash, EAGLE 3 steps, top-k 1, 4 draft tokens, on one rank of an 8×H200
 tensor-parallel deployment (139 GiB per GPU, each rank loads 1/8 of the checkpoint's weights),
 --mem-fraction-static 0.85. The whole checkpoint on one H200 (--tp-size 1) does not fit.
+
+--engine vllm checks a DeepSeek-V4 vLLM server instead (the default is --engine sglang): vLLM's flags as vLLM
+spells them or a pasted vllm serve command, vLLM's KV cache groups, block pool and printed figures, and its rules
+(VL-*). \`dsv4-kv check --engine vllm --help\` shows its usage and flags.
 
 Budget: --kv-budget-bytes N, or --gpu-memory-gib/--weights-gib/--runtime-gib with --mem-fraction-static.
 Environment switches may also come from SGLANG_OPT_USE_ONLINE_COMPRESS, SGLANG_EXPERIMENTAL_ONLINE_C128_MTP
@@ -82,7 +87,7 @@ the capacity against the draft-token count, the ring during one verify and the r
 (model, tp/dp, draft tokens and algorithm, memory fraction or budget, online compress, state dtype, context
 length) rerun this check in the browser; the URL fragment holds them by flag name
 (#speculative-num-draft-tokens=11&tp-size=4). Output and exit code are unchanged.`,
-  flags: ALL_FLAGS,
+  flags: CHECK_HELP_FLAGS,
   exitCodes: [
     [0, "the configuration is valid (with --against-log: every compared figure matches and no rule fails)"],
     [1, "it is not (with --against-log: a figure differs or a rule fails; the report says which)"],
@@ -91,6 +96,12 @@ length) rerun this check in the browser; the URL fragment holds them by flag nam
 };
 
 export const help: string = renderHelp(["check"], spec);
+
+/** `check --help` is the SGLang path's; with `--engine vllm` among the options, in any order, the vLLM path's. */
+export function helpFor(words: readonly string[]): { text: string; command: string } {
+  if (findEngine(words)?.engine === "vllm") return { text: vllmHelp, command: "dsv4-kv check --engine vllm --help" };
+  return { text: help, command: "dsv4-kv check --help" };
+}
 
 /** What the command line gave: flags (options first, then a launch command's), and the launch command's env. */
 interface CheckInput {
@@ -130,20 +141,26 @@ export async function run(given: string[], io: CommandIO): Promise<number> {
   return check(input, io);
 }
 
-/** `--engine sglang|vllm` before any `--` (default sglang): the engine, and the words without it. */
-function splitEngine(words: readonly string[]): { engine: string; argv: string[] } {
+/** The first `--engine V` or `--engine=V` before any `--`: its value as typed, where, and how many words. */
+function findEngine(words: readonly string[]): { engine: string | undefined; at: number; count: number } | null {
   const end = words.indexOf("--");
   const options = end < 0 ? words.length : end;
-  for (let i = 0; i < options; i++) {
-    const w = words[i]!;
-    if (w !== "--engine" && !w.startsWith("--engine=")) continue;
-    const inline = w.startsWith("--engine=");
-    const engine = inline ? w.slice("--engine=".length) : words[i + 1];
-    if (engine !== "sglang" && engine !== "vllm")
-      throw new UsageError("--engine", engine, "must be sglang or vllm", { choices: ["sglang", "vllm"] });
-    return { engine, argv: [...words.slice(0, i), ...words.slice(i + (inline ? 1 : 2))] };
+  for (let at = 0; at < options; at++) {
+    const w = words[at]!;
+    if (w.startsWith("--engine=")) return { engine: w.slice("--engine=".length), at, count: 1 };
+    if (w === "--engine") return { engine: words[at + 1], at, count: 2 };
   }
-  return { engine: "sglang", argv: [...words] };
+  return null;
+}
+
+/** `--engine sglang|vllm` before any `--` (default sglang): the engine, and the words without it. */
+function splitEngine(words: readonly string[]): { engine: Engine; argv: string[] } {
+  const found = findEngine(words);
+  if (found === null) return { engine: "sglang", argv: [...words] };
+  const { engine, at, count } = found;
+  if (!ENGINES.includes(engine as Engine))
+    throw new UsageError("--engine", engine, `must be ${ENGINES.join(" or ")}`, { choices: [...ENGINES] });
+  return { engine: engine as Engine, argv: [...words.slice(0, at), ...words.slice(at + count)] };
 }
 
 /** One check: its report, and under --against-log the section it came from and the reconciliation. */

@@ -8,13 +8,30 @@ import { type FlagTable, helpTable } from "./flags.js";
 export interface CommandSpec {
   /** Synopsis forms, each the words after `dsv4-kv <command> `; a "\n" continues a form on the next line. */
   usage: readonly string[];
-  /** What the command does, in paragraphs (wrapped at 116 columns). */
+  /** What the command does, in paragraphs (wrapped at HELP_WIDTH columns). */
   description: string;
   flags: FlagTable;
   /** Each exit code with its meaning, in order. */
   exitCodes: ReadonlyArray<readonly [number, string]>;
   /** Sections after the exit codes (input formats, examples), as written. */
   more?: string;
+}
+
+/** The width the descriptions are wrapped at. */
+export const HELP_WIDTH = 116;
+
+/** One paragraph built from values (a default, a version list), wrapped at `width` on spaces. */
+export function wrapParagraph(text: string, width = HELP_WIDTH): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(line);
+  return lines.join("\n");
 }
 
 /** The `Usage:` lines of a command: continuation lines are aligned under the first form's flags. */

@@ -32,6 +32,11 @@ export interface CommandIO {
 export interface CommandModule {
   spec: CommandSpec;
   run(argv: string[], io: CommandIO): Promise<number>;
+  /**
+   * The help for these words, and the command that prints it (for a usage error's hint), when some of them pick
+   * another form (`check --engine vllm`); default: the spec's, `dsv4-kv <command> --help`.
+   */
+  helpFor?(words: readonly string[]): { text: string; command: string };
 }
 
 export interface CommandEntry {

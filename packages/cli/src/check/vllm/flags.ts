@@ -4,26 +4,30 @@
  * version, the budget, the output). The budget flags keep the SGLang path's names where they mean the same.
  */
 import { DEFAULT_VLLM_VERSION, VLLM_ARG_ENTRIES, type VllmArgField, type VllmServerFlag } from "@dsv4-kv/server-config";
-import { type FlagSpec, type FlagTable, choice } from "../../commands/flags.js";
-import { CLI_FLAGS } from "../flags.js";
+import type { FlagSpec, FlagTable } from "../../commands/flags.js";
+import { CLI_FLAGS, ENGINE_FLAG } from "../flags.js";
 
 const GIB_MAX = 2 ** 20;
 
-/** A vLLM argument's flag spec: the table's type and range; JSON and sizes are text, read by the parser. */
+/**
+ * A vLLM argument's flag spec: the table's type, range and default (shown by the help; a switch's `false` and a
+ * default vLLM picks at start-up are not, the help text says those); JSON and sizes are text, read by the parser.
+ */
 export function vllmFlagSpec(entry: VllmServerFlag): FlagSpec {
   const { value, help, arg } = entry;
-  if (entry.form === "json") return { type: "string", help, arg: arg ?? "JSON" };
+  const shown = entry.default === null || value.type === "bool" ? {} : { default: entry.default };
+  if (entry.form === "json") return { type: "string", help, arg: arg ?? "JSON", ...shown };
   switch (value.type) {
     case "bool":
       return { type: "bool", help };
     case "string":
       return value.choices
-        ? { type: "string", choices: value.choices, help }
-        : { type: "string", help, arg: arg ?? "S" };
+        ? { type: "string", choices: value.choices, help, ...shown }
+        : { type: "string", help, arg: arg ?? "S", ...shown };
     case "int":
-      return { type: "int", min: value.min, max: value.max, help, ...(arg ? { arg } : {}) };
+      return { type: "int", min: value.min, max: value.max, help, ...(arg ? { arg } : {}), ...shown };
     case "number":
-      return { type: "number", min: value.min, max: value.max, minExclusive: value.minExclusive, help };
+      return { type: "number", min: value.min, max: value.max, minExclusive: value.minExclusive, help, ...shown };
     case "intList":
       return { type: "intList", min: value.min, max: value.max, help };
   }
@@ -52,7 +56,7 @@ export const VLLM_FIELD_OF_FLAG: Readonly<Record<string, VllmArgField>> = Object
 
 /** The vLLM path's own options. */
 export const VLLM_OPTIONS: FlagTable = {
-  engine: choice(["sglang", "vllm"], "the serving engine whose configuration is checked (default sglang)"),
+  engine: ENGINE_FLAG,
   "vllm-version": {
     type: "string",
     help:
