@@ -1,5 +1,6 @@
 export {
   type ModelPreset,
+  type ModelRopeScaling,
   MODEL_PRESETS,
   parseCustomModel,
   type CustomModelResult,
@@ -111,6 +112,8 @@ export {
   VLLM_RULES,
   VLLM_VERSION_BEHAVIOURS,
   checkVllmDeployment,
+  type VllmDerivedMaxLen,
+  vllmDerivedMaxModelLen,
 } from "./vllm/index.js";
 export {
   type VllmReportExtras,

@@ -9,7 +9,8 @@
  */
 import type { ErrorCode } from "@dsv4-kv/errors";
 import { ServerConfigError } from "./errors.js";
-import { MODEL_PRESETS, type ModelPreset } from "./presets.js";
+import { MODEL_PRESETS, type ModelPreset, type ModelRopeScaling } from "./presets.js";
+import { vllmDerivedMaxModelLen } from "./vllm/derived-max-len.js";
 
 export type ModelConfigLayout = "deepseek" | "transformers";
 
@@ -77,13 +78,14 @@ export function modelFromConfigJson(raw: unknown, options: ModelConfigOptions = 
         ? reader.deepseekRatios(config, numHiddenLayers)
         : reader.transformersRatios(config, numHiddenLayers),
     maxPositionEmbeddings: reader.int(config, "max_position_embeddings", 1),
+    ropeScaling: reader.ropeScaling(config),
     dsparkBlockSize: reader.optionalInt(config, "dspark_block_size", 1),
   };
   if (facts.qkRopeHeadDim >= headDim)
     reader.fail("INVALID_ARGUMENT", "qk_rope_head_dim", facts.qkRopeHeadDim, `must be below head_dim = ${headDim}`);
   const parallel = reader.parallelShape(config);
   const preset = matchingPreset(facts, parallel);
-  if (preset) return { model: preset, layout, preset: preset.name };
+  if (preset) return { model: withRope(preset, facts.ropeScaling), layout, preset: preset.name };
   return {
     model: {
       name: options.name ?? "custom",
@@ -108,8 +110,18 @@ type Facts = Pick<
   | "slidingWindow"
   | "compressRatios"
   | "maxPositionEmbeddings"
+  | "ropeScaling"
   | "dsparkBlockSize"
 >;
+
+/**
+ * The preset itself when vLLM derives the same max length from the config's rope as from the preset's; otherwise
+ * the preset with the config's rope (the KV facts, hence SGLang's sizing, are the preset's either way).
+ */
+function withRope(preset: ModelPreset, rope: ModelRopeScaling | null | undefined): ModelPreset {
+  const read = vllmDerivedMaxModelLen({ maxPositionEmbeddings: preset.maxPositionEmbeddings, ropeScaling: rope });
+  return read.maxTokens === vllmDerivedMaxModelLen(preset).maxTokens ? preset : { ...preset, ropeScaling: rope ?? null };
+}
 
 type ParallelShape = Pick<ModelPreset, "numAttentionHeads" | "oGroups" | "nRoutedExperts" | "moeIntermediateSize">;
 
@@ -169,9 +181,10 @@ class ConfigReader {
     return out;
   }
 
-  optionalInt(config: Record<string, unknown>, key: string, min: number): number | null {
+  /** `field` names the key in errors when it is nested (`rope_scaling.original_max_position_embeddings`). */
+  optionalInt(config: Record<string, unknown>, key: string, min: number, field = key): number | null {
     const value = config[key];
-    return value === undefined || value === null ? null : this.intValue(value, key, min);
+    return value === undefined || value === null ? null : this.intValue(value, field, min);
   }
 
   intValue(value: unknown, key: string, min: number): number {
@@ -179,6 +192,29 @@ class ConfigReader {
     if (!Number.isSafeInteger(value) || value < min)
       this.fail("INVALID_ARGUMENT", key, value, `must be an integer ≥ ${min}`, { min });
     return value;
+  }
+
+  /**
+   * `rope_scaling`, the facts vLLM's derived max length reads (vllm/derived-max-len.ts): the type (`rope_type`, or
+   * the legacy `type` vLLM reads the same way), `factor` and, for `yarn`, `original_max_position_embeddings`.
+   * transformers' per-layer-type `rope_parameters` is not read (D50).
+   */
+  ropeScaling(config: Record<string, unknown>): ModelRopeScaling | null {
+    const raw = config.rope_scaling;
+    if (raw === undefined || raw === null) return null;
+    const rope = this.object(raw, "rope_scaling");
+    const typeKey = "rope_type" in rope ? "rope_type" : "type";
+    const type = rope[typeKey];
+    if (typeof type !== "string" || type.length === 0)
+      this.fail("INVALID_TYPE", `rope_scaling.${typeKey}`, type, "must name the rope type (yarn, default, ...)");
+    const factor = rope.factor;
+    if (factor !== undefined && factor !== null && (typeof factor !== "number" || !(factor > 0) || factor === Infinity))
+      this.fail("INVALID_ARGUMENT", "rope_scaling.factor", factor, "must be a finite number > 0");
+    const originalKey = "rope_scaling.original_max_position_embeddings";
+    const original = this.optionalInt(rope, "original_max_position_embeddings", 1, originalKey);
+    if (type === "yarn" && original === null)
+      this.fail("INVALID_ARGUMENT", originalKey, undefined, "is missing: a yarn rope_scaling starts from it");
+    return { type, factor: typeof factor === "number" ? factor : null, originalMaxPositionEmbeddings: original };
   }
 
   /** SGLang's DSV4 branch keys on `architectures[0]`; a config without it must say `model_type: deepseek_v4`. */

@@ -7,6 +7,19 @@ import type { KvModelShape } from "@dsv4-kv/memory-pool";
 import { z } from "zod";
 import { ServerConfigError } from "./errors.js";
 
+/**
+ * config.json's `rope_scaling`, the facts vLLM's derived max length reads (vllm/derived-max-len.ts, D50). SGLang's
+ * path does not read it.
+ */
+export interface ModelRopeScaling {
+  /** `rope_type` (or the legacy `type`): `yarn`, `default`, `linear`, `llama3`, ... */
+  type: string;
+  /** null when config.json has none (vLLM then applies 1). */
+  factor: number | null;
+  /** Tokens; required for `yarn`, null when absent. */
+  originalMaxPositionEmbeddings: number | null;
+}
+
 export interface ModelPreset extends KvModelShape {
   name: string;
   /** head_dim (512); qk_nope = head_dim − qk_rope (docs/reference/pools-and-sizing.md §2.1). */
@@ -18,6 +31,10 @@ export interface ModelPreset extends KvModelShape {
    * `compress_ratios` entries beyond `numHiddenLayers`. 0 means no EAGLE/MTP draft weights.
    */
   mtpLayers: number;
+  /**
+   * config.json's `rope_scaling`; absent or null: none (vLLM's derived length is then max_position_embeddings).
+   */
+  ropeScaling?: ModelRopeScaling | null;
   /** DSpark γ from the draft checkpoint (Flash-0731: 5), null when the checkpoint has none. */
   dsparkBlockSize: number | null;
   /**
@@ -52,6 +69,13 @@ function preset(p: Omit<ModelPreset, "qkNopeHeadDim" | "contextLen" | "mtpLayers
 }
 
 /** Flash's (and Flash-0731's) config.json: 64 heads, 8 output groups, 256 routed experts of width 2048. */
+/**
+ * Flash's rope_scaling as its DeepSeek-layout config.json gives it (test fixture flash-deepseek-layout, D49):
+ * 65,536 × 16 = 1,048,576, so vLLM derives max_position_embeddings. The Pro and 0731 configs' rope facts are not
+ * recorded in this repository: those presets carry none, and vLLM's derived length is max_position_embeddings.
+ */
+const FLASH_ROPE_SCALING: ModelRopeScaling = { type: "yarn", factor: 16, originalMaxPositionEmbeddings: 65_536 };
+
 const FLASH_PARALLEL_SHAPE = { numAttentionHeads: 64, oGroups: 8, nRoutedExperts: 256, moeIntermediateSize: 2048 };
 
 export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
@@ -65,6 +89,7 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     // [0, 0, (4, 128) × 20, 4] + one MTP entry [0]: 44 entries.
     compressRatios: alternating([0, 0], 20, [4, 0]),
     maxPositionEmbeddings: 1_048_576,
+    ropeScaling: FLASH_ROPE_SCALING,
     dsparkBlockSize: null,
     checkpointGiB: 148.66 * GB_IN_GIB, // ≈ 138.45 GiB
     ...FLASH_PARALLEL_SHAPE,
@@ -210,6 +235,14 @@ const ModelPresetSchema = z.object({
   maxPositionEmbeddings: positive,
   contextLen: positive,
   mtpLayers: z.int().nonnegative(),
+  ropeScaling: z
+    .object({
+      type: z.string().min(1),
+      factor: z.number().positive().nullable(),
+      originalMaxPositionEmbeddings: positive.nullable(),
+    })
+    .nullable()
+    .optional(),
   dsparkBlockSize: positive.nullable(),
   /** NaN when the model file does not say. */
   checkpointGiB: z.union([z.number().nonnegative(), z.nan()]),

@@ -5,6 +5,7 @@
  */
 import { ServerConfigError } from "../errors.js";
 import { VLLM_ARG_ENTRIES, type VllmArgField } from "../vllm-flags.js";
+import { type VllmDerivedMaxLenModel, vllmDerivedMaxModelLen } from "./derived-max-len.js";
 import { VLLM_DEFAULTS, type VllmSpeculativeMethod } from "./inputs.js";
 
 export type VllmArgValues = Partial<Record<VllmArgField, string | number | boolean | null>>;
@@ -40,10 +41,8 @@ export interface VllmResolvedArgs {
   fp4IndexerCache: boolean;
 }
 
-/** The model facts the resolution needs. */
-export interface VllmArgsModel {
-  maxPositionEmbeddings: number;
-}
+/** The model facts the resolution needs: its length and rope scaling (vLLM's derived max length). */
+export type VllmArgsModel = VllmDerivedMaxLenModel;
 
 const METHODS: Readonly<Record<string, VllmSpeculativeMethod>> = { mtp: "mtp", deepseek_mtp: "mtp", dspark: "dspark" };
 
@@ -99,8 +98,12 @@ export function readFp4IndexerCache(raw: unknown, field = "attentionConfig"): bo
 /** vLLM's pick for each field left unset, with why. */
 function engineDefault(field: VllmArgField, model: VllmArgsModel): { value: VllmResolvedArg["value"]; note: string } {
   switch (field) {
-    case "maxModelLen":
-      return { value: model.maxPositionEmbeddings, note: "the model's max_position_embeddings" };
+    case "maxModelLen": {
+      const derived = vllmDerivedMaxModelLen(model);
+      const note =
+        derived.ropeDetail === null ? "the model's max_position_embeddings" : `the model's rope_scaling ${derived.ropeDetail}`;
+      return { value: derived.maxTokens, note };
+    }
     case "blockSize":
       return { value: VLLM_DEFAULTS.blockSize, note: "DeepSeek-V4's attention backend prefers 256" };
     case "maxNumBatchedTokens":
@@ -129,7 +132,7 @@ export function resolveVllmArgs(given: VllmArgValues, model: VllmArgsModel): Vll
     throw new ServerConfigError("INVALID_ARGUMENT", "maxModelLen", 0, "must be a length >= 1, or -1 (fit to memory)");
   return {
     args,
-    maxModelLen: maxModelLen === -1 ? model.maxPositionEmbeddings : maxModelLen,
+    maxModelLen: maxModelLen === -1 ? vllmDerivedMaxModelLen(model).maxTokens : maxModelLen,
     autoFitMaxModelLen: maxModelLen === -1,
     blockSize: get("blockSize") as number,
     kvCacheDtype: get("kvCacheDtype") as string,

@@ -7,6 +7,12 @@ export { type VllmBudgetInput, type VllmBudget, DEFAULT_GPU_MEMORY_UTILIZATION, 
 export { admissionBytesPerBlock, admissionBytesNeeded, estimatedMaxModelLen } from "./admission.js";
 export { type VllmPrintedFigures, printedFigures, pythonFixed2, pythonRound2, thousands } from "./printed.js";
 export { type VllmKvInput, type VllmSpeculativeMethod, VLLM_DEFAULTS, resolveVllmKvInput } from "./inputs.js";
+export {
+  type VllmDerivedMaxLen,
+  type VllmDerivedMaxLenModel,
+  VLLM_UNSCALED_ROPE_TYPES,
+  vllmDerivedMaxModelLen,
+} from "./derived-max-len.js";
 export { type VllmKvPlan, maxConcurrentBatches, planVllmKvCache } from "./model.js";
 export {
   type VllmArgSource,

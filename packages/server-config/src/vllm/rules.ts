@@ -7,6 +7,7 @@
 import { type ErrorCode, formatMessage } from "@dsv4-kv/errors";
 import type { VllmArgValues, VllmResolvedArgs } from "./args.js";
 import { blocksPerRequest } from "./blocks-per-request.js";
+import { type VllmDerivedMaxLenModel, vllmDerivedMaxModelLen } from "./derived-max-len.js";
 import type { VllmKvInput } from "./inputs.js";
 import type { VllmKvPlan } from "./model.js";
 import { printedFigures } from "./printed.js";
@@ -14,8 +15,7 @@ import type { VllmVersionBehaviour } from "./versions.js";
 
 export type VllmSeverity = "error" | "warning";
 
-export interface VllmRuleModel {
-  maxPositionEmbeddings: number;
+export interface VllmRuleModel extends VllmDerivedMaxLenModel {
   mtpLayers: number;
   dsparkBlockSize: number | null;
 }
@@ -187,18 +187,23 @@ function speculativeChecks(ctx: VllmRuleContext, method: "mtp" | "dspark"): Vllm
 }
 
 const allowLong = (ctx: VllmRuleContext) => ctx.given.allowLongMaxModelLen === true;
-const pastPositions = (ctx: VllmRuleContext) => ctx.args.maxModelLen > ctx.model.maxPositionEmbeddings;
+const pastPositions = (ctx: VllmRuleContext) => ctx.args.maxModelLen > vllmDerivedMaxModelLen(ctx.model).maxTokens;
 
-/** vLLM compares a given length with the derived one strictly (equal passes); the switch makes it a warning. */
+/**
+ * vLLM compares a given length with the derived one strictly (equal passes); the switch makes it a warning. The
+ * derived length is max_position_embeddings unless the rope scaling changes it (vllmDerivedMaxModelLen).
+ */
 function longMaxModelLen(ctx: VllmRuleContext): Finding {
-  const max = ctx.model.maxPositionEmbeddings;
+  const derived = vllmDerivedMaxModelLen(ctx.model);
+  const max = derived.maxTokens;
+  const why = derived.ropeDetail === null ? "" : ` (vLLM's length from rope_scaling ${derived.ropeDetail})`;
   return f(
     "maxModelLen",
     ctx.args.maxModelLen,
     "INVALID_ARGUMENT",
-    `--max-model-len ${ctx.args.maxModelLen} is more than the model's ${max} positions` +
+    `--max-model-len ${ctx.args.maxModelLen} is more than the model's ${max} positions${why}` +
       (allowLong(ctx) ? " (VLLM_ALLOW_LONG_MAX_MODEL_LEN lets it start; vLLM warns)" : ""),
-    { max, key: "max_position_embeddings" },
+    { max, key: derived.key },
   );
 }
 
@@ -284,7 +289,7 @@ export const VLLM_RULES = {
     stage: "config",
     summary: "max_model_len is at most the model's max positions (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)",
     enforcedBy: "vllm/config/model.py, _get_and_verify_max_len (a given length above the derived one is refused)",
-    fix: "lower --max-model-len to the model's max_position_embeddings",
+    fix: "lower --max-model-len to the model's max_position_embeddings (or its rope_scaling length, when that differs)",
     check: (ctx) => (allowLong(ctx) || !pastPositions(ctx) ? null : longMaxModelLen(ctx)),
   },
   "VL-L1": {
@@ -292,7 +297,9 @@ export const VLLM_RULES = {
     stage: "config",
     summary: "max_model_len past the model's positions, let through by VLLM_ALLOW_LONG_MAX_MODEL_LEN",
     enforcedBy: null,
-    fix: "lower --max-model-len to the model's max_position_embeddings (the positions past it were not trained)",
+    fix:
+      "lower --max-model-len to the model's max_position_embeddings, or its rope_scaling length when that differs " +
+      "(the positions past it were not trained)",
     check: (ctx) => (allowLong(ctx) && pastPositions(ctx) ? longMaxModelLen(ctx) : null),
   },
   "VL-R3": {
