@@ -33,8 +33,8 @@ function defaultsParagraph(): string {
   return `With no flags: ${DEFAULT_MODEL} on one H200 (--gpu-memory-gib's default) with vLLM's own defaults,
 --tensor-parallel-size ${a.tensorParallelSize.default} (unlike the SGLang path's default of one rank of 8×H200:
 here each rank loads the checkpoint over TP × PP), --gpu-memory-utilization ${a.gpuMemoryUtilization.default},
---max-model-len the model's length as vLLM derives it (max_position_embeddings, or a YaRN rope_scaling's
-original_max_position_embeddings × factor), --max-num-batched-tokens ${VLLM_DEFAULTS.maxNumBatchedTokens},
+--max-model-len the model's length as vLLM derives it (max_position_embeddings, times a rope_scaling factor, and
+for YaRN original_max_position_embeddings × factor), --max-num-batched-tokens ${VLLM_DEFAULTS.maxNumBatchedTokens},
 --block-size ${VLLM_DEFAULTS.blockSize}, async scheduling ${on(VLLM_DEFAULTS.asyncScheduling)}, prefix caching on,
 no speculative decoding, and --kv-cache-dtype ${a.kvCacheDtype.default}, which vLLM refuses for DeepSeek-V4 (VL-R1).
 So the check without flags reports that refusal. Give --kv-cache-dtype fp8 and enough ranks for the weights: on one
