@@ -161,6 +161,21 @@ describe("the CLI", () => {
     expect(allowed.json.vllm.sizing.maxModelLen).toBe(1_048_577);
   });
 
+  it("judges --max-model-len against vLLM's derived length: small-dsv4's YaRN 65,536 × 16, not its 262,144 (D50)", () => {
+    const model = new URL("./fixtures/models/small-dsv4", import.meta.url).pathname;
+    const at = (len: string) =>
+      vllmJson(["--model", model, "--kv-budget-bytes", "20000000000", "--kv-cache-dtype", "fp8", "--max-model-len", len]);
+    const within = at("524288");
+    expect(within.code, within.stderr).toBe(0);
+    expect(rulesOf(within.json)).not.toContain("VL-R5");
+    const above = at("1048577");
+    expect(above.code).toBe(1);
+    expect(above.json.vllm.errors.find((e: { rule: string }) => e.rule === "VL-R5").params).toEqual({
+      max: 1_048_576,
+      key: "rope_scaling",
+    });
+  });
+
   it("prints the figures in the version's layout and refuses an unknown version", () => {
     const main = cli(["check", "--engine", "vllm", "--kv-cache-dtype", "fp8", "--vllm-version", "main"]);
     expect(main.stdout).toMatch(
