@@ -164,7 +164,16 @@ describe("the CLI", () => {
   it("judges --max-model-len against vLLM's derived length: small-dsv4's YaRN 65,536 × 16, not its 262,144 (D50)", () => {
     const model = new URL("./fixtures/models/small-dsv4", import.meta.url).pathname;
     const at = (len: string) =>
-      vllmJson(["--model", model, "--kv-budget-bytes", "20000000000", "--kv-cache-dtype", "fp8", "--max-model-len", len]);
+      vllmJson([
+        "--model",
+        model,
+        "--kv-budget-bytes",
+        "20000000000",
+        "--kv-cache-dtype",
+        "fp8",
+        "--max-model-len",
+        len,
+      ]);
     const within = at("524288");
     expect(within.code, within.stderr).toBe(0);
     expect(rulesOf(within.json)).not.toContain("VL-R5");

@@ -120,7 +120,9 @@ type Facts = Pick<
  */
 function withRope(preset: ModelPreset, rope: ModelRopeScaling | null | undefined): ModelPreset {
   const read = vllmDerivedMaxModelLen({ maxPositionEmbeddings: preset.maxPositionEmbeddings, ropeScaling: rope });
-  return read.maxTokens === vllmDerivedMaxModelLen(preset).maxTokens ? preset : { ...preset, ropeScaling: rope ?? null };
+  return read.maxTokens === vllmDerivedMaxModelLen(preset).maxTokens
+    ? preset
+    : { ...preset, ropeScaling: rope ?? null };
 }
 
 type ParallelShape = Pick<ModelPreset, "numAttentionHeads" | "oGroups" | "nRoutedExperts" | "moeIntermediateSize">;

@@ -91,7 +91,10 @@ describe("vLLM's derived max length from rope_scaling (D50)", () => {
     const read = modelFromConfigJson({ ...presetConfigJson(FLASH, "deepseek"), rope_scaling: YARN });
     expect(read.model).toBe(FLASH);
     expect(vllmDerivedMaxModelLen(FLASH)).toMatchObject({ maxTokens: 1_048_576, key: "max_position_embeddings" });
-    const longer = modelFromConfigJson({ ...presetConfigJson(FLASH, "deepseek"), rope_scaling: { ...YARN, factor: 32 } });
+    const longer = modelFromConfigJson({
+      ...presetConfigJson(FLASH, "deepseek"),
+      rope_scaling: { ...YARN, factor: 32 },
+    });
     expect(longer.preset).toBe("DeepSeek-V4-Flash");
     expect(vllmDerivedMaxModelLen(longer.model).maxTokens).toBe(2_097_152);
   });

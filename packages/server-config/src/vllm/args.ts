@@ -101,7 +101,9 @@ function engineDefault(field: VllmArgField, model: VllmArgsModel): { value: Vllm
     case "maxModelLen": {
       const derived = vllmDerivedMaxModelLen(model);
       const note =
-        derived.ropeDetail === null ? "the model's max_position_embeddings" : `the model's rope_scaling ${derived.ropeDetail}`;
+        derived.ropeDetail === null
+          ? "the model's max_position_embeddings"
+          : `the model's rope_scaling ${derived.ropeDetail}`;
       return { value: derived.maxTokens, note };
     }
     case "blockSize":
