@@ -64,10 +64,24 @@ export const DEFAULT_VLLM_VERSION = "0.31.1";
 
 const RELEASE = /^v?(\d+)\.(\d+)(?:\.(\d+))?([A-Za-z0-9.+-]*)$/;
 
+/** The behaviours of releases, oldest first: a release behaves as the newest one at or below it. */
+const RELEASE_BEHAVIOURS = VLLM_VERSION_BEHAVIOURS.filter((b) => b.id !== "main");
+
+/** The first vLLM release whose DeepSeek-V4 sizing public logs confirm (the 0.26.1rc0 and 0.27.1 logs reproduce). */
+export const MODELLED_FROM_VERSION = `${RELEASE_BEHAVIOURS.find((b) => b.confirmed)!.id}.0`;
+
+/** [major, minor, patch] of a release match (a missing patch is 0; pre-release and build tags are not compared). */
+const releaseOf = (m: RegExpExecArray) => [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)];
+
+/** Negative, 0 or positive as release `a` is before, the same as or after release `b`. */
+function compareReleases(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
+}
+
 /** The behaviour of `version`, refused (ServerConfigError naming `field`) when it is not one dsv4-kv models. */
 export function vllmVersionBehaviour(version: string, field = "vllmVersion"): VllmVersionBehaviour {
-  const byId = (id: VllmVersionBehaviour["id"]) => VLLM_VERSION_BEHAVIOURS.find((b) => b.id === id)!;
-  if (version === "main" || version === "0484480b") return byId("main");
+  if (version === "main" || version === "0484480b") return VLLM_VERSION_BEHAVIOURS.find((b) => b.id === "main")!;
   const m = RELEASE.exec(version);
   if (!m) {
     throw new ServerConfigError(
@@ -77,18 +91,19 @@ export function vllmVersionBehaviour(version: string, field = "vllmVersion"): Vl
       "must be a vLLM version as vLLM prints it (0.27.1, 0.31.1rc1) or main",
     );
   }
-  const [major, minor] = [Number(m[1]), Number(m[2])];
-  if (major === 0 && minor < 23) {
+  const release = releaseOf(m);
+  // Each id names the first release of its behaviour (the concurrent-batches reservation, vllm-project/vllm#47728,
+  // first shipped in 0.26.0).
+  const behaviour = RELEASE_BEHAVIOURS.findLast((b) => compareReleases(release, releaseOf(RELEASE.exec(b.id)!)) >= 0);
+  if (behaviour === undefined) {
+    const min = RELEASE_BEHAVIOURS[0]!.id;
     throw new ServerConfigError(
       "INVALID_ARGUMENT",
       field,
       version,
-      "must be 0.23 or later: earlier vLLM has no DeepSeek-V4 support modelled here",
-      { min: "0.23" },
+      `must be ${min} or later: earlier vLLM has no DeepSeek-V4 support modelled here`,
+      { min },
     );
   }
-  // The concurrent-batches reservation (vllm-project/vllm#47728) first shipped in 0.26.0.
-  if (major === 0 && minor < 26) return byId("0.23");
-  if (major === 0 && minor < 31) return byId("0.26");
-  return byId("0.31");
+  return behaviour;
 }
