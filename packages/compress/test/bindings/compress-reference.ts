@@ -4,8 +4,8 @@
  * and oracle are not used on purpose: the raw bindings are checked against code that shares nothing with either
  * backend.
  *
- * Layout: a state / input row holds rowBlocks(cr) · headDim floats, c4 `| kv_ov | kv | score_ov | score |`, c128 `| kv
- * | score |`; ape is [window, headDim]. Plan rows are the planner's records.
+ * Layout: a state / input row holds rowBlocks(cr) · headDim floats, c4 `| kv_ov | kv | score_ov | score |`,
+ * c128 `| kv | score |`; ape is [window, headDim]. Plan rows are the planner's records.
  */
 import {
   type CompressPlanRecord,
